@@ -1,0 +1,46 @@
+"""keras_bert_zoo: the BERT family for Keras 3 and TensorFlow.
+
+Text flows one way: `BertTokenizer` -> `BertPreprocessor` -> `BertBackbone`
+-> task heads. Every model and tokenizer has `from_preset`.
+"""
+
+import os
+
+# TensorFlow's C++ start-up chatter is noise for users of a model zoo.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+from keras_bert_zoo.layers.activations import gelu_tanh  # noqa: E402
+from keras_bert_zoo.layers.bert_embedding import BertEmbedding  # noqa: E402
+from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: E402
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor  # noqa: E402
+from keras_bert_zoo.presets.errors import CheckpointError  # noqa: E402
+from keras_bert_zoo.presets.errors import NetworkUnreachableError  # noqa: E402
+from keras_bert_zoo.presets.errors import PresetError  # noqa: E402
+from keras_bert_zoo.presets.errors import PresetNotFoundError  # noqa: E402
+from keras_bert_zoo.presets.errors import UnsafeCheckpointError  # noqa: E402
+from keras_bert_zoo.presets.loader import convert_checkpoint  # noqa: E402
+from keras_bert_zoo.presets.registry import list_presets  # noqa: E402
+from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer  # noqa: E402
+from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
+from keras_bert_zoo.version import __version__  # noqa: E402
+
+DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
+
+__all__ = [
+    "BertBackbone",
+    "BertEmbedding",
+    "BertPreprocessor",
+    "BertPretrainer",
+    "BertTokenizer",
+    "CheckpointError",
+    "DEFAULT_PRESET",
+    "NetworkUnreachableError",
+    "PresetError",
+    "PresetNotFoundError",
+    "UnsafeCheckpointError",
+    "convert_checkpoint",
+    "gelu_tanh",
+    "list_presets",
+    "__version__",
+]

@@ -1,0 +1,213 @@
+"""The BERT encoder: embeddings, a stack of post-LN Transformer layers, pooler."""
+
+import keras
+from keras_hub.layers import TransformerEncoder
+
+from keras_bert_zoo.layers.activations import get_activation
+from keras_bert_zoo.layers.bert_embedding import BertEmbedding
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+class BertBackbone(keras.Model):
+    """BERT encoder network (Devlin et al., 2019) with a configurable GELU.
+
+    Takes packed int32 inputs (see `BertPreprocessor`) and returns the last
+    layer's token vectors and the tanh-pooled `[CLS]` vector; with
+    `return_all_layers=True` also the embedding output and every encoder
+    layer's output (for feature extraction from layers -1..-4).
+
+    Args:
+        vocabulary_size: number of word-pieces.
+        num_layers: number of Transformer layers.
+        num_heads: attention heads per layer.
+        hidden_dim: width of the token vectors.
+        intermediate_dim: width of the feed-forward layer.
+        dropout: dropout rate (hidden and attention).
+        max_sequence_length: number of position embeddings.
+        num_segments: number of segment (token type) embeddings.
+        layer_norm_epsilon: LayerNorm epsilon.
+        hidden_activation: `"gelu"` (exact erf, HF's `gelu`), `"gelu_tanh"`
+            (Google's original and HF's `gelu_new`) or `"relu"`.
+        initializer_range: stddev of the truncated-normal initializer.
+        return_all_layers: also output `embedding_output` and
+            `encoder_outputs` (`[batch, num_layers, seq, hidden]`).
+        dtype: dtype policy, e.g. `"mixed_bfloat16"`.
+
+    Inputs:
+        A dict of int32 `[batch, seq]` tensors `token_ids`, `segment_ids`,
+        `padding_mask` (1 for real tokens).
+
+    Outputs:
+        A dict with `sequence_output` `[batch, seq, hidden]` and
+        `pooled_output` `[batch, hidden]`.
+
+    Examples:
+    >>> import numpy as np
+    >>> backbone = BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
+    ...                         hidden_dim=8, intermediate_dim=16,
+    ...                         max_sequence_length=16)
+    >>> inputs = {"token_ids": np.array([[2, 7, 3, 0]], "int32"),
+    ...           "segment_ids": np.zeros((1, 4), "int32"),
+    ...           "padding_mask": np.array([[1, 1, 1, 0]], "int32")}
+    >>> tuple(backbone(inputs)["sequence_output"].shape)
+    (1, 4, 8)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        max_sequence_length=512,
+        num_segments=2,
+        layer_norm_epsilon=1e-12,
+        hidden_activation="gelu",
+        initializer_range=0.02,
+        return_all_layers=False,
+        dtype=None,
+        **kwargs,
+    ):
+        if hidden_dim % num_heads:
+            raise ValueError(
+                f"hidden_dim={hidden_dim} is not divisible by num_heads={num_heads}; "
+                "check the checkpoint's config."
+            )
+        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+        # === Layers ===
+        self.embeddings = BertEmbedding(
+            vocabulary_size=vocabulary_size,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            hidden_dim=hidden_dim,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        self.transformer_layers = [
+            TransformerEncoder(
+                num_heads=num_heads,
+                intermediate_dim=intermediate_dim,
+                activation=get_activation(hidden_activation),
+                dropout=dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                kernel_initializer=initializer,
+                normalize_first=False,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        self.pooler_dense = keras.layers.Dense(
+            hidden_dim,
+            activation="tanh",
+            kernel_initializer=initializer,
+            dtype=dtype,
+            name="pooled_dense",
+        )
+
+        # === Functional Model ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
+        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+        embedded = self.embeddings(token_ids, segment_ids)
+        x = embedded
+        layer_outputs = []
+        for layer in self.transformer_layers:
+            x = layer(x, padding_mask=padding_mask)
+            layer_outputs.append(x)
+        pooled = self.pooler_dense(x[:, 0, :])
+        outputs = {"sequence_output": x, "pooled_output": pooled}
+        if return_all_layers:
+            outputs["embedding_output"] = embedded
+            outputs["encoder_outputs"] = keras.ops.stack(layer_outputs, axis=1)
+        super().__init__(
+            inputs={"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
+            outputs=outputs,
+            dtype=dtype,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.hidden_activation = hidden_activation
+        self.initializer_range = initializer_range
+        self.return_all_layers = return_all_layers
+
+    @property
+    def token_embedding(self):
+        """The (reversible) word-piece embedding, for tied output heads."""
+        return self.embeddings.token_embedding
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "hidden_activation": self.hidden_activation,
+            "initializer_range": self.initializer_range,
+            "return_all_layers": self.return_all_layers,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Create a backbone from a preset name, directory, `hf://` handle or URL.
+
+        Args:
+            preset: see `keras_bert_zoo.list_presets()`; or a directory saved
+                by `save_to_preset`, an HF-format directory (config.json +
+                model.safetensors or pytorch_model.bin + vocab.txt), a
+                Google-format directory (bert_config.json + bert_model.ckpt.*
+                + vocab.txt), `hf://org/name`, or an http(s) archive URL.
+            load_weights: load the pretrained weights (else random init).
+            **kwargs: config overrides, e.g. `return_all_layers=True`,
+                `dtype="mixed_bfloat16"`, `dropout=0.0`.
+
+        Examples:
+        >>> backbone = BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+        >>> backbone.hidden_dim
+        384
+        """
+        from keras_bert_zoo.presets.loader import load_backbone
+
+        return load_backbone(preset, cls=cls, load_weights=load_weights, **kwargs)
+
+    def save_to_preset(self, preset_dir, tokenizer=None):
+        """Write a preset directory that `from_preset(preset_dir)` loads.
+
+        Layout as keras-hub's: `config.json`, `model.weights.h5`,
+        `tokenizer.json`, `assets/tokenizer/vocabulary.txt`, `metadata.json`.
+        The directory is written atomically.
+        """
+        from keras_bert_zoo.presets.preset_io import save_preset
+
+        save_preset(preset_dir, backbone=self, tokenizer=tokenizer)

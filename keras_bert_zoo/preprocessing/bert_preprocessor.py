@@ -1,0 +1,162 @@
+"""Text (or text pairs) to BERT's packed, fixed-length int32 inputs."""
+
+import keras
+import tensorflow as tf
+import tensorflow_text as tf_text
+from keras_hub.layers import MultiSegmentPacker
+
+from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
+
+def _is_pair(x):
+    return isinstance(x, (tuple, list)) and len(x) == 2 and not isinstance(x[0], (str, bytes))
+
+
+def _as_segments(inputs):
+    """Normalise the accepted input forms to a tuple of rank-1 string tensors."""
+    if isinstance(inputs, dict):
+        raise TypeError(
+            "BertPreprocessor takes strings, a list of strings, a list of "
+            "(text_a, text_b) pairs or a tuple of string tensors; received a dict."
+        )
+    if isinstance(inputs, (str, bytes)):
+        return (tf.constant([inputs]),)
+    if isinstance(inputs, tf.Tensor):
+        return (inputs if inputs.shape.rank else inputs[tf.newaxis],)
+    if isinstance(inputs, tuple) and all(isinstance(x, tf.Tensor) for x in inputs):
+        return inputs
+    if _is_pair(inputs):
+        # A tuple of two lists: (texts_a, texts_b).
+        return tuple(tf.constant(list(x), dtype=tf.string) for x in inputs)
+    inputs = list(inputs)
+    if inputs and all(isinstance(x, (tuple, list)) for x in inputs):
+        if {len(x) for x in inputs} != {2}:
+            raise ValueError("Each pair must be exactly (text_a, text_b).")
+        return tuple(tf.constant(list(col), dtype=tf.string) for col in zip(*inputs))
+    return (tf.constant(inputs, dtype=tf.string),)
+
+
+def _is_mixed_batch(inputs):
+    """A Python list holding both single texts and (text_a, text_b) pairs."""
+    if not isinstance(inputs, list):
+        return False
+    kinds = {isinstance(x, (tuple, list)) for x in inputs}
+    return len(kinds) == 2
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+class BertPreprocessor(keras.layers.Layer):
+    """Tokenize and pack text into `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`.
+
+    Pairs are truncated longest-first, exactly as google-research/bert's
+    `_truncate_seq_pair` (on a tie the second segment loses a token). Output
+    shapes are static, so the layer runs inside `tf.data.Dataset.map` on a
+    TPU host.
+
+    Args:
+        tokenizer: a `BertTokenizer`.
+        sequence_length: the packed length (`max_seq_length`).
+        max_sequence_length: the model's number of positions, if known;
+            a larger `sequence_length` is refused.
+
+    Call args:
+        inputs: a string, a list of strings, a list of `(text_a, text_b)`
+            pairs, a string tensor, or a tuple of one or two string tensors.
+
+    Returns:
+        A dict of int32 tensors `token_ids`, `segment_ids`, `padding_mask`,
+        each `[batch, sequence_length]`.
+
+    Examples:
+    >>> tokenizer = BertTokenizer(
+    ...     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "yes", "no"])
+    >>> pre = BertPreprocessor(tokenizer, sequence_length=6)
+    >>> pre([("yes", "no no")])["token_ids"].numpy().tolist()
+    [[2, 5, 3, 6, 6, 3]]
+    """
+
+    def __init__(self, tokenizer, sequence_length=512, max_sequence_length=None, **kwargs):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if max_sequence_length is not None and sequence_length > max_sequence_length:
+            raise ValueError(
+                f"sequence_length={sequence_length} is longer than the model's "
+                f"{max_sequence_length} position embeddings. Use "
+                f"sequence_length <= {max_sequence_length} (long texts are "
+                "handled by windowing in the task models)."
+            )
+        if sequence_length < 3:
+            raise ValueError(f"sequence_length must be at least 3 ([CLS] x [SEP]); got {sequence_length}.")
+        self.tokenizer = tokenizer
+        self.sequence_length = int(sequence_length)
+        self.max_sequence_length = max_sequence_length
+        self.packer = MultiSegmentPacker(
+            sequence_length=self.sequence_length,
+            start_value=tokenizer.cls_token_id,
+            end_value=tokenizer.sep_token_id,
+            pad_value=tokenizer.pad_token_id,
+        )
+
+    def _truncate(self, segments):
+        budget = self.sequence_length - 1 - len(segments)
+        if len(segments) == 1:
+            return (segments[0][:, :budget],)
+        # ShrinkLongestTrimmer cuts the first of equally long segments;
+        # BERT cuts the last, so the segments go in reversed.
+        trimmed = tf_text.ShrinkLongestTrimmer(budget).trim(list(reversed(segments)))
+        return tuple(reversed(trimmed))
+
+    def call(self, inputs):
+        if _is_mixed_batch(inputs):
+            # Pack singles and pairs separately, then restore the input order.
+            pair_rows = [i for i, x in enumerate(inputs) if isinstance(x, (tuple, list))]
+            single_rows = [i for i, x in enumerate(inputs) if not isinstance(x, (tuple, list))]
+            singles = self.call([inputs[i] for i in single_rows])
+            pairs = self.call([tuple(inputs[i]) for i in pair_rows])
+            order = tf.math.invert_permutation(single_rows + pair_rows)
+            return {k: tf.gather(tf.concat([singles[k], pairs[k]], 0), order) for k in singles}
+        segments = _as_segments(inputs)
+        if not 1 <= len(segments) <= 2:
+            raise ValueError(f"BERT packs one or two segments; received {len(segments)}.")
+        token_segments = tuple(self.tokenizer(s) for s in segments)
+        token_segments = self._truncate(token_segments)
+        token_ids, segment_ids = self.packer(token_segments)
+        return {
+            "token_ids": token_ids,
+            "segment_ids": segment_ids,
+            "padding_mask": tf.cast(token_ids != self.tokenizer.pad_token_id, tf.int32),
+        }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.layers.serialize(self.tokenizer),
+                "sequence_length": self.sequence_length,
+                "max_sequence_length": self.max_sequence_length,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.layers.deserialize(config["tokenizer"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, sequence_length=512, **kwargs):
+        """Create the preprocessor of a preset.
+
+        Args:
+            preset: a preset name, a local directory, an `hf://` handle or
+                an archive URL.
+            sequence_length: the packed length.
+        """
+        from keras_bert_zoo.presets.loader import load_tokenizer
+        from keras_bert_zoo.presets.loader import load_backbone_config
+
+        tokenizer = load_tokenizer(preset)
+        max_len = load_backbone_config(preset)["max_sequence_length"]
+        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_len, **kwargs)

@@ -1,0 +1,131 @@
+"""Load weights named as in google-research/bert into our Keras models.
+
+Every converter (Google TF1 checkpoints, HF safetensors / PyTorch files)
+first maps its weights to Google's variable names and orientation; this
+module is the single place that knows how those names land on Keras
+variables.
+"""
+
+import numpy as np
+
+from keras_bert_zoo.presets.errors import CheckpointError
+
+# Checkpoint entries that hold no model weight: optimizer slots, step
+# counters, HF buffers, and the MLM decoder matrix that is tied to the
+# word embedding.
+_IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "global_step", "position_ids", "cls/predictions/decoder/kernel")
+
+
+def _dense(layer, prefix, kernel_shape=None, bias_shape=None):
+    """(name, variable, reshape) triples for a dense layer."""
+    return [
+        (f"{prefix}/kernel", layer.kernel, kernel_shape),
+        (f"{prefix}/bias", layer.bias, bias_shape),
+    ]
+
+
+def _layer_norm(layer, prefix):
+    return [(f"{prefix}/gamma", layer.gamma, None), (f"{prefix}/beta", layer.beta, None)]
+
+
+def variable_map(backbone, pretrainer=None):
+    """List `(google_name, keras_variable, target_shape_or_None)` triples.
+
+    A target shape means the checkpoint array is reshaped to it (attention
+    projections are stored per head in Keras); `"T"` means transposed.
+    """
+    emb = backbone.embeddings
+    triples = [
+        ("bert/embeddings/word_embeddings", emb.token_embedding.embeddings, None),
+        ("bert/embeddings/position_embeddings", emb.position_embedding.position_embeddings, None),
+        ("bert/embeddings/token_type_embeddings", emb.segment_embedding.embeddings, None),
+    ] + _layer_norm(emb.layer_norm, "bert/embeddings/LayerNorm")
+    heads, hidden = backbone.num_heads, backbone.hidden_dim
+    head_dim = hidden // heads
+    for i, layer in enumerate(backbone.transformer_layers):
+        p = f"bert/encoder/layer_{i}"
+        attention = layer._self_attention_layer
+        for name, dense in (("query", attention._query_dense), ("key", attention._key_dense), ("value", attention._value_dense)):
+            triples += _dense(dense, f"{p}/attention/self/{name}", (hidden, heads, head_dim), (heads, head_dim))
+        triples += _dense(attention._output_dense, f"{p}/attention/output/dense", (heads, head_dim, hidden))
+        triples += _layer_norm(layer._self_attention_layer_norm, f"{p}/attention/output/LayerNorm")
+        triples += _dense(layer._feedforward_intermediate_dense, f"{p}/intermediate/dense")
+        triples += _dense(layer._feedforward_output_dense, f"{p}/output/dense")
+        triples += _layer_norm(layer._feedforward_layer_norm, f"{p}/output/LayerNorm")
+    triples += _dense(backbone.pooler_dense, "bert/pooler/dense")
+    if pretrainer is not None:
+        mlm = pretrainer.masked_lm_head
+        triples += _dense(mlm._intermediate_dense, "cls/predictions/transform/dense")
+        triples += _layer_norm(mlm._intermediate_layer_norm, "cls/predictions/transform/LayerNorm")
+        triples.append(("cls/predictions/output_bias", mlm._bias, None))
+        nsp = pretrainer.next_sentence_head
+        triples.append(("cls/seq_relationship/output_weights", nsp.kernel, "T"))
+        triples.append(("cls/seq_relationship/output_bias", nsp.bias, None))
+    return triples
+
+
+HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
+
+
+def has_pretraining_heads(weights):
+    """Whether a checkpoint holds both the masked-LM and NSP heads."""
+    return all(any(name.startswith(p) for name in weights) for p in HEAD_PREFIXES)
+
+
+def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
+    """Copy Google-named arrays into the models, checking every shape.
+
+    Args:
+        backbone: a built `BertBackbone`.
+        weights: dict of Google variable name -> numpy array.
+        pretrainer: optional `BertPretrainer` whose heads are loaded too.
+        source: the file or directory the weights came from (for errors).
+
+    Raises:
+        CheckpointError: naming the first missing, mis-shaped or unexpected
+            variable.
+    """
+    used = set()
+    pending = []
+    for name, variable, target in variable_map(backbone, pretrainer):
+        if name not in weights:
+            raise CheckpointError(
+                f"{source} has no variable '{name}' (the model expects shape "
+                f"{tuple(variable.shape)}). The checkpoint does not match this "
+                "architecture: check num_layers and the config file."
+            )
+        value = np.asarray(weights[name])
+        if target == "T":
+            value = value.T
+        elif target is not None:
+            if value.size != int(np.prod(target)):
+                raise CheckpointError(
+                    f"Variable '{name}' in {source} has shape {value.shape}, but the "
+                    f"config implies {target}. The checkpoint does not match its config."
+                )
+            value = value.reshape(target)
+        if tuple(value.shape) != tuple(variable.shape):
+            raise CheckpointError(
+                f"Variable '{name}' in {source} has shape {tuple(value.shape)}, but the "
+                f"model built from the config expects {tuple(variable.shape)}. The "
+                "checkpoint does not match its config (or the vocabulary size differs)."
+            )
+        pending.append((variable, value))
+        used.add(name)
+    unexpected = sorted(
+        n
+        for n in weights
+        if n not in used
+        and not n.endswith(_IGNORED_SUFFIXES)
+        and not (pretrainer is None and n.startswith(HEAD_PREFIXES))
+    )
+    if unexpected:
+        raise CheckpointError(
+            f"{source} holds variable '{unexpected[0]}' that the architecture in its "
+            f"config has no place for ({len(unexpected)} such variables). The "
+            "checkpoint does not match the config (e.g. more layers than "
+            "num_hidden_layers)."
+        )
+    # Assign only once everything has been checked: no half-loaded model.
+    for variable, value in pending:
+        variable.assign(value.astype(variable.dtype))

@@ -1,0 +1,87 @@
+"""Read google-research/bert's original TF1 checkpoints (bert_model.ckpt.*)."""
+
+import glob
+import json
+import os
+
+import tensorflow as tf
+
+from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
+from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
+from keras_bert_zoo.presets.errors import CheckpointError
+
+# The original modeling.py calls its tanh approximation "gelu".
+_GOOGLE_ACTIVATIONS = {"gelu": "gelu_tanh", "relu": "relu", "tanh": "tanh"}
+
+
+def is_google_checkpoint_dir(directory):
+    return os.path.isfile(os.path.join(directory, "bert_config.json")) and bool(_checkpoint_prefix(directory))
+
+
+def _checkpoint_prefix(directory):
+    indexes = sorted(glob.glob(os.path.join(directory, "*.ckpt*.index")))
+    preferred = [p for p in indexes if os.path.basename(p) == "bert_model.ckpt.index"]
+    chosen = (preferred or indexes or [None])[0]
+    return chosen[: -len(".index")] if chosen else None
+
+
+def google_config_to_backbone(config):
+    """Map a `bert_config.json` dict to `BertBackbone` arguments."""
+    act = config.get("hidden_act", "gelu")
+    if act not in _GOOGLE_ACTIVATIONS:
+        raise CheckpointError(f"Unsupported hidden_act '{act}' in bert_config.json.")
+    return {
+        "vocabulary_size": config["vocab_size"],
+        "num_layers": config["num_hidden_layers"],
+        "num_heads": config["num_attention_heads"],
+        "hidden_dim": config["hidden_size"],
+        "intermediate_dim": config["intermediate_size"],
+        "dropout": config.get("hidden_dropout_prob", 0.1),
+        "max_sequence_length": config.get("max_position_embeddings", 512),
+        "num_segments": config.get("type_vocab_size", 2),
+        # modeling.py hard-codes LayerNorm epsilon 1e-12.
+        "layer_norm_epsilon": 1e-12,
+        "hidden_activation": _GOOGLE_ACTIVATIONS[act],
+        "initializer_range": config.get("initializer_range", 0.02),
+    }
+
+
+def read_google_checkpoint(directory):
+    """Read a Google-format directory: bert_config.json, bert_model.ckpt.*, vocab.txt.
+
+    Returns:
+        A `Checkpoint` with every model variable (backbone, pooler,
+        `cls/predictions/*`, `cls/seq_relationship/*`); optimizer slots are
+        dropped.
+    """
+    config_path = os.path.join(directory, "bert_config.json")
+    vocab_path = os.path.join(directory, "vocab.txt")
+    prefix = _checkpoint_prefix(directory)
+    for path, what in ((config_path, "bert_config.json"), (vocab_path, "vocab.txt")):
+        if not os.path.isfile(path):
+            raise CheckpointError(f"{directory} is not a complete Google BERT checkpoint: {what} is missing.")
+    if prefix is None:
+        raise CheckpointError(f"{directory} has no bert_model.ckpt.index: the TF checkpoint is missing.")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            config = google_config_to_backbone(json.load(f))
+    except (json.JSONDecodeError, KeyError) as e:
+        raise CheckpointError(f"{config_path} is not a valid bert_config.json: {e}") from e
+    vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
+    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, lambda: _read_tf_variables(prefix))
+
+
+def _read_tf_variables(prefix):
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        names = [
+            n for n in reader.get_variable_to_shape_map()
+            if not n.endswith(("/adam_m", "/adam_v")) and n != "global_step"
+        ]
+        return {n: reader.get_tensor(n) for n in names}
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError(
+            f"Cannot read the TF checkpoint {prefix}.* ({type(e).__name__}: {e}). The "
+            "file is corrupt or truncated: download it again."
+        ) from e

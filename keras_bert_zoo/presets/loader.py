@@ -1,0 +1,309 @@
+"""`from_preset`: resolve a name, directory, `hf://` handle or URL, and load.
+
+Every remote or named preset is converted once into our preset format in
+the cache (`$KERAS_BERT_ZOO_CACHE`); local checkpoint directories are read
+in place.
+"""
+
+import dataclasses
+import hashlib
+import importlib.util
+import os
+import tempfile
+import warnings
+
+from keras_bert_zoo.presets import download as dl
+from keras_bert_zoo.presets import preset_io
+from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
+from keras_bert_zoo.presets.converters.checkpoint_weights import has_pretraining_heads
+from keras_bert_zoo.presets.converters.google_checkpoint import is_google_checkpoint_dir
+from keras_bert_zoo.presets.converters.google_checkpoint import read_google_checkpoint
+from keras_bert_zoo.presets.converters.hf_checkpoint import is_hf_checkpoint_dir
+from keras_bert_zoo.presets.converters.hf_checkpoint import read_hf_checkpoint
+from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.presets.errors import NetworkUnreachableError
+from keras_bert_zoo.presets.errors import PresetError
+from keras_bert_zoo.presets.errors import PresetNotFoundError
+from keras_bert_zoo.presets.registry import get_preset_spec
+from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
+
+HF_FILES = ("config.json", "vocab.txt")
+HF_OPTIONAL_FILES = ("tokenizer_config.json",)
+HF_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+@dataclasses.dataclass
+class Resolved:
+    """A preset located on disk: our saved format, or a checkpoint to convert."""
+
+    saved_dir: str = None
+    checkpoint: Checkpoint = None
+
+
+def read_checkpoint_dir(directory):
+    """Read a local HF- or Google-format checkpoint directory."""
+    if is_hf_checkpoint_dir(directory):
+        return read_hf_checkpoint(directory)
+    if is_google_checkpoint_dir(directory):
+        return read_google_checkpoint(directory)
+    return None
+
+
+def resolve(preset):
+    """Locate `preset` on disk, downloading and converting it if needed."""
+    preset = os.fspath(preset)
+    if os.path.isdir(preset):
+        if preset_io.is_saved_preset_dir(preset):
+            return Resolved(saved_dir=preset)
+        checkpoint = read_checkpoint_dir(preset)
+        if checkpoint is None:
+            raise PresetNotFoundError(
+                f"{preset} is a directory but not a preset: expected a saved preset "
+                "(config.json + model.weights.h5), an HF checkpoint (config.json + "
+                "model.safetensors or pytorch_model.bin + vocab.txt) or a Google "
+                "checkpoint (bert_config.json + bert_model.ckpt.* + vocab.txt)."
+            )
+        return Resolved(checkpoint=checkpoint)
+    if preset.startswith("hf://"):
+        return Resolved(saved_dir=_cached(_hf_cache_name(preset), lambda tmp: _fetch_hf(preset, tmp)))
+    if preset.startswith(("http://", "https://")):
+        return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp)))
+    if os.sep in preset or preset.startswith("."):
+        raise PresetNotFoundError(f"No such directory: '{preset}'.")
+    return Resolved(saved_dir=_resolve_named(preset))
+
+
+# --- Cache ---------------------------------------------------------------
+
+
+def _hf_cache_name(handle):
+    return "hf--" + handle[len("hf://"):].strip("/").replace("/", "--")
+
+
+def _url_cache_name(url):
+    base = os.path.basename(url.split("?")[0]) or "archive"
+    return f"url--{hashlib.sha256(url.encode()).hexdigest()[:16]}--{base}"
+
+
+def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None):
+    """Return the cached preset `name`, fetching and converting it on a miss.
+
+    `fetch(tmp_dir)` places the checkpoint files in `tmp_dir` and returns
+    the directory that holds them. The converted preset appears in the
+    cache atomically; a failure leaves no trace there.
+    """
+    target = os.path.join(dl.cache_dir(), "presets", name)
+    if preset_io.is_saved_preset_dir(target):
+        return target
+    os.makedirs(os.path.join(dl.cache_dir(), "tmp"), exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=os.path.join(dl.cache_dir(), "tmp")) as tmp:
+        checkpoint_dir = fetch(tmp)
+        checkpoint = read_checkpoint_dir(checkpoint_dir)
+        if checkpoint is None:
+            raise CheckpointError(f"No BERT checkpoint was found in what was downloaded for '{name}'.")
+        if expected_config is not None:
+            _check_config(checkpoint, expected_config, name)
+        if vocab_sha256 and dl.sha256_of(os.path.join(checkpoint_dir, "vocab.txt")) != vocab_sha256:
+            raise CheckpointError(
+                f"The vocab.txt obtained for '{name}' is not the released one (sha256 "
+                f"differs from {vocab_sha256})."
+            )
+        convert_checkpoint(checkpoint, target, metadata=metadata)
+    return target
+
+
+def convert_checkpoint(checkpoint, preset_dir, metadata=None):
+    """Convert a `Checkpoint` into a preset directory (heads kept when present)."""
+    from keras_bert_zoo.models.bert_backbone import BertBackbone
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
+    weights = checkpoint.read_weights()
+    backbone = BertBackbone(**checkpoint.config)
+    pretrainer = BertPretrainer(backbone) if has_pretraining_heads(weights) else None
+    assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
+    tokenizer = BertTokenizer(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
+    preset_io.save_preset(preset_dir, backbone, tokenizer, task=pretrainer, metadata=metadata)
+
+
+# What a preset's download must agree on; the activation may legitimately
+# differ between a Google release (tanh GELU) and its HF conversion.
+_ARCHITECTURE_KEYS = (
+    "vocabulary_size", "num_layers", "num_heads", "hidden_dim",
+    "intermediate_dim", "max_sequence_length", "num_segments",
+)
+
+
+def _check_config(checkpoint, expected, name):
+    for key in _ARCHITECTURE_KEYS:
+        value = expected.get(key)
+        if value is not None and checkpoint.config.get(key) != value:
+            raise CheckpointError(
+                f"The checkpoint downloaded for '{name}' has {key}={checkpoint.config.get(key)}, "
+                f"but the preset declares {value}: wrong or corrupt download."
+            )
+
+
+# --- Sources -------------------------------------------------------------
+
+
+def _offline_hint(files, example):
+    return (
+        "To work offline, download " + ", ".join(files) + " on a machine with "
+        f"network access, put them in one directory and call from_preset('{example}')."
+    )
+
+
+def _fetch_hf(handle, tmp):
+    repo = handle[len("hf://"):].strip("/")
+    base = f"{dl.hf_endpoint()}/{repo}/resolve/main"
+    hint = _offline_hint(HF_FILES + ("model.safetensors",), "/path/to/that/dir")
+    for name in HF_FILES:
+        dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint)
+    for name in HF_OPTIONAL_FILES:
+        try:
+            dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint, progress=False)
+        except PresetNotFoundError:
+            pass
+    for name in HF_WEIGHT_FILES:
+        try:
+            dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint)
+            return tmp
+        except PresetNotFoundError:
+            continue
+    raise PresetNotFoundError(f"{handle} has neither model.safetensors nor pytorch_model.bin.")
+
+
+def _fetch_archive(url, tmp, sha256=None):
+    archive = os.path.join(tmp, os.path.basename(url.split("?")[0]) or "archive")
+    hint = _offline_hint([url], "/path/to/the/unpacked/dir")
+    dl.download(url, archive, sha256=sha256, offline_hint=hint)
+    extracted = os.path.join(tmp, "extracted")
+    dl.extract_archive(archive, extracted)
+    found = dl.find_checkpoint_dir(extracted, lambda d: is_hf_checkpoint_dir(d) or is_google_checkpoint_dir(d))
+    if found is None:
+        raise CheckpointError(f"The archive {url} holds no BERT checkpoint (no bert_config.json or config.json with weights).")
+    return found
+
+
+def _package_dir(source):
+    spec = importlib.util.find_spec(source["package"])
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], source.get("path", ""))
+
+
+def _resolve_named(name):
+    spec = get_preset_spec(name)
+    target = os.path.join(dl.cache_dir(), "presets", name)
+    if preset_io.is_saved_preset_dir(target):
+        return target
+    failures = []
+    for source in spec["sources"]:
+        if "package" in source:
+            directory = _package_dir(source)
+            if directory is None or not os.path.isdir(directory):
+                failures.append(f"the Python package {source['package']} is not installed ({source['install']})")
+                continue
+            fetch = lambda tmp, d=directory: d  # noqa: E731 - read in place
+        elif "hf" in source:
+            fetch = lambda tmp, h=source["hf"]: _fetch_hf(h, tmp)  # noqa: E731
+        else:
+            fetch = lambda tmp, s=source: _fetch_archive(s["url"], tmp, s.get("sha256"))  # noqa: E731
+        try:
+            return _cached(
+                name,
+                fetch,
+                expected_config=spec["config"],
+                vocab_sha256=spec["tokenizer"].get("vocab_sha256"),
+                metadata={"preset": name, "source": source},
+            )
+        except NetworkUnreachableError as e:
+            failures.append(str(e))
+    raise NetworkUnreachableError(
+        f"Could not obtain preset '{name}':\n  - " + "\n  - ".join(failures) + "\n"
+        "Download one of the sources above elsewhere, unpack it, and pass its "
+        "directory to from_preset() instead of the name."
+    )
+
+
+# --- Loading -------------------------------------------------------------
+
+
+def _config_of(resolved):
+    if resolved.checkpoint is not None:
+        return dict(resolved.checkpoint.config)
+    return preset_io.read_json(resolved.saved_dir, preset_io.CONFIG_FILE)["config"]
+
+
+def load_backbone_config(preset):
+    """The `BertBackbone` config of a preset."""
+    return _config_of(resolve(preset))
+
+
+def load_tokenizer(preset, cls=None, **kwargs):
+    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
+    cls = cls or BertTokenizer
+    resolved = resolve(preset)
+    if resolved.checkpoint is not None:
+        config = {"vocabulary": resolved.checkpoint.vocabulary, "lowercase": resolved.checkpoint.lowercase}
+    else:
+        directory = resolved.saved_dir
+        config = preset_io.read_json(directory, preset_io.TOKENIZER_FILE)["config"]
+        config["vocabulary"] = load_vocabulary(os.path.join(directory, preset_io.VOCABULARY_FILE))
+        size = _config_of(resolved)["vocabulary_size"]
+        if len(config["vocabulary"]) != size:
+            raise PresetError(
+                f"{directory}: the vocabulary has {len(config['vocabulary'])} tokens but "
+                f"config.json says vocabulary_size={size}. The preset is inconsistent: save it again."
+            )
+    config.update(kwargs)
+    return cls(**config)
+
+
+def _build_backbone(resolved, cls, kwargs):
+    config = _config_of(resolved)
+    config.update(kwargs)
+    return cls.from_config(config)
+
+
+def load_backbone(preset, cls, load_weights=True, **kwargs):
+    resolved = resolve(preset)
+    backbone = _build_backbone(resolved, cls, kwargs)
+    if load_weights:
+        if resolved.checkpoint is not None:
+            assign_weights(backbone, resolved.checkpoint.read_weights(), source=resolved.checkpoint.source)
+        else:
+            preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
+    return backbone
+
+
+def load_pretrainer(preset, cls, load_weights=True, **kwargs):
+    from keras_bert_zoo.models.bert_backbone import BertBackbone
+
+    resolved = resolve(preset)
+    backbone = _build_backbone(resolved, BertBackbone, kwargs)
+    model = cls(backbone)
+    if not load_weights:
+        return model
+    if resolved.checkpoint is not None:
+        weights = resolved.checkpoint.read_weights()
+        heads = has_pretraining_heads(weights)
+        assign_weights(backbone, weights, model if heads else None, source=resolved.checkpoint.source)
+    else:
+        task_weights = os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE)
+        heads = os.path.isfile(task_weights)
+        if heads:
+            preset_io.load_weights_file(model, task_weights)
+        else:
+            preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
+    if not heads:
+        warnings.warn(
+            f"{preset} has no masked-LM / next-sentence head weights; the heads are "
+            "freshly initialised (the masked-LM decoder is still tied to the "
+            "pretrained word embeddings).",
+            stacklevel=3,
+        )
+    return model

@@ -1,0 +1,97 @@
+"""Our preset directory format (keras-hub's layout): write and read."""
+
+import datetime
+import json
+import os
+
+import keras
+
+from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.presets.errors import PresetError
+from keras_bert_zoo.tokenizers.vocabulary import vocabulary_lines
+from keras_bert_zoo.utils.atomic import atomic_directory
+from keras_bert_zoo.version import __version__
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.weights.h5"
+TASK_CONFIG_FILE = "task.json"
+TASK_WEIGHTS_FILE = "task.weights.h5"
+TOKENIZER_FILE = "tokenizer.json"
+VOCABULARY_FILE = os.path.join("assets", "tokenizer", "vocabulary.txt")
+METADATA_FILE = "metadata.json"
+
+
+def is_saved_preset_dir(directory):
+    return os.path.isfile(os.path.join(directory, WEIGHTS_FILE)) and os.path.isfile(
+        os.path.join(directory, CONFIG_FILE)
+    )
+
+
+def _write_json(path, obj):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+
+
+def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
+    """Write a preset directory atomically.
+
+    Args:
+        preset_dir: target directory (replaced as a whole if it exists).
+        backbone: the `BertBackbone`.
+        tokenizer: its `BertTokenizer` (recommended: `from_preset` of the
+            preprocessor needs it).
+        task: an optional task model (e.g. `BertPretrainer`) whose full
+            weights go to `task.weights.h5`.
+        metadata: extra entries for `metadata.json`.
+    """
+    if tokenizer is not None and tokenizer.vocabulary_size() != backbone.vocabulary_size:
+        raise PresetError(
+            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the backbone's "
+            f"vocabulary_size is {backbone.vocabulary_size}; they do not belong together."
+        )
+    with atomic_directory(preset_dir) as tmp:
+        _write_json(os.path.join(tmp, CONFIG_FILE), keras.saving.serialize_keras_object(backbone))
+        backbone.save_weights(os.path.join(tmp, WEIGHTS_FILE))
+        if tokenizer is not None:
+            config = keras.saving.serialize_keras_object(tokenizer)
+            config["config"].pop("vocabulary")
+            _write_json(os.path.join(tmp, TOKENIZER_FILE), config)
+            os.makedirs(os.path.dirname(os.path.join(tmp, VOCABULARY_FILE)))
+            with open(os.path.join(tmp, VOCABULARY_FILE), "w", encoding="utf-8") as f:
+                f.write("\n".join(vocabulary_lines(tokenizer.get_vocabulary())) + "\n")
+        if task is not None:
+            _write_json(os.path.join(tmp, TASK_CONFIG_FILE), keras.saving.serialize_keras_object(task))
+            task.save_weights(os.path.join(tmp, TASK_WEIGHTS_FILE))
+        _write_json(
+            os.path.join(tmp, METADATA_FILE),
+            {
+                "keras_bert_zoo_version": __version__,
+                "keras_version": keras.__version__,
+                "parameter_count": backbone.count_params(),
+                "date_saved": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d@%H:%M:%S"),
+                **(metadata or {}),
+            },
+        )
+
+
+def read_json(directory, name):
+    path = os.path.join(directory, name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError as e:
+        raise PresetError(f"{directory} is missing {name}: it is not a complete preset directory.") from e
+    except json.JSONDecodeError as e:
+        raise PresetError(f"{path} is not valid JSON ({e}).") from e
+
+
+def load_weights_file(model, path):
+    """`model.load_weights` with a clear error for a corrupt or truncated file."""
+    try:
+        model.load_weights(path)
+    except (OSError, ValueError, KeyError) as e:
+        raise CheckpointError(
+            f"Cannot load the weights file {path} ({type(e).__name__}: {e}). It is "
+            "corrupt, truncated, or does not match config.json: save the preset again."
+        ) from e

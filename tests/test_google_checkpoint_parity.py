@@ -1,0 +1,94 @@
+"""Parity with google-research/bert's own outputs on the tiny TF1 checkpoint."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from tests.conftest import shared_path
+
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with open(shared_path("checkpoints", "keras_bert_test_tiny", "reference_outputs.json")) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def pretrainer():
+    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+    return kbz.BertPretrainer.from_preset(directory, return_all_layers=True)
+
+
+def _run(pretrainer, reference):
+    inputs = reference["inputs"]
+    return pretrainer(
+        {
+            "token_ids": np.array(inputs["input_ids"], "int32"),
+            "segment_ids": np.array(inputs["token_type_ids"], "int32"),
+            "padding_mask": np.array(inputs["input_mask"], "int32"),
+            "mask_positions": np.array(inputs["masked_lm_positions"], "int32"),
+        }
+    ), pretrainer.backbone(
+        {
+            "token_ids": np.array(inputs["input_ids"], "int32"),
+            "segment_ids": np.array(inputs["token_type_ids"], "int32"),
+            "padding_mask": np.array(inputs["input_mask"], "int32"),
+        }
+    )
+
+
+def test_config_from_bert_config_json(pretrainer):
+    backbone = pretrainer.backbone
+    assert (backbone.num_layers, backbone.hidden_dim, backbone.num_heads) == (2, 4, 4)
+    assert backbone.hidden_activation == "gelu_tanh"  # Google's "gelu" is the tanh form
+    assert backbone.layer_norm_epsilon == 1e-12
+    assert backbone.max_sequence_length == 16
+
+
+def test_every_layer_matches_google(pretrainer, reference):
+    _, outputs = _run(pretrainer, reference)
+    ref = reference["outputs"]
+    np.testing.assert_allclose(outputs["embedding_output"], ref["embedding_output"], atol=TOLERANCE)
+    encoder = np.transpose(outputs["encoder_outputs"].numpy(), (1, 0, 2, 3))
+    np.testing.assert_allclose(encoder, ref["all_encoder_layers"], atol=TOLERANCE)
+    np.testing.assert_allclose(outputs["sequence_output"], ref["sequence_output"], atol=TOLERANCE)
+    np.testing.assert_allclose(outputs["pooled_output"], ref["pooled_output"], atol=TOLERANCE)
+
+
+def test_pretraining_heads_match_google(pretrainer, reference):
+    outputs, _ = _run(pretrainer, reference)
+    ref = reference["outputs"]
+    mlm = tf.nn.log_softmax(outputs["masked_lm_logits"]).numpy().reshape(-1, 15)
+    np.testing.assert_allclose(mlm, ref["masked_lm_log_probs"], atol=TOLERANCE)
+    nsp = tf.nn.log_softmax(outputs["next_sentence_logits"]).numpy()
+    np.testing.assert_allclose(nsp, ref["next_sentence_log_probs"], atol=TOLERANCE)
+    # The losses as run_pretraining.py defines them.
+    ids = np.array(reference["inputs"]["masked_lm_ids"]).reshape(-1)
+    weights = np.array(reference["inputs"]["masked_lm_weights"], "float64").reshape(-1)
+    per_example = -mlm[np.arange(len(ids)), ids]
+    loss = (weights * per_example).sum() / (weights.sum() + 1e-5)
+    assert loss == pytest.approx(ref["masked_lm_loss"], abs=TOLERANCE)
+    labels = np.array(reference["inputs"]["next_sentence_labels"])
+    assert -nsp[np.arange(len(labels)), labels].mean() == pytest.approx(ref["next_sentence_loss"], abs=TOLERANCE)
+
+
+def test_converted_preset_reloads_bit_exactly(pretrainer, reference, tmp_path):
+    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+    tokenizer = kbz.BertTokenizer.from_preset(directory)
+    pretrainer.save_to_preset(str(tmp_path / "tiny"), tokenizer=tokenizer)
+    reloaded = kbz.BertPretrainer.from_preset(str(tmp_path / "tiny"), return_all_layers=True)
+    for a, b in zip(pretrainer.weights, reloaded.weights):
+        assert a.path == b.path
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    backbone = kbz.BertBackbone.from_preset(str(tmp_path / "tiny"))
+    for a, b in zip(pretrainer.backbone.weights, backbone.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    files = sorted(os.listdir(tmp_path / "tiny"))
+    assert files == ["assets", "config.json", "metadata.json", "model.weights.h5", "task.json",
+                     "task.weights.h5", "tokenizer.json"]
