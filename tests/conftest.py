@@ -2,7 +2,9 @@
 
 import os
 
-import pytest
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
 
 SHARED_DATA = os.environ.get(
     "KERAS_BERT_ZOO_SHARED_DATA",

@@ -1,2 +1,35 @@
-def main():
-    pass
+"""The `keras-bert-zoo` command line."""
+
+import argparse
+import sys
+
+from keras_bert_zoo.cli import encode_command
+from keras_bert_zoo.cli import presets_command
+
+COMMANDS = (presets_command, encode_command)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="keras-bert-zoo",
+        description="BERT, BioBERT, SciBERT and ClinicalBERT for Keras 3: presets, encoding, fine-tuning.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(subparsers)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from keras_bert_zoo.presets.errors import PresetError
+
+    try:
+        return args.run(args) or 0
+    except (PresetError, ValueError, FileNotFoundError) as e:
+        print(f"keras-bert-zoo {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,10 +8,6 @@ from keras_hub.layers import MultiSegmentPacker
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 
 
-def _is_pair(x):
-    return isinstance(x, (tuple, list)) and len(x) == 2 and not isinstance(x[0], (str, bytes))
-
-
 def _as_segments(inputs):
     """Normalise the accepted input forms to a tuple of rank-1 string tensors."""
     if isinstance(inputs, dict):
@@ -23,10 +19,13 @@ def _as_segments(inputs):
         return (tf.constant([inputs]),)
     if isinstance(inputs, tf.Tensor):
         return (inputs if inputs.shape.rank else inputs[tf.newaxis],)
-    if isinstance(inputs, tuple) and all(isinstance(x, tf.Tensor) for x in inputs):
-        return inputs
-    if _is_pair(inputs):
-        # A tuple of two lists: (texts_a, texts_b).
+    if isinstance(inputs, tuple):
+        if all(isinstance(x, tf.Tensor) for x in inputs):
+            return inputs
+        if all(isinstance(x, (str, bytes)) for x in inputs):
+            # One example: ("text a", "text b").
+            return tuple(tf.constant([x]) for x in inputs)
+        # Columns: (texts_a, texts_b).
         return tuple(tf.constant(list(x), dtype=tf.string) for x in inputs)
     inputs = list(inputs)
     if inputs and all(isinstance(x, (tuple, list)) for x in inputs):
@@ -60,8 +59,10 @@ class BertPreprocessor(keras.layers.Layer):
             a larger `sequence_length` is refused.
 
     Call args:
-        inputs: a string, a list of strings, a list of `(text_a, text_b)`
-            pairs, a string tensor, or a tuple of one or two string tensors.
+        inputs: a string; a `(text_a, text_b)` tuple of strings; a list
+            whose items are strings or `(text_a, text_b)` pairs (one item
+            per example); a string tensor; or a tuple of columns
+            `(texts_a, texts_b)` as lists or string tensors.
 
     Returns:
         A dict of int32 tensors `token_ids`, `segment_ids`, `padding_mask`,
@@ -122,11 +123,14 @@ class BertPreprocessor(keras.layers.Layer):
         token_segments = tuple(self.tokenizer(s) for s in segments)
         token_segments = self._truncate(token_segments)
         token_ids, segment_ids = self.packer(token_segments)
-        return {
+        outputs = {
             "token_ids": token_ids,
             "segment_ids": segment_ids,
             "padding_mask": tf.cast(token_ids != self.tokenizer.pad_token_id, tf.int32),
         }
+        # Ragged ops lose a static batch size; keep it for TPU input pipelines.
+        shape = [segments[0].shape[0], self.sequence_length]
+        return {k: tf.ensure_shape(v, shape) for k, v in outputs.items()}
 
     def get_config(self):
         config = super().get_config()

@@ -80,7 +80,7 @@ def _read_tf_variables(prefix):
             if not n.endswith(("/adam_m", "/adam_v")) and n != "global_step"
         ]
         return {n: reader.get_tensor(n) for n in names}
-    except (tf.errors.OpError, ValueError) as e:
+    except (tf.errors.OpError, ValueError, IndexError) as e:
         raise CheckpointError(
             f"Cannot read the TF checkpoint {prefix}.* ({type(e).__name__}: {e}). The "
             "file is corrupt or truncated: download it again."

@@ -1,0 +1,72 @@
+"""`keras-bert-zoo encode`: texts to sentence vectors."""
+
+import json
+import os
+import sys
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "encode",
+        help="Encode texts into sentence vectors.",
+        description="Encode texts (arguments, or one per line from --input) into vectors.",
+    )
+    parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input).")
+    parser.add_argument("--input", help="A text file with one text per line ('-' for stdin).")
+    parser.add_argument("--output", help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
+    parser.add_argument("--preset", default="minilm_l6_h384_en_uncased", help="Preset name, directory, hf:// handle or URL.")
+    parser.add_argument("--pooling", choices=("mean", "cls", "pooled"), default="mean",
+                        help="mean: average of token vectors (sentence-transformers); cls: [CLS] vector; "
+                             "pooled: BERT's tanh pooler output.")
+    parser.add_argument("--max_seq_length", "--max-seq-length", type=int, default=128)
+    parser.add_argument("--batch_size", "--batch-size", type=int, default=32)
+    parser.add_argument("--normalize", action="store_true", help="L2-normalise the vectors.")
+    parser.set_defaults(run=run)
+
+
+def _read_texts(args):
+    texts = list(args.texts)
+    if args.input:
+        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        with stream:
+            texts += [line.rstrip("\n") for line in stream]
+    if not texts:
+        raise ValueError("No texts to encode: pass texts as arguments or a file with --input.")
+    empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
+    if empty:
+        raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all); remove empty lines.")
+    return texts
+
+
+def run(args):
+    import numpy as np
+
+    from keras_bert_zoo.tasks.sentence_embedding import encode_texts
+
+    texts = _read_texts(args)
+    vectors = encode_texts(
+        texts,
+        preset=args.preset,
+        pooling=args.pooling,
+        sequence_length=args.max_seq_length,
+        batch_size=args.batch_size,
+        normalize=args.normalize,
+        progress=True,
+    )
+    if args.output and args.output.endswith(".npy"):
+        from keras_bert_zoo.utils.atomic import atomic_file
+
+        with atomic_file(args.output) as f:
+            np.save(f, vectors)
+        print(f"Wrote {vectors.shape[0]} vectors of size {vectors.shape[1]} to {args.output}", file=sys.stderr)
+        return
+    lines = (json.dumps({"text": t, "embedding": [round(float(x), 6) for x in v]}) for t, v in zip(texts, vectors))
+    if args.output:
+        from keras_bert_zoo.utils.atomic import atomic_file
+
+        with atomic_file(args.output, "w") as f:
+            f.writelines(line + "\n" for line in lines)
+        print(f"Wrote {len(texts)} vectors to {os.path.abspath(args.output)}", file=sys.stderr)
+    else:
+        for line in lines:
+            print(line)

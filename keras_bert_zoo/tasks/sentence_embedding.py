@@ -1,0 +1,82 @@
+"""Sentence vectors from any backbone: [CLS], pooled, or masked mean."""
+
+import numpy as np
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+POOLINGS = ("mean", "cls", "pooled")
+
+
+def pool(outputs, padding_mask, pooling="mean"):
+    """Reduce backbone outputs to one vector per text.
+
+    Args:
+        outputs: the backbone's output dict.
+        padding_mask: int `[batch, seq]`, 1 on real tokens.
+        pooling: `"mean"` (average over real tokens, as sentence-transformers),
+            `"cls"` (the `[CLS]` token vector) or `"pooled"` (BERT's tanh
+            pooler).
+    """
+    if pooling == "pooled":
+        return outputs["pooled_output"]
+    sequence = outputs["sequence_output"]
+    if pooling == "cls":
+        return sequence[:, 0, :]
+    if pooling != "mean":
+        raise ValueError(f"pooling must be one of {POOLINGS}; got '{pooling}'.")
+    mask = tf.cast(padding_mask, sequence.dtype)[:, :, None]
+    return tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
+
+
+def encode_texts(
+    texts,
+    preset="minilm_l6_h384_en_uncased",
+    backbone=None,
+    preprocessor=None,
+    pooling="mean",
+    sequence_length=128,
+    batch_size=32,
+    normalize=False,
+    progress=False,
+):
+    """Encode texts (or text pairs) into a float32 matrix of sentence vectors.
+
+    Args:
+        texts: a list of strings or `(text_a, text_b)` pairs.
+        preset: the preset to load when `backbone`/`preprocessor` are not given.
+        backbone: a `BertBackbone` (optional).
+        preprocessor: a `BertPreprocessor` (optional).
+        pooling: `"mean"`, `"cls"` or `"pooled"` (see `pool`).
+        sequence_length: the packed length when the preprocessor is loaded here.
+        batch_size: texts per forward pass.
+        normalize: L2-normalise each vector.
+        progress: show a progress bar.
+
+    Returns:
+        A numpy array `[len(texts), hidden_dim]`.
+
+    Examples:
+    >>> vectors = encode_texts(["A cat sat.", "A dog ran."])
+    >>> vectors.shape
+    (2, 384)
+    """
+    from keras_bert_zoo.models.bert_backbone import BertBackbone
+    from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}; got '{pooling}'.")
+    backbone = backbone or BertBackbone.from_preset(preset)
+    preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=sequence_length)
+
+    @tf.function(reduce_retracing=True)
+    def forward(inputs):
+        return pool(backbone(inputs, training=False), inputs["padding_mask"], pooling)
+
+    vectors = []
+    for start in tqdm(range(0, len(texts), batch_size), desc="encode", unit="batch", disable=not progress):
+        batch = texts[start : start + batch_size]
+        vectors.append(forward(preprocessor(batch)).numpy())
+    vectors = np.concatenate(vectors).astype("float32")
+    if normalize:
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return vectors

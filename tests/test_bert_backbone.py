@@ -1,0 +1,86 @@
+"""BertBackbone and BertPretrainer: configs, serialization, masking."""
+
+import numpy as np
+import pytest
+
+import keras
+import keras_bert_zoo as kbz
+
+SMALL = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16,
+             max_sequence_length=32, num_segments=3, dropout=0.0)
+
+
+def _inputs(batch=2, length=10, seed=0):
+    rng = np.random.default_rng(seed)
+    mask = np.ones((batch, length), "int32")
+    mask[1, 6:] = 0
+    return {
+        "token_ids": (rng.integers(5, 50, (batch, length)) * mask).astype("int32"),
+        "segment_ids": rng.integers(0, 3, (batch, length)).astype("int32") * mask,
+        "padding_mask": mask,
+    }
+
+
+def test_get_config_round_trip():
+    backbone = kbz.BertBackbone(**SMALL, hidden_activation="gelu_tanh", layer_norm_epsilon=1e-6)
+    clone = kbz.BertBackbone.from_config(backbone.get_config())
+    assert clone.get_config() == backbone.get_config()
+
+
+def test_keras_file_round_trip(tmp_path):
+    backbone = kbz.BertBackbone(**SMALL)
+    path = str(tmp_path / "backbone.keras")
+    backbone.save(path)
+    restored = keras.saving.load_model(path)
+    inputs = _inputs()
+    for key in ("sequence_output", "pooled_output"):
+        np.testing.assert_array_equal(restored(inputs)[key], backbone(inputs)[key])
+
+
+def test_pretrainer_keras_file_round_trip(tmp_path):
+    model = kbz.BertPretrainer(kbz.BertBackbone(**SMALL))
+    inputs = dict(_inputs(), mask_positions=np.array([[1, 2], [3, 0]], "int32"))
+    path = str(tmp_path / "pretrainer.keras")
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    for key in ("masked_lm_logits", "next_sentence_logits"):
+        np.testing.assert_array_equal(restored(inputs)[key], model(inputs)[key])
+    # The MLM decoder is tied: it reuses the word embedding, adding no matrix.
+    assert restored.count_params() - restored.backbone.count_params() == 8 * 8 + 8 + 2 * 8 + 50 + 8 * 2 + 2
+
+
+def test_padding_does_not_change_real_tokens():
+    backbone = kbz.BertBackbone(**SMALL)
+    inputs = _inputs()
+    longer = {k: np.pad(v, ((0, 0), (0, 7))) for k, v in inputs.items()}
+    short_out, long_out = backbone(inputs), backbone(longer)
+    np.testing.assert_allclose(long_out["sequence_output"][:, :10], short_out["sequence_output"], atol=1e-6)
+    np.testing.assert_allclose(long_out["pooled_output"], short_out["pooled_output"], atol=1e-6)
+
+
+def test_all_layers_output():
+    backbone = kbz.BertBackbone(**SMALL, return_all_layers=True)
+    out = backbone(_inputs())
+    assert tuple(out["encoder_outputs"].shape) == (2, 2, 10, 8)
+    assert tuple(out["embedding_output"].shape) == (2, 10, 8)
+    np.testing.assert_array_equal(out["encoder_outputs"][:, -1], out["sequence_output"])
+
+
+def test_segment_embedding_size_comes_from_config():
+    backbone = kbz.BertBackbone(**SMALL)
+    assert tuple(backbone.embeddings.segment_embedding.embeddings.shape) == (3, 8)
+
+
+def test_mixed_bfloat16_close_to_float32():
+    fp32 = kbz.BertBackbone(**SMALL)
+    bf16 = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
+    bf16.set_weights(fp32.get_weights())
+    inputs = _inputs()
+    diff = np.abs(np.asarray(bf16(inputs)["sequence_output"], "float32") - fp32(inputs)["sequence_output"].numpy())
+    assert bf16.embeddings.compute_dtype == "bfloat16"
+    assert diff.max() < 0.1
+
+
+def test_heads_not_divisible_is_refused():
+    with pytest.raises(ValueError, match="not divisible"):
+        kbz.BertBackbone(**dict(SMALL, num_heads=3))

@@ -1,0 +1,211 @@
+"""The preset zoo, from_preset's accepted forms, and its error messages."""
+
+import json
+import os
+import pickle
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.registry import get_preset_spec
+from keras_bert_zoo.presets.registry import preset_names
+from tests.conftest import shared_path
+
+EXPECTED = {
+    "bert_base_en_uncased", "bert_base_en_cased", "bert_large_en_uncased", "bert_large_en_cased",
+    "biobert_v1.1_base_en_cased", "scibert_scivocab_base_en_uncased", "scibert_scivocab_base_en_cased",
+    "bio_clinicalbert_base_en_cased", "pubmedbert_base_en_uncased", "minilm_l6_h384_en_uncased",
+}
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+def _tiny_copy(tmp_path):
+    target = tmp_path / "tiny"
+    shutil.copytree(shared_path("checkpoints", "keras_bert_test_tiny"), target)
+    return target
+
+
+def test_zoo_has_every_preset_with_its_facts():
+    assert set(preset_names()) == EXPECTED
+    for name in EXPECTED:
+        spec = get_preset_spec(name)
+        for key in ("description", "domain", "params", "license", "citation", "config", "tokenizer", "sources"):
+            assert spec[key], (name, key)
+        assert spec["tokenizer"]["vocabulary_size"] == spec["config"]["vocabulary_size"]
+        assert spec["tokenizer"]["lowercase"] == name.endswith("uncased")
+
+
+@pytest.mark.parametrize("name", ["bert_base_en_uncased", "bert_large_en_cased", "scibert_scivocab_base_en_cased",
+                                  "minilm_l6_h384_en_uncased"])
+def test_declared_parameter_count_matches_the_architecture(name):
+    spec = get_preset_spec(name)
+    backbone = kbz.BertBackbone(**spec["config"], dtype="bfloat16")
+    assert backbone.count_params() == spec["params"]
+
+
+def test_list_presets_table():
+    table = kbz.list_presets()
+    assert {row["name"] for row in table} == EXPECTED
+    text = str(table)
+    for column in ("name", "params", "domain", "casing", "source", "license"):
+        assert column in text.splitlines()[0]
+    minilm = next(r for r in table if r["name"] == "minilm_l6_h384_en_uncased")
+    assert (minilm["params"], minilm["casing"], minilm["domain"]) == ("22.7M", "uncased", "general")
+
+
+def test_unknown_preset_lists_close_matches():
+    with pytest.raises(kbz.PresetNotFoundError) as info:
+        kbz.BertBackbone.from_preset("bert_base_uncased")
+    assert "bert_base_en_uncased" in str(info.value)
+    assert "list_presets()" in str(info.value)
+
+
+def test_missing_directory_is_named():
+    with pytest.raises(kbz.PresetNotFoundError, match="No such directory"):
+        kbz.BertBackbone.from_preset("./no/such/dir")
+
+
+def test_directory_that_is_not_a_checkpoint(tmp_path):
+    (tmp_path / "notes.txt").write_text("hi")
+    with pytest.raises(kbz.PresetNotFoundError, match="bert_config.json"):
+        kbz.BertBackbone.from_preset(str(tmp_path))
+
+
+def test_offline_default_preset_loads_by_name_and_is_cached():
+    backbone = kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+    assert (backbone.num_layers, backbone.hidden_dim, backbone.hidden_activation) == (6, 384, "gelu")
+    cached = os.path.join(os.environ["KERAS_BERT_ZOO_CACHE"], "presets", "minilm_l6_h384_en_uncased")
+    assert sorted(os.listdir(cached)) == ["assets", "config.json", "metadata.json", "model.weights.h5", "tokenizer.json"]
+    again = kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+    for a, b in zip(backbone.weights, again.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with open(os.path.join(cached, "metadata.json")) as f:
+        assert json.load(f)["parameter_count"] == get_preset_spec("minilm_l6_h384_en_uncased")["params"]
+
+
+def test_pretrainer_without_heads_warns(default_preset_dir):
+    with pytest.warns(UserWarning, match="freshly initialised"):
+        model = kbz.BertPretrainer.from_preset(default_preset_dir)
+    assert model.masked_lm_head.token_embedding is model.backbone.token_embedding
+
+
+def test_google_and_saved_directories_give_identical_weights(tmp_path):
+    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+    backbone = kbz.BertBackbone.from_preset(directory)
+    backbone.save_to_preset(str(tmp_path / "saved"), tokenizer=kbz.BertTokenizer.from_preset(directory))
+    reloaded = kbz.BertBackbone.from_preset(str(tmp_path / "saved"))
+    assert reloaded.get_config() == backbone.get_config()
+    for a, b in zip(backbone.weights, reloaded.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert kbz.BertTokenizer.from_preset(str(tmp_path / "saved")).get_vocabulary() == \
+        kbz.BertTokenizer.from_preset(directory).get_vocabulary()
+
+
+def test_save_to_preset_overwrites_atomically(tmp_path):
+    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+    backbone = kbz.BertBackbone.from_preset(directory)
+    target = tmp_path / "p"
+    backbone.save_to_preset(str(target))
+    with pytest.raises(kbz.PresetError):
+        # A mismatched tokenizer is refused before anything is written.
+        backbone.save_to_preset(str(target), tokenizer=kbz.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello"]))
+    assert sorted(os.listdir(tmp_path)) == ["p"]
+    kbz.BertBackbone.from_preset(str(target))
+
+
+# --- Bad checkpoints -------------------------------------------------------
+
+
+def test_vocabulary_size_mismatch(tmp_path):
+    tiny = _tiny_copy(tmp_path)
+    with open(tiny / "vocab.txt", "a") as f:
+        f.write("\nextra")
+    with pytest.raises(kbz.CheckpointError, match="vocab_size=15"):
+        kbz.BertBackbone.from_preset(str(tiny))
+
+
+def test_checkpoint_with_fewer_layers_than_config(tmp_path):
+    tiny = _tiny_copy(tmp_path)
+    config = json.loads((tiny / "bert_config.json").read_text())
+    config["num_hidden_layers"] = 3
+    (tiny / "bert_config.json").write_text(json.dumps(config))
+    with pytest.raises(kbz.CheckpointError, match="'bert/encoder/layer_2/attention/self/query/kernel'"):
+        kbz.BertBackbone.from_preset(str(tiny))
+
+
+def test_checkpoint_with_more_layers_than_config(tmp_path):
+    tiny = _tiny_copy(tmp_path)
+    config = json.loads((tiny / "bert_config.json").read_text())
+    config["num_hidden_layers"] = 1
+    (tiny / "bert_config.json").write_text(json.dumps(config))
+    with pytest.raises(kbz.CheckpointError, match="'bert/encoder/layer_1/"):
+        kbz.BertBackbone.from_preset(str(tiny))
+
+
+def test_checkpoint_with_wrong_width(tmp_path):
+    tiny = _tiny_copy(tmp_path)
+    config = json.loads((tiny / "bert_config.json").read_text())
+    config["intermediate_size"] = 32
+    (tiny / "bert_config.json").write_text(json.dumps(config))
+    with pytest.raises(kbz.CheckpointError, match="intermediate/dense/kernel"):
+        kbz.BertBackbone.from_preset(str(tiny))
+
+
+def test_truncated_tf_checkpoint(tmp_path):
+    tiny = _tiny_copy(tmp_path)
+    data = tiny / "bert_model.ckpt.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:1000])
+    with pytest.raises(kbz.CheckpointError, match="corrupt or truncated"):
+        kbz.BertBackbone.from_preset(str(tiny))
+
+
+def test_truncated_safetensors(tmp_path):
+    directory = tmp_path / "hf"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), directory)
+    from safetensors.numpy import save_file
+
+    from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+
+    weights = directory / "model.safetensors"
+    save_file(load_torch_state_dict(str(directory / "pytorch_model.bin")), str(weights))
+    kbz.BertBackbone.from_preset(str(directory))  # intact: loads
+    weights.write_bytes(weights.read_bytes()[:-100])
+    with pytest.raises(kbz.CheckpointError, match="model.safetensors"):
+        kbz.BertBackbone.from_preset(str(directory))
+
+
+def test_corrupt_saved_weights(tmp_path):
+    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+    kbz.BertBackbone.from_preset(directory).save_to_preset(str(tmp_path / "p"))
+    weights = tmp_path / "p" / "model.weights.h5"
+    weights.write_bytes(weights.read_bytes()[:500])
+    with pytest.raises(kbz.CheckpointError, match="model.weights.h5"):
+        kbz.BertBackbone.from_preset(str(tmp_path / "p"))
+
+
+def test_pickle_that_runs_code_is_refused(tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    directory = tmp_path / "evil"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), directory)
+    with zipfile.ZipFile(directory / "pytorch_model.bin", "w") as z:
+        z.writestr("archive/data.pkl", pickle.dumps({"x": Exploit()}, protocol=2))
+    with pytest.raises(kbz.UnsafeCheckpointError, match="system"):
+        kbz.BertBackbone.from_preset(str(directory))
+    assert not marker.exists()
+
+
+def test_truncated_pytorch_bin(tmp_path):
+    directory = tmp_path / "hf"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), directory)
+    weights = directory / "pytorch_model.bin"
+    weights.write_bytes(weights.read_bytes()[:3000])
+    with pytest.raises(kbz.CheckpointError, match="pytorch_model.bin"):
+        kbz.BertBackbone.from_preset(str(directory))
