@@ -22,6 +22,7 @@ from keras_bert_zoo.presets.errors import UnsafeCheckpointError  # noqa: E402
 from keras_bert_zoo.presets.loader import convert_checkpoint  # noqa: E402
 from keras_bert_zoo.presets.registry import list_presets  # noqa: E402
 from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer  # noqa: E402
+from keras_bert_zoo.tasks.sentence_embedding import encode_texts  # noqa: E402
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
 from keras_bert_zoo.version import __version__  # noqa: E402
 
@@ -40,6 +41,7 @@ __all__ = [
     "PresetNotFoundError",
     "UnsafeCheckpointError",
     "convert_checkpoint",
+    "encode_texts",
     "gelu_tanh",
     "list_presets",
     "__version__",

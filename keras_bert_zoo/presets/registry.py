@@ -4,6 +4,7 @@ import difflib
 import functools
 import importlib.resources
 import json
+import re
 
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 
@@ -33,7 +34,12 @@ def get_preset_spec(name):
     presets = _all_presets()
     if name in presets:
         return presets[name]
-    close = difflib.get_close_matches(name, presets, n=3, cutoff=0.5)
+    # Names holding every word of the query first ("scibert_uncased"), then
+    # spelling neighbours ("bert_bse_en_uncased").
+    words = [w for w in re.split(r"[_\-.\s]+", name.lower()) if w]
+    containing = [p for p in sorted(presets) if words and all(w in p for w in words)]
+    close = containing + [p for p in difflib.get_close_matches(name, presets, n=3, cutoff=0.5) if p not in containing]
+    close = close[:3]
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise PresetNotFoundError(
         f"Unknown preset '{name}'.{hint} See keras_bert_zoo.list_presets() (or "

