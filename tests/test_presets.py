@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.loader import cached_preset_dir
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import preset_names
 from tests.conftest import shared_path
@@ -77,7 +78,8 @@ def test_directory_that_is_not_a_checkpoint(tmp_path):
 def test_offline_default_preset_loads_by_name_and_is_cached():
     backbone = kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
     assert (backbone.num_layers, backbone.hidden_dim, backbone.hidden_activation) == (6, 384, "gelu")
-    cached = os.path.join(os.environ["KERAS_BERT_ZOO_CACHE"], "presets", "minilm_l6_h384_en_uncased")
+    cached = cached_preset_dir("minilm_l6_h384_en_uncased")
+    assert cached.startswith(os.environ["KERAS_BERT_ZOO_CACHE"])
     assert sorted(os.listdir(cached)) == ["assets", "config.json", "metadata.json", "model.weights.h5", "tokenizer.json"]
     again = kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
     for a, b in zip(backbone.weights, again.weights):

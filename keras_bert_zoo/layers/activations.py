@@ -1,12 +1,20 @@
-"""The GELU variants BERT checkpoints were trained with."""
+"""The GELU variants BERT checkpoints were trained with (XLA-fused, see fused_ops)."""
 
 import keras
+
+from keras_bert_zoo.layers import fused_ops
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+def gelu(x):
+    """Exact GELU, `x * Phi(x)` with erf: HF's `gelu`."""
+    return fused_ops.gelu_erf(x)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 def gelu_tanh(x):
-    """GELU, tanh approximation: google-research/bert and HF `gelu_new`."""
-    return keras.activations.gelu(x, approximate=True)
+    """GELU, tanh approximation: google-research/bert and HF's `gelu_new`."""
+    return fused_ops.gelu_tanh(x)
 
 
 # Checkpoint activation names -> Keras activations. HF's "gelu" is the exact
@@ -34,9 +42,8 @@ def hf_activation(name):
 
 def get_activation(name):
     """Resolve a backbone config activation name to a callable."""
+    if name == "gelu":
+        return gelu
     if name == "gelu_tanh":
         return gelu_tanh
-    if name == "gelu":
-        # Keras' default GELU is the exact erf form.
-        return keras.activations.gelu
     return keras.activations.get(name)

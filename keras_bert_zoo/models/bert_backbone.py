@@ -1,10 +1,9 @@
 """The BERT encoder: embeddings, a stack of post-LN Transformer layers, pooler."""
 
 import keras
-from keras_hub.layers import TransformerEncoder
-
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.layers.bert_embedding import BertEmbedding
+from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -90,14 +89,13 @@ class BertBackbone(keras.Model):
             name="embeddings",
         )
         self.transformer_layers = [
-            TransformerEncoder(
+            BertEncoderLayer(
                 num_heads=num_heads,
                 intermediate_dim=intermediate_dim,
                 activation=get_activation(hidden_activation),
                 dropout=dropout,
                 layer_norm_epsilon=layer_norm_epsilon,
                 kernel_initializer=initializer,
-                normalize_first=False,
                 dtype=dtype,
                 name=f"transformer_layer_{i}",
             )

@@ -28,6 +28,10 @@ from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
 
+# Bumped whenever the saved weight layout changes, so that presets converted
+# by an older version are converted again instead of failing to load.
+PRESET_CACHE_VERSION = 2
+
 HF_FILES = ("config.json", "vocab.txt")
 HF_OPTIONAL_FILES = ("tokenizer_config.json",)
 HF_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -86,6 +90,11 @@ def _url_cache_name(url):
     return f"url--{hashlib.sha256(url.encode()).hexdigest()[:16]}--{base}"
 
 
+def cached_preset_dir(name):
+    """Where the converted preset `name` lives in the cache."""
+    return os.path.join(dl.cache_dir(), f"presets-v{PRESET_CACHE_VERSION}", name)
+
+
 def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None):
     """Return the cached preset `name`, fetching and converting it on a miss.
 
@@ -93,7 +102,7 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None)
     the directory that holds them. The converted preset appears in the
     cache atomically; a failure leaves no trace there.
     """
-    target = os.path.join(dl.cache_dir(), "presets", name)
+    target = cached_preset_dir(name)
     if preset_io.is_saved_preset_dir(target):
         return target
     os.makedirs(os.path.join(dl.cache_dir(), "tmp"), exist_ok=True)
@@ -196,7 +205,7 @@ def _package_dir(source):
 
 def _resolve_named(name):
     spec = get_preset_spec(name)
-    target = os.path.join(dl.cache_dir(), "presets", name)
+    target = cached_preset_dir(name)
     if preset_io.is_saved_preset_dir(target):
         return target
     failures = []
