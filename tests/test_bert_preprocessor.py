@@ -40,6 +40,7 @@ def test_pair_layout():
     assert out["padding_mask"].numpy().tolist() == [[1, 1, 1, 1, 1, 1, 1, 0, 0]]
 
 
+@pytest.mark.filterwarnings("ignore:.*were truncated")
 @pytest.mark.parametrize("sequence_length", [6, 9, 12])
 def test_pair_truncation_is_bert_longest_first(sequence_length):
     pre = kbz.BertPreprocessor(_tokenizer(), sequence_length=sequence_length)
@@ -53,6 +54,7 @@ def test_pair_truncation_is_bert_longest_first(sequence_length):
         assert row.tolist() == expected, (la, lb)
 
 
+@pytest.mark.filterwarnings("ignore:.*were truncated")
 def test_single_text_truncation_keeps_final_sep():
     pre = kbz.BertPreprocessor(_tokenizer(), sequence_length=5)
     assert pre(["a1 a2 a3 a4 a5"])["token_ids"].numpy().tolist() == [[2, 6, 7, 8, 3]]
@@ -91,3 +93,14 @@ def test_config_round_trip():
     texts = [("a1 a2 a3", "b4 b5")]
     np.testing.assert_array_equal(clone(texts)["token_ids"], pre(texts)["token_ids"])
     assert clone.max_sequence_length == 16
+
+
+def test_truncation_warns_in_eager_calls():
+    pre = kbz.BertPreprocessor(_tokenizer(), sequence_length=5)
+    with pytest.warns(UserWarning, match="1 of 2 inputs are longer than sequence_length=5 word-pieces"):
+        pre(["a1 a2 a3 a4", "a1"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pre(["a1 a2 a3", "a1"])  # fits exactly: no warning

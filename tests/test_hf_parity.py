@@ -46,6 +46,7 @@ def test_minilm_matches_hf_bert_model(minilm, minilm_reference, index):
     np.testing.assert_allclose(out["pooled_output"].numpy()[0], minilm_reference[f"pooled_output_{index}"], atol=TOLERANCE)
 
 
+@pytest.mark.filterwarnings("ignore:.*were truncated")
 def test_minilm_preprocessor_matches_hf_tokenizer(default_preset_dir, minilm_reference):
     """Our in-graph tokenizer + packer give HF's ids, truncation included."""
     pre = kbz.BertPreprocessor.from_preset(default_preset_dir, sequence_length=MAX_LENGTH)

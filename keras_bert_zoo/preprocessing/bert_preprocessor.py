@@ -1,5 +1,7 @@
 """Text (or text pairs) to BERT's packed, fixed-length int32 inputs."""
 
+import warnings
+
 import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -108,6 +110,18 @@ class BertPreprocessor(keras.layers.Layer):
         trimmed = tf_text.ShrinkLongestTrimmer(budget).trim(list(reversed(segments)))
         return tuple(reversed(trimmed))
 
+    def _warn_if_truncating(self, token_segments):
+        lengths = sum(s.row_lengths() for s in token_segments) + 1 + len(token_segments)
+        over = int(tf.reduce_sum(tf.cast(lengths > self.sequence_length, tf.int32)))
+        if over:
+            warnings.warn(
+                f"{over} of {int(lengths.shape[0])} inputs are longer than sequence_length="
+                f"{self.sequence_length} word-pieces (longest: {int(tf.reduce_max(lengths))}) and "
+                "were truncated. Raise sequence_length (up to the model's positions) "
+                "or use a task's windowing for long texts.",
+                stacklevel=3,
+            )
+
     def call(self, inputs):
         if _is_mixed_batch(inputs):
             # Pack singles and pairs separately, then restore the input order.
@@ -121,6 +135,8 @@ class BertPreprocessor(keras.layers.Layer):
         if not 1 <= len(segments) <= 2:
             raise ValueError(f"BERT packs one or two segments; received {len(segments)}.")
         token_segments = tuple(self.tokenizer(s) for s in segments)
+        if tf.executing_eagerly():
+            self._warn_if_truncating(token_segments)
         token_segments = self._truncate(token_segments)
         token_ids, segment_ids = self.packer(token_segments)
         outputs = {
