@@ -129,30 +129,20 @@ def test_vocabulary_size_mismatch(tmp_path):
         kbz.BertBackbone.from_preset(str(tiny))
 
 
-def test_checkpoint_with_fewer_layers_than_config(tmp_path):
+@pytest.mark.parametrize(
+    "key, value, first_mismatch",
+    [
+        ("num_hidden_layers", 3, "'bert/encoder/layer_2/attention/self/query/kernel'"),  # fewer layers than config
+        ("num_hidden_layers", 1, "'bert/encoder/layer_1/"),  # more layers than config
+        ("intermediate_size", 32, "'bert/encoder/layer_0/intermediate/dense/kernel'"),  # wrong width
+    ],
+)
+def test_checkpoint_not_matching_its_config_names_the_variable(tmp_path, key, value, first_mismatch):
     tiny = _tiny_copy(tmp_path)
     config = json.loads((tiny / "bert_config.json").read_text())
-    config["num_hidden_layers"] = 3
+    config[key] = value
     (tiny / "bert_config.json").write_text(json.dumps(config))
-    with pytest.raises(kbz.CheckpointError, match="'bert/encoder/layer_2/attention/self/query/kernel'"):
-        kbz.BertBackbone.from_preset(str(tiny))
-
-
-def test_checkpoint_with_more_layers_than_config(tmp_path):
-    tiny = _tiny_copy(tmp_path)
-    config = json.loads((tiny / "bert_config.json").read_text())
-    config["num_hidden_layers"] = 1
-    (tiny / "bert_config.json").write_text(json.dumps(config))
-    with pytest.raises(kbz.CheckpointError, match="'bert/encoder/layer_1/"):
-        kbz.BertBackbone.from_preset(str(tiny))
-
-
-def test_checkpoint_with_wrong_width(tmp_path):
-    tiny = _tiny_copy(tmp_path)
-    config = json.loads((tiny / "bert_config.json").read_text())
-    config["intermediate_size"] = 32
-    (tiny / "bert_config.json").write_text(json.dumps(config))
-    with pytest.raises(kbz.CheckpointError, match="intermediate/dense/kernel"):
+    with pytest.raises(kbz.CheckpointError, match=first_mismatch):
         kbz.BertBackbone.from_preset(str(tiny))
 
 

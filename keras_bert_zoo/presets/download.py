@@ -2,7 +2,6 @@
 
 import hashlib
 import os
-import shutil
 import tarfile
 import urllib.error
 import urllib.request
@@ -125,7 +124,3 @@ def find_checkpoint_dir(directory, is_checkpoint_dir):
         if is_checkpoint_dir(current):
             return current
     return None
-
-
-def remove_quietly(path):
-    shutil.rmtree(path, ignore_errors=True)

@@ -203,6 +203,19 @@ def _package_dir(source):
     return os.path.join(list(spec.submodule_search_locations)[0], source.get("path", ""))
 
 
+def _source_fetcher(source):
+    """A `fetch(tmp_dir)` for one entry of a preset's `sources`, or a reason
+    why it cannot be used here."""
+    if "package" in source:
+        directory = _package_dir(source)
+        if directory is None or not os.path.isdir(directory):
+            return None, f"the Python package {source['package']} is not installed ({source['install']})"
+        return (lambda tmp: directory), None  # read in place
+    if "hf" in source:
+        return (lambda tmp: _fetch_hf(source["hf"], tmp)), None
+    return (lambda tmp: _fetch_archive(source["url"], tmp, source.get("sha256"))), None
+
+
 def _resolve_named(name):
     spec = get_preset_spec(name)
     target = cached_preset_dir(name)
@@ -210,16 +223,10 @@ def _resolve_named(name):
         return target
     failures = []
     for source in spec["sources"]:
-        if "package" in source:
-            directory = _package_dir(source)
-            if directory is None or not os.path.isdir(directory):
-                failures.append(f"the Python package {source['package']} is not installed ({source['install']})")
-                continue
-            fetch = lambda tmp, d=directory: d  # noqa: E731 - read in place
-        elif "hf" in source:
-            fetch = lambda tmp, h=source["hf"]: _fetch_hf(h, tmp)  # noqa: E731
-        else:
-            fetch = lambda tmp, s=source: _fetch_archive(s["url"], tmp, s.get("sha256"))  # noqa: E731
+        fetch, reason = _source_fetcher(source)
+        if fetch is None:
+            failures.append(reason)
+            continue
         try:
             return _cached(
                 name,

@@ -4,7 +4,6 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_bert_zoo.tokenizers.vocabulary import SPECIAL_TOKENS
 from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
 
 # BERT's `_clean_text` drops NUL, U+FFFD and every control/format character
@@ -68,7 +67,7 @@ class BertTokenizer(keras.layers.Layer):
         self.unknown_token = unknown_token
         self.max_bytes_per_word = int(max_bytes_per_word)
         self._token_to_id = {t: i for i, t in enumerate(self.vocabulary)}
-        missing = [t for t in (unknown_token,) + SPECIAL_TOKENS[2:4] if t not in self._token_to_id]
+        missing = [t for t in (unknown_token, "[CLS]", "[SEP]") if t not in self._token_to_id]
         if missing:
             raise ValueError(
                 f"The vocabulary lacks the special token(s) {missing}. A BERT "

@@ -7,8 +7,6 @@ import os
 # token keeps the id of its line.
 EMPTY_TOKEN_PLACEHOLDER = "[empty line {}]"
 
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-
 
 def load_vocabulary(vocabulary):
     """Return the vocabulary as a list of tokens, index = token id.
