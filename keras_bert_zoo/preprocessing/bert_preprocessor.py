@@ -100,6 +100,7 @@ class BertPreprocessor(keras.layers.Layer):
             end_value=tokenizer.sep_token_id,
             pad_value=tokenizer.pad_token_id,
         )
+        self.built = True  # no weights
 
     def _truncate(self, segments):
         budget = self.sequence_length - 1 - len(segments)

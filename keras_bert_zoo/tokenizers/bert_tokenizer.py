@@ -81,6 +81,7 @@ class BertTokenizer(keras.layers.Layer):
             max_bytes_per_word=self.max_bytes_per_word,
             lower_case_nfd_strip_accents=False,
         )
+        self.built = True  # no weights
 
     # --- Vocabulary -------------------------------------------------------
 

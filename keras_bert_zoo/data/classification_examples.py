@@ -1,0 +1,98 @@
+"""Labelled text (or text-pair) examples, built row by row with checks."""
+
+import dataclasses
+
+from keras_bert_zoo.data.errors import DataFormatError
+
+
+@dataclasses.dataclass
+class ClassificationExamples:
+    """Examples for `BertClassifier`.
+
+    Attributes:
+        texts: strings, or `(text_a, text_b)` tuples.
+        labels: class ids (floats for regression).
+        label_names: the class names, index = id (None for regression).
+        skipped: rows skipped as bad (only with `on_error="skip"`).
+        source: the file they came from.
+    """
+
+    texts: list
+    labels: list
+    label_names: list
+    skipped: int = 0
+    source: str = ""
+
+    def __len__(self):
+        return len(self.texts)
+
+    def split(self, fraction, seed=0):
+        """Split off the last `fraction` of a seeded shuffle (for a held-out set)."""
+        import random
+
+        order = list(range(len(self)))
+        random.Random(seed).shuffle(order)
+        cut = len(order) - int(round(len(order) * fraction))
+
+        def take(indices):
+            return ClassificationExamples(
+                [self.texts[i] for i in indices], [self.labels[i] for i in indices], self.label_names, 0, self.source
+            )
+
+        return take(order[:cut]), take(order[cut:])
+
+
+class ExampleBuilder:
+    """Collects rows, mapping labels to ids and reporting bad rows.
+
+    Args:
+        source: file name, for messages.
+        label_names: allowed labels in id order; None to collect them (sorted)
+            or, with `regression=True`, to parse floats.
+        on_error: `"raise"` (default) or `"skip"` (count and drop bad rows).
+    """
+
+    def __init__(self, source, label_names=None, regression=False, on_error="raise"):
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip'; got '{on_error}'.")
+        self.source = source
+        self.label_names = list(label_names) if label_names is not None else None
+        self.regression = regression
+        self.on_error = on_error
+        self.rows = []
+        self.skipped = 0
+
+    def fail(self, line, message):
+        if self.on_error == "skip":
+            self.skipped += 1
+            return
+        raise DataFormatError(f"{self.source}, line {line}: {message}")
+
+    def add(self, line, texts, label):
+        """Add one row; `texts` is a tuple of one or two strings."""
+        for text in texts:
+            if text is None or not str(text).strip():
+                return self.fail(line, "empty text. Remove the row or pass on_error='skip'.")
+        label = str(label).strip() if label is not None else ""
+        if self.regression:
+            try:
+                value = float(label)
+            except ValueError:
+                return self.fail(line, f"label '{label}' is not a number (regression task).")
+        elif self.label_names is not None and label not in self.label_names:
+            return self.fail(
+                line, f"unknown label '{label}'; expected one of {self.label_names}. Fix the row or the label list."
+            )
+        else:
+            value = label
+        self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
+
+    def build(self):
+        if not self.rows:
+            raise DataFormatError(f"{self.source}: no usable examples ({self.skipped} bad rows skipped).")
+        texts = [t for t, _ in self.rows]
+        if self.regression:
+            return ClassificationExamples(texts, [v for _, v in self.rows], None, self.skipped, self.source)
+        names = self.label_names or sorted({v for _, v in self.rows})
+        index = {name: i for i, name in enumerate(names)}
+        return ClassificationExamples(texts, [index[v] for _, v in self.rows], names, self.skipped, self.source)

@@ -1,0 +1,35 @@
+"""CSV / TSV files with named columns."""
+
+import csv
+
+from keras_bert_zoo.data.classification_examples import ExampleBuilder
+from keras_bert_zoo.data.errors import DataFormatError
+
+
+def read_csv(path, text_column, label_column, text_b_column=None, label_names=None, delimiter=None,
+             regression=False, on_error="raise"):
+    """Read a CSV (or TSV, by extension) with a header into `ClassificationExamples`.
+
+    Args:
+        path: the file.
+        text_column / text_b_column / label_column: header names.
+        label_names: the labels in id order; default: sorted labels found.
+        delimiter: default `,`, or tab for `.tsv`.
+        regression: parse labels as numbers.
+        on_error: `"raise"` (naming file and line) or `"skip"`.
+    """
+    delimiter = delimiter or ("\t" if path.endswith(".tsv") else ",")
+    builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error)
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f, delimiter=delimiter)
+        wanted = [c for c in (text_column, text_b_column, label_column) if c]
+        missing = [c for c in wanted if c not in (reader.fieldnames or [])]
+        if missing:
+            raise DataFormatError(
+                f"{path}, line 1: no column(s) {missing} in the header {reader.fieldnames}. "
+                "Name the columns with text_column / text_b_column / label_column."
+            )
+        for row in reader:
+            texts = (row[text_column],) + ((row[text_b_column],) if text_b_column else ())
+            builder.add(reader.line_num, texts, row[label_column])
+    return builder.build()

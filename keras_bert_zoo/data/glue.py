@@ -1,0 +1,96 @@
+"""GLUE's TSV files (as written by the GLUE download script)."""
+
+import dataclasses
+import os
+
+from keras_bert_zoo.data.classification_examples import ExampleBuilder
+from keras_bert_zoo.data.errors import DataFormatError
+
+
+@dataclasses.dataclass(frozen=True)
+class GlueTask:
+    """Where a GLUE task keeps its columns. Column names refer to the header;
+    integers are positions (CoLA's files have no header)."""
+
+    text_a: object
+    text_b: object
+    label: object
+    label_names: tuple
+    header: bool = True
+
+    @property
+    def regression(self):
+        return not self.label_names
+
+
+# Label orders are google-research/bert's `get_labels()` (and GLUE's).
+GLUE_TASKS = {
+    "CoLA": GlueTask(3, None, 1, ("0", "1"), header=False),
+    "SST-2": GlueTask("sentence", None, "label", ("0", "1")),
+    "MRPC": GlueTask("#1 String", "#2 String", "Quality", ("0", "1")),
+    "QQP": GlueTask("question1", "question2", "is_duplicate", ("0", "1")),
+    "STS-B": GlueTask("sentence1", "sentence2", "score", ()),
+    "MNLI": GlueTask("sentence1", "sentence2", "gold_label", ("contradiction", "entailment", "neutral")),
+    "QNLI": GlueTask("question", "sentence", "label", ("entailment", "not_entailment")),
+    "RTE": GlueTask("sentence1", "sentence2", "label", ("entailment", "not_entailment")),
+    "WNLI": GlueTask("sentence1", "sentence2", "label", ("0", "1")),
+}
+
+
+def infer_glue_task(path):
+    """The GLUE task of a file from its folder name (glue_data/MRPC/train.tsv)."""
+    folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    for name in GLUE_TASKS:
+        if folder.lower() == name.lower():
+            return name
+    return None
+
+
+def read_glue(path, task=None, on_error="raise"):
+    """Read a GLUE train/dev TSV into `ClassificationExamples`.
+
+    Args:
+        path: the .tsv file.
+        task: `"MRPC"`, `"SST-2"`, `"CoLA"`, `"RTE"`, `"QQP"`, `"QNLI"`,
+            `"MNLI"`, `"STS-B"` or `"WNLI"`; by default the folder name.
+        on_error: `"raise"` on a bad row (naming file and line) or `"skip"`.
+
+    Raises:
+        DataFormatError: a missing column, an unknown label or empty text.
+    """
+    task = task or infer_glue_task(path)
+    if task not in GLUE_TASKS:
+        raise ValueError(
+            f"Unknown GLUE task '{task}' for {path}; pass task= one of {sorted(GLUE_TASKS)}."
+        )
+    spec = GLUE_TASKS[task]
+    builder = ExampleBuilder(path, spec.label_names or None, regression=spec.regression, on_error=on_error)
+    # utf-8-sig: the official MRPC file starts with a byte-order mark.
+    with open(path, encoding="utf-8-sig") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    first_line = 1
+    if spec.header:
+        header = lines[0].split("\t")
+        columns = {}
+        for role, name in (("text_a", spec.text_a), ("text_b", spec.text_b), ("label", spec.label)):
+            if name is None:
+                continue
+            if name not in header:
+                raise DataFormatError(f"{path}, line 1: the header has no column '{name}' ({task} needs it); found {header}.")
+            columns[role] = header.index(name)
+        lines, first_line = lines[1:], 2
+    else:
+        columns = {"text_a": spec.text_a, "label": spec.label}
+        if spec.text_b is not None:
+            columns["text_b"] = spec.text_b
+    needed = max(columns.values()) + 1
+    for number, line in enumerate(lines, start=first_line):
+        fields = line.split("\t")
+        if len(fields) < needed:
+            builder.fail(number, f"expected at least {needed} tab-separated columns, found {len(fields)}.")
+            continue
+        texts = (fields[columns["text_a"]],) + ((fields[columns["text_b"]],) if "text_b" in columns else ())
+        builder.add(number, texts, fields[columns["label"]])
+    return builder.build()

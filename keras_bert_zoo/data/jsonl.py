@@ -1,0 +1,34 @@
+"""JSON-lines classification files (SciBERT's `{"text": ..., "label": ...}`)."""
+
+import json
+
+from keras_bert_zoo.data.classification_examples import ExampleBuilder
+
+
+def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_names=None, on_error="raise"):
+    """Read one JSON object per line into `ClassificationExamples`.
+
+    Args:
+        path: the file.
+        text_key / text_b_key / label_key: the fields to read.
+        label_names: the labels in id order; default: sorted labels found.
+        on_error: `"raise"` (naming file and line) or `"skip"`.
+    """
+    builder = ExampleBuilder(path, label_names, on_error=on_error)
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                builder.fail(number, f"not valid JSON ({e.msg}).")
+                continue
+            keys = [k for k in (text_key, text_b_key, label_key) if k]
+            missing = [k for k in keys if k not in row]
+            if missing:
+                builder.fail(number, f"missing field(s) {missing}; the row has {sorted(row)}.")
+                continue
+            texts = (row[text_key],) + ((row[text_b_key],) if text_b_key else ())
+            builder.add(number, texts, row[label_key])
+    return builder.build()

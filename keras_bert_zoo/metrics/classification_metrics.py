@@ -1,0 +1,70 @@
+"""GLUE's evaluation metrics, on numpy arrays."""
+
+import numpy as np
+
+
+def accuracy(labels, predictions):
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    return float((labels == predictions).mean())
+
+
+def binary_f1(labels, predictions, positive=1):
+    """F1 of the positive class (MRPC, QQP)."""
+    labels, predictions = np.asarray(labels) == positive, np.asarray(predictions) == positive
+    tp = float((labels & predictions).sum())
+    precision = tp / max(predictions.sum(), 1)
+    recall = tp / max(labels.sum(), 1)
+    return 0.0 if tp == 0 else 2 * precision * recall / (precision + recall)
+
+
+def macro_f1(labels, predictions, num_classes):
+    """Mean of per-class F1 (SciBERT's citation-intent and ChemProt report it)."""
+    return float(np.mean([binary_f1(labels, predictions, c) for c in range(num_classes)]))
+
+
+def matthews_corrcoef(labels, predictions):
+    """Matthews correlation of binary labels (CoLA)."""
+    y, p = np.asarray(labels) == 1, np.asarray(predictions) == 1
+    tp, tn = float((y & p).sum()), float((~y & ~p).sum())
+    fp, fn = float((~y & p).sum()), float((y & ~p).sum())
+    denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return 0.0 if denominator == 0 else float((tp * tn - fp * fn) / denominator)
+
+
+def pearson(x, y):
+    x, y = np.asarray(x, "float64"), np.asarray(y, "float64")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def spearman(x, y):
+    """Pearson correlation of the ranks (ties get their average rank)."""
+
+    def ranks(v):
+        v = np.asarray(v, "float64")
+        order = np.argsort(v, kind="mergesort")
+        r = np.empty(len(v))
+        r[order] = np.arange(len(v))
+        for value in np.unique(v):  # average ranks of ties
+            tied = v == value
+            r[tied] = r[tied].mean()
+        return r
+
+    return pearson(ranks(x), ranks(y))
+
+
+def classification_report(labels, predictions, num_classes):
+    """Accuracy plus the F1 / MCC figures GLUE and SciBERT report."""
+    report = {"accuracy": accuracy(labels, predictions), "macro_f1": macro_f1(labels, predictions, num_classes)}
+    if num_classes == 2:
+        report["f1"] = binary_f1(labels, predictions)
+        report["mcc"] = matthews_corrcoef(labels, predictions)
+    return report
+
+
+def regression_report(labels, predictions):
+    predictions = np.asarray(predictions).reshape(-1)
+    return {
+        "pearson": pearson(labels, predictions),
+        "spearman": spearman(labels, predictions),
+        "mse": float(np.mean((np.asarray(labels) - predictions) ** 2)),
+    }

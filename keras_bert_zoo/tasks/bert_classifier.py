@@ -1,0 +1,127 @@
+"""Sentence and sentence-pair classification (and regression) on [CLS]."""
+
+import keras
+import numpy as np
+
+from keras_bert_zoo.tasks.task import Task
+
+PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+class BertClassifier(Task):
+    """BERT's classifier: dropout + dense on the pooled `[CLS]` vector.
+
+    Args:
+        backbone: a `BertBackbone`.
+        preprocessor: a `BertPreprocessor` (texts or pairs -> packed ids).
+        num_classes: number of classes (of targets, for regression).
+        problem_type: `"multi_class"` (softmax, integer labels),
+            `"multi_label"` (sigmoid per class, multi-hot labels) or
+            `"regression"` (raw outputs, mean squared error; STS-B style).
+        dropout: dropout rate before the output layer (BERT: 0.1).
+        threshold: probability above which a multi-label class is predicted.
+        label_names: optional class names for `predict_labels`.
+
+    Examples:
+    >>> clf = BertClassifier.from_preset("minilm_l6_h384_en_uncased",
+    ...                                  num_classes=2, sequence_length=32)
+    >>> clf.predict_proba([("He said hi.", "He greeted them.")]).shape
+    (1, 2)
+    """
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor,
+        num_classes,
+        problem_type="multi_class",
+        dropout=0.1,
+        threshold=0.5,
+        label_names=None,
+        **kwargs,
+    ):
+        if problem_type not in PROBLEM_TYPES:
+            raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}; got '{problem_type}'.")
+        if label_names is not None and len(label_names) != num_classes:
+            raise ValueError(f"{len(label_names)} label_names for num_classes={num_classes}.")
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            dtype="float32",  # logits in float32 under mixed precision
+            name="logits",
+        )
+
+        # === Functional Model ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in backbone.input}
+        pooled = backbone(inputs)["pooled_output"]
+        logits = self.output_dense(self.output_dropout(pooled))
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+        # === Config ===
+        self.num_classes = num_classes
+        self.problem_type = problem_type
+        self.dropout = dropout
+        self.threshold = threshold
+        self.label_names = list(label_names) if label_names is not None else None
+        self.compile()
+
+    def default_loss(self):
+        if self.problem_type == "multi_class":
+            return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        if self.problem_type == "multi_label":
+            return keras.losses.BinaryCrossentropy(from_logits=True)
+        return keras.losses.MeanSquaredError()
+
+    def default_metrics(self):
+        if self.problem_type == "multi_class":
+            return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        if self.problem_type == "multi_label":
+            # On logits, probability threshold p is logit log(p / (1 - p)).
+            return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=float(np.log(self.threshold / (1 - self.threshold))))]
+        return [keras.metrics.MeanAbsoluteError(name="mae")]
+
+    def predict_proba(self, x, batch_size=32):
+        """Class probabilities (softmax / sigmoid), or raw values for regression."""
+        logits = self.predict(x, batch_size=batch_size)
+        if self.problem_type == "multi_class":
+            shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            return shifted / shifted.sum(axis=-1, keepdims=True)
+        if self.problem_type == "multi_label":
+            return 1.0 / (1.0 + np.exp(-logits))
+        return logits
+
+    def predict_labels(self, x, batch_size=32):
+        """Predicted label names (or ids): one per example; a list of names
+        per example for multi-label; the values for regression."""
+        probabilities = self.predict_proba(x, batch_size=batch_size)
+        names = self.label_names or list(range(self.num_classes))
+        if self.problem_type == "multi_class":
+            return [names[i] for i in probabilities.argmax(axis=-1)]
+        if self.problem_type == "multi_label":
+            return [[names[i] for i in np.flatnonzero(row >= self.threshold)] for row in probabilities]
+        return probabilities[:, 0] if self.num_classes == 1 else probabilities
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.layers.serialize(self.backbone),
+            "preprocessor": keras.layers.serialize(self.preprocessor),
+            "num_classes": self.num_classes,
+            "problem_type": self.problem_type,
+            "dropout": self.dropout,
+            "threshold": self.threshold,
+            "label_names": self.label_names,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.layers.deserialize(config["backbone"])
+        config["preprocessor"] = keras.layers.deserialize(config["preprocessor"])
+        return cls(**config)

@@ -1,0 +1,164 @@
+"""Base class of the fine-tuning tasks: Keras models that take raw text."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+
+
+def _is_text_batch(x):
+    return isinstance(x, (list, tuple)) and not (len(x) and isinstance(x[0], dict))
+
+
+class Task(keras.Model):
+    """A functional Keras model over `BertBackbone` inputs plus the
+    preprocessing that turns raw examples into those inputs.
+
+    `fit`, `evaluate` and `predict` accept:
+    - a `tf.data.Dataset` of `(examples, labels)` (batched or not), where an
+      example is a string or a `(text_a, text_b)` tuple of strings;
+    - Python lists of examples (and labels);
+    - already packed inputs (a dict with `token_ids`, ...).
+
+    If the task was compiled with the default optimizer ("auto"), `fit`
+    re-creates it as BERT's AdamW with 10% linear warm-up and linear decay
+    over exactly the steps it is about to run.
+    """
+
+    default_learning_rate = 5e-5
+    # run_classifier.py's max_seq_length; QA overrides it (384).
+    default_sequence_length = 128
+
+    # --- Compilation -----------------------------------------------------
+
+    def default_loss(self):
+        raise NotImplementedError
+
+    def default_metrics(self):
+        return []
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", learning_rate=None, **kwargs):
+        """Compile with BERT's defaults unless given.
+
+        Args:
+            optimizer: `"auto"` for `bert_adamw` (re-scheduled by `fit`).
+            loss: `"auto"` for the task's loss.
+            metrics: `"auto"` for the task's metrics.
+            learning_rate: peak learning rate for the `"auto"` optimizer.
+            **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`,
+                `steps_per_execution`).
+        """
+        self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
+        self._learning_rate = learning_rate or getattr(self, "_learning_rate", None) or self.default_learning_rate
+        self._compile_args = {"loss": loss, "metrics": metrics, **kwargs}
+        if self._auto_optimizer:
+            optimizer = bert_adamw(self._learning_rate)
+        super().compile(
+            optimizer=optimizer,
+            loss=self.default_loss() if isinstance(loss, str) and loss == "auto" else loss,
+            metrics=self.default_metrics() if isinstance(metrics, str) and metrics == "auto" else metrics,
+            **kwargs,
+        )
+
+    def _schedule_optimizer(self, total_steps):
+        with self.distribute_strategy.scope():
+            optimizer = bert_adamw(self._learning_rate, total_steps=total_steps)
+            args = dict(self._compile_args)
+            loss, metrics = args.pop("loss"), args.pop("metrics")
+            self.compile(optimizer=optimizer, loss=loss, metrics=metrics, learning_rate=self._learning_rate, **args)
+        self._auto_optimizer = True  # still ours: re-schedule on the next fit
+
+    # --- Data ------------------------------------------------------------
+
+    def preprocess(self, x, y=None, sample_weight=None):
+        """Turn a batch of raw examples (and labels) into model inputs."""
+        return keras.utils.pack_x_y_sample_weight(self.preprocessor(x), y, sample_weight)
+
+    @staticmethod
+    def _columns(examples):
+        """A list of strings or pairs -> a tensor or a tuple of tensors."""
+        if examples and isinstance(examples[0], (tuple, list)):
+            return tuple(tf.constant([e[i] for e in examples]) for i in range(len(examples[0])))
+        return tf.constant(list(examples))
+
+    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None):
+        """Build the preprocessed, batched `tf.data.Dataset` fed to Keras."""
+        if isinstance(x, tf.data.Dataset):
+            ds = x
+            first = tf.nest.flatten(ds.element_spec)[0]
+            if first.shape.rank == 0:
+                ds = ds.batch(batch_size)
+        elif isinstance(x, dict):
+            return x  # already packed inputs
+        else:
+            if not _is_text_batch(x):
+                raise TypeError(
+                    "Pass a tf.data.Dataset, a list of texts / (text_a, text_b) pairs, "
+                    f"or a dict of packed inputs; got {type(x).__name__}."
+                )
+            x = list(x)
+            if not x:
+                raise ValueError("No examples: the input list is empty.")
+            if y is not None:
+                y = np.asarray(y)
+                if len(y) != len(x):
+                    raise ValueError(f"{len(x)} examples but {len(y)} labels.")
+            columns = self._columns(x)
+            ds = tf.data.Dataset.from_tensor_slices(columns if y is None else (columns, y))
+            if shuffle:
+                ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
+            ds = ds.batch(batch_size)
+        ds = ds.map(self.preprocess, num_parallel_calls=tf.data.AUTOTUNE)
+        return ds.prefetch(tf.data.AUTOTUNE)
+
+    # --- Keras API -------------------------------------------------------
+
+    def fit(self, x=None, y=None, batch_size=32, epochs=1, validation_data=None, shuffle=True, **kwargs):
+        ds = self.make_dataset(x, y, batch_size=batch_size, shuffle=shuffle)
+        if validation_data is not None:
+            if isinstance(validation_data, tuple) and len(validation_data) == 2 and not isinstance(validation_data[0], str):
+                validation_data = self.make_dataset(*validation_data, batch_size=batch_size)
+            else:
+                validation_data = self.make_dataset(validation_data, batch_size=batch_size)
+        if getattr(self, "_auto_optimizer", False) and not isinstance(ds, dict):
+            steps = kwargs.get("steps_per_epoch") or int(ds.cardinality())
+            if steps > 0:
+                self._schedule_optimizer(steps * (epochs - kwargs.get("initial_epoch", 0)))
+        if isinstance(ds, dict):
+            return super().fit(
+                ds, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, shuffle=shuffle, **kwargs
+            )
+        # Shuffling happened in make_dataset (Keras cannot shuffle a Dataset).
+        return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=32, **kwargs):
+        ds = self.make_dataset(x, y, batch_size=batch_size)
+        if isinstance(ds, dict):
+            return super().evaluate(ds, y, batch_size=batch_size, **kwargs)
+        return super().evaluate(ds, **kwargs)
+
+    def predict(self, x, batch_size=32, **kwargs):
+        ds = self.make_dataset(x, batch_size=batch_size)
+        kwargs.setdefault("verbose", 0)
+        return super().predict(ds, **kwargs)
+
+    # --- Presets ---------------------------------------------------------
+
+    def save_to_preset(self, preset_dir):
+        """Write backbone, tokenizer and this task (config + weights)."""
+        from keras_bert_zoo.presets.preset_io import save_preset
+
+        save_preset(preset_dir, backbone=self.backbone, tokenizer=self.preprocessor.tokenizer, task=self)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, sequence_length=None, **kwargs):
+        """Create the task from a preset.
+
+        A preset saved from this task type (e.g. after fine-tuning) comes
+        back whole; any other preset provides the backbone and tokenizer and
+        the task head starts fresh with `**kwargs` (e.g. `num_classes=2`).
+        """
+        from keras_bert_zoo.presets.loader import load_task
+
+        return load_task(preset, cls, load_weights=load_weights, sequence_length=sequence_length, **kwargs)
