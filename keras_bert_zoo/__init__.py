@@ -21,6 +21,8 @@ from keras_bert_zoo.presets.errors import PresetNotFoundError  # noqa: E402
 from keras_bert_zoo.presets.errors import UnsafeCheckpointError  # noqa: E402
 from keras_bert_zoo.presets.loader import convert_checkpoint  # noqa: E402
 from keras_bert_zoo.presets.registry import list_presets  # noqa: E402
+from keras_bert_zoo.optimization.bert_adamw import bert_adamw  # noqa: E402
+from keras_bert_zoo.tasks.bert_classifier import BertClassifier  # noqa: E402
 from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer  # noqa: E402
 from keras_bert_zoo.tasks.sentence_embedding import encode_texts  # noqa: E402
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
@@ -30,6 +32,7 @@ DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
 
 __all__ = [
     "BertBackbone",
+    "BertClassifier",
     "BertEmbedding",
     "BertPreprocessor",
     "BertPretrainer",
@@ -40,6 +43,7 @@ __all__ = [
     "PresetError",
     "PresetNotFoundError",
     "UnsafeCheckpointError",
+    "bert_adamw",
     "convert_checkpoint",
     "encode_texts",
     "gelu_tanh",

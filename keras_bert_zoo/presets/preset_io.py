@@ -5,6 +5,8 @@ import json
 import os
 
 import keras
+# Public `save_weights` cannot leave the optimizer out; this can.
+from keras.src.saving import saving_lib
 
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
@@ -52,7 +54,7 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
         )
     with atomic_directory(preset_dir) as tmp:
         _write_json(os.path.join(tmp, CONFIG_FILE), keras.saving.serialize_keras_object(backbone))
-        backbone.save_weights(os.path.join(tmp, WEIGHTS_FILE))
+        save_model_weights(backbone, os.path.join(tmp, WEIGHTS_FILE))
         if tokenizer is not None:
             config = keras.saving.serialize_keras_object(tokenizer)
             config["config"].pop("vocabulary")
@@ -62,7 +64,7 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
                 f.write("\n".join(vocabulary_lines(tokenizer.get_vocabulary())) + "\n")
         if task is not None:
             _write_json(os.path.join(tmp, TASK_CONFIG_FILE), keras.saving.serialize_keras_object(task))
-            task.save_weights(os.path.join(tmp, TASK_WEIGHTS_FILE))
+            save_model_weights(task, os.path.join(tmp, TASK_WEIGHTS_FILE))
         _write_json(
             os.path.join(tmp, METADATA_FILE),
             {
@@ -73,6 +75,17 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
                 **(metadata or {}),
             },
         )
+
+
+def _optimizer_of(model):
+    optimizer = getattr(model, "optimizer", None)
+    return [optimizer] if optimizer is not None else []
+
+
+def save_model_weights(model, path):
+    """`model.save_weights` without the optimizer's state: a preset holds
+    each weight once (no Adam slots)."""
+    saving_lib.save_weights_only(model, path, objects_to_skip=_optimizer_of(model))
 
 
 def read_json(directory, name):
@@ -89,7 +102,7 @@ def read_json(directory, name):
 def load_weights_file(model, path):
     """`model.load_weights` with a clear error for a corrupt or truncated file."""
     try:
-        model.load_weights(path)
+        saving_lib.load_weights_only(model, path, objects_to_skip=_optimizer_of(model))
     except (OSError, ValueError, KeyError) as e:
         raise CheckpointError(
             f"Cannot load the weights file {path} ({type(e).__name__}: {e}). It is "

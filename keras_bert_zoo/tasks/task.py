@@ -38,7 +38,8 @@ class Task(keras.Model):
     def default_metrics(self):
         return []
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", learning_rate=None, **kwargs):
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", learning_rate=None, total_steps=None,
+                **kwargs):
         """Compile with BERT's defaults unless given.
 
         Args:
@@ -46,14 +47,17 @@ class Task(keras.Model):
             loss: `"auto"` for the task's loss.
             metrics: `"auto"` for the task's metrics.
             learning_rate: peak learning rate for the `"auto"` optimizer.
+            total_steps: steps of the `"auto"` optimizer's warm-up + decay
+                schedule (set by `fit`).
             **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`,
                 `steps_per_execution`).
         """
         self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
         self._learning_rate = learning_rate or getattr(self, "_learning_rate", None) or self.default_learning_rate
+        self._total_steps = total_steps if self._auto_optimizer else None
         self._compile_args = {"loss": loss, "metrics": metrics, **kwargs}
         if self._auto_optimizer:
-            optimizer = bert_adamw(self._learning_rate)
+            optimizer = bert_adamw(self._learning_rate, total_steps=total_steps)
         super().compile(
             optimizer=optimizer,
             loss=self.default_loss() if isinstance(loss, str) and loss == "auto" else loss,
@@ -61,13 +65,23 @@ class Task(keras.Model):
             **kwargs,
         )
 
-    def _schedule_optimizer(self, total_steps):
+    def get_compile_config(self):
+        if getattr(self, "_auto_optimizer", False):
+            return {"auto_optimizer": {"learning_rate": self._learning_rate, "total_steps": self._total_steps}}
+        return super().get_compile_config()
+
+    def compile_from_config(self, config):
+        if "auto_optimizer" not in config:
+            return super().compile_from_config(config)
         with self.distribute_strategy.scope():
-            optimizer = bert_adamw(self._learning_rate, total_steps=total_steps)
-            args = dict(self._compile_args)
-            loss, metrics = args.pop("loss"), args.pop("metrics")
-            self.compile(optimizer=optimizer, loss=loss, metrics=metrics, learning_rate=self._learning_rate, **args)
-        self._auto_optimizer = True  # still ours: re-schedule on the next fit
+            self.compile(**config["auto_optimizer"])
+            # Built now, so that a saved optimizer state can load into it.
+            self.optimizer.build(self.trainable_variables)
+
+    def _schedule_optimizer(self, total_steps):
+        args = dict(self._compile_args)
+        with self.distribute_strategy.scope():
+            self.compile("auto", learning_rate=self._learning_rate, total_steps=total_steps, **args)
 
     # --- Data ------------------------------------------------------------
 

@@ -6,6 +6,12 @@ import shutil
 import tempfile
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_directory(final_path):
     """Yield a temporary directory that replaces `final_path` on success.
@@ -18,6 +24,7 @@ def atomic_directory(final_path):
     parent = os.path.dirname(final_path)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(final_path) + "-", dir=parent)
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private
     try:
         yield tmp
         if os.path.isdir(final_path):
@@ -41,6 +48,7 @@ def atomic_file(final_path, mode="wb"):
     parent = os.path.dirname(final_path)
     os.makedirs(parent, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(final_path) + "-", dir=parent)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private
     try:
         with os.fdopen(fd, mode) as f:
             yield f

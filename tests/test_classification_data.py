@@ -1,0 +1,87 @@
+"""Readers of GLUE TSV, JSON lines and CSV, against the counts of the shared data."""
+
+import collections
+
+import pytest
+
+from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.data.glue import read_glue
+from keras_bert_zoo.data.jsonl import read_jsonl
+from keras_bert_zoo.data.readers import read_classification
+from tests.conftest import shared_path
+
+# Counts from shared/data/SOURCES.md.
+GLUE_COUNTS = {
+    "MRPC": (3668, {"1": 2474, "0": 1194}),
+    "SST-2": (67349, {"1": 37569, "0": 29780}),
+    "CoLA": (8551, {"1": 6023, "0": 2528}),
+    "RTE": (2490, {"entailment": 1249, "not_entailment": 1241}),
+}
+
+
+@pytest.mark.parametrize("task", sorted(GLUE_COUNTS))
+def test_glue_train_files(task):
+    data = read_glue(shared_path("glue", task, "train.tsv"))
+    count, labels = GLUE_COUNTS[task]
+    assert len(data) == count
+    assert {data.label_names[i]: n for i, n in collections.Counter(data.labels).items()} == labels
+
+
+def test_glue_pairs_and_bom():
+    data = read_glue(shared_path("glue", "MRPC", "train.tsv"))
+    first = data.texts[0]
+    assert isinstance(first, tuple) and first[0].startswith("Amrozi accused his brother")
+    rte = read_glue(shared_path("glue", "RTE", "train.tsv"))
+    assert rte.texts[0] == ("No Weapons of Mass Destruction Found in Iraq Yet.", "Weapons of Mass Destruction Found in Iraq.")
+    assert rte.label_names == ["entailment", "not_entailment"]
+
+
+def test_scibert_jsonl():
+    data = read_jsonl(shared_path("scibert", "citation_intent", "train.txt"))
+    assert len(data) == 1688
+    counts = {data.label_names[i]: n for i, n in collections.Counter(data.labels).items()}
+    assert counts == {"Background": 867, "Uses": 317, "CompareOrContrast": 305, "Motivation": 76,
+                      "Extends": 63, "Future": 60}
+
+
+def test_bad_rows_name_file_and_line(tmp_path):
+    folder = tmp_path / "SST-2"
+    folder.mkdir()
+    path = folder / "train.tsv"
+    path.write_text("sentence\tlabel\ngood movie\t1\nno label here\n\t0\nbad\t7\n")
+    with pytest.raises(DataFormatError, match=r"train.tsv, line 3: expected at least 2 tab-separated columns"):
+        read_glue(str(path))
+    skipped = read_glue(str(path), on_error="skip")
+    assert (len(skipped), skipped.skipped) == (1, 3)
+    path.write_text("sentence\tlabel\ngood movie\t1\nbad\t7\n")
+    with pytest.raises(DataFormatError, match=r"line 3: unknown label '7'; expected one of \['0', '1'\]"):
+        read_glue(str(path))
+    path.write_text("sentence\tlabel\ngood movie\t1\n  \t0\n")
+    with pytest.raises(DataFormatError, match="line 3: empty text"):
+        read_glue(str(path))
+
+
+def test_missing_column_is_named(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("review,stars\ngreat,5\n")
+    with pytest.raises(DataFormatError, match=r"no column\(s\) \['text', 'label'\]"):
+        read_classification(str(path))
+    data = read_classification(str(path), text_column="review", label_column="stars")
+    assert (data.texts, data.labels, data.label_names) == (["great"], [0], ["5"])
+
+
+def test_jsonl_missing_field(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"text": "a", "label": "x"}\n{"sentence": "b", "label": "y"}\n')
+    with pytest.raises(DataFormatError, match=r"line 2: missing field\(s\) \['text'\]"):
+        read_classification(str(path))
+
+
+def test_split_is_disjoint_and_seeded():
+    data = read_glue(shared_path("glue", "RTE", "train.tsv"))
+    train, held_out = data.split(0.1, seed=3)
+    assert (len(train), len(held_out)) == (2241, 249)
+    # Together they are exactly the original examples, each once.
+    assert sorted(map(str, train.texts + held_out.texts)) == sorted(map(str, data.texts))
+    assert sorted(train.labels + held_out.labels) == sorted(data.labels)
+    assert data.split(0.1, seed=3)[1].texts == held_out.texts

@@ -1,0 +1,93 @@
+"""`keras-bert-zoo finetune / evaluate / predict`, and resuming a killed run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from keras_bert_zoo.cli.main import main
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+WORDS = ["all", "work", "and", "no", "play", "makes", "jack", "a", "dull", "boy"]
+
+
+def _glue_file(tmp_path, rows):
+    """An SST-2-style file: label 1 when the sentence mentions 'play'."""
+    folder = tmp_path / "SST-2"
+    folder.mkdir(exist_ok=True)
+    lines = ["sentence\tlabel"]
+    for i in range(rows):
+        sentence = " ".join(WORDS[(i * 7 + k * 3) % 10] for k in range(1 + i % 5))
+        lines.append(f"{sentence}\t{int('play' in sentence.split())}")
+    (folder / "train.tsv").write_text("\n".join(lines) + "\n")
+    return str(folder / "train.tsv")
+
+
+def test_finetune_evaluate_predict(tmp_path, capsys):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    train = _glue_file(tmp_path, 200)
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", train,
+                 "--output", str(out), "--epochs", "2", "--batch_size", "16", "--max_seq_length", "8",
+                 "--learning_rate", "1e-3"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert (metrics["train_examples"], metrics["eval_examples"]) == (180, 20)
+    assert set(metrics) >= {"accuracy", "f1", "mcc", "macro_f1"}
+    assert not (out / "backup").exists()  # removed once training finished
+    capsys.readouterr()
+
+    assert main(["evaluate", "--model", str(out / "model"), "--eval", train, "--output", str(tmp_path / "m.json")]) == 0
+    evaluation = json.loads((tmp_path / "m.json").read_text())
+    assert evaluation["eval_examples"] == 200 and 0.0 <= evaluation["accuracy"] <= 1.0
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("all work and no play\njack a dull boy\n")
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out / "model"), "--input", str(texts)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["text"] for r in records] == ["all work and no play", "jack a dull boy"]
+    assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"]) - 1) < 1e-4 for r in records)
+
+
+def test_bad_training_file_is_reported(tmp_path, capsys):
+    folder = tmp_path / "SST-2"
+    folder.mkdir()
+    (folder / "train.tsv").write_text("sentence\tlabel\ngood\t1\nbad\tmaybe\n")
+    code = main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", str(folder / "train.tsv"),
+                 "--output", str(tmp_path / "o")])
+    assert code == 2
+    assert "train.tsv, line 3: unknown label 'maybe'" in capsys.readouterr().err
+
+
+def test_killed_run_resumes_from_last_epoch(tmp_path):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    train = _glue_file(tmp_path, 3000)
+    out = tmp_path / "run"
+    command = [os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "finetune", "--task", "classify",
+               "--preset", TINY_CHECKPOINT, "--train", train, "--output", str(out), "--epochs", "40",
+               "--batch_size", "32", "--max_seq_length", "8"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    metadata = out / "backup" / "training_metadata.json"
+    deadline = time.time() + 300
+    while time.time() < deadline and first.poll() is None:
+        if metadata.exists() and json.loads(metadata.read_text() or "{}").get("epoch", -1) >= 1:
+            break
+        time.sleep(0.2)
+    assert first.poll() is None, "training finished before it could be killed"
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=60)
+    done_epochs = json.loads(metadata.read_text())["epoch"] + 1
+    assert not (out / "model").exists()
+
+    command[command.index("40")] = str(done_epochs + 1)  # one more epoch than were completed
+    second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert f"Epoch {done_epochs + 1}/{done_epochs + 1}" in second.stdout
+    assert "Epoch 1/" not in second.stdout
+    assert (out / "model" / "task.weights.h5").exists() and (out / "metrics.json").exists()
