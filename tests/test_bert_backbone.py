@@ -109,3 +109,12 @@ def test_fused_and_plain_ops_agree_in_outputs_and_gradients():
     for variable, a, b in zip(backbone.trainable_variables, fused_grads, plain_grads):
         assert a is not None, variable.path
         np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-4, err_msg=variable.path)
+
+
+def test_models_of_different_widths_in_one_process():
+    """The fused kernels are traced per shape: a narrow model after a wide one still runs."""
+    for hidden in (4, 32, 4):
+        backbone = kbz.BertBackbone(**dict(SMALL, hidden_dim=hidden, num_heads=2))
+        inputs = _inputs()
+        backbone.predict_on_batch(inputs)
+        assert tuple(backbone(inputs)["sequence_output"].shape) == (2, 10, hidden)

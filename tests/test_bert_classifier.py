@@ -42,6 +42,14 @@ def test_pairs_and_dataset_input(default_preset_dir):
     assert np.isfinite(history.history["loss"][0])
     probabilities = clf.predict_proba([("x y", "p")])
     assert probabilities.shape == (1, 3) and probabilities.sum() == pytest.approx(1.0, abs=1e-5)
+    # Both texts of a pair reach the model, from lists and from a Dataset alike.
+    pairs = [("x y", "p"), ("x y", "q r z")]
+    packed = clf.preprocessor(pairs)
+    expected = clf.predict_on_batch(packed)
+    np.testing.assert_allclose(clf.predict(pairs), expected, atol=1e-5)
+    np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices((["x y"] * 2, ["p", "q r z"]))),
+                               expected, atol=1e-5)
+    assert not np.allclose(expected[0], expected[1])
     assert clf.predict_labels([("x y", "p")])[0] in {"a", "b", "c"}
 
 

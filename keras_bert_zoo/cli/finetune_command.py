@@ -1,10 +1,10 @@
-"""`keras-bert-zoo finetune`, `evaluate` and `predict` for classification."""
+"""`keras-bert-zoo finetune`, `evaluate` and `predict` (classification and NER)."""
 
 import json
 import os
 import sys
 
-TASKS = ("classify",)
+TASKS = ("classify", "ner")
 
 
 def _add_data_options(parser):
@@ -14,6 +14,8 @@ def _add_data_options(parser):
     parser.add_argument("--text_b_column", help="Second text of a pair (csv/jsonl).")
     parser.add_argument("--label_column", default="label")
     parser.add_argument("--skip_bad_rows", action="store_true", help="Skip (and count) bad rows instead of failing.")
+    parser.add_argument("--word_column", type=int, default=0, help="NER: column of the word (CoNLL files).")
+    parser.add_argument("--tag_column", type=int, default=-1, help="NER: column of the tag (CoNLL files).")
 
 
 def add_parser(subparsers):
@@ -43,7 +45,7 @@ def add_parser(subparsers):
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True)
-    predict.add_argument("--input", required=True, help="One text per line; 'text_a<TAB>text_b' for pairs.")
+    predict.add_argument("--input", required=True, help="One text per line (text_a<TAB>text_b for pairs).")
     predict.add_argument("--output", help="JSON lines output (default: stdout).")
     predict.add_argument("--batch_size", type=int, default=32)
     predict.set_defaults(run=run_predict)
@@ -70,41 +72,86 @@ def score(classifier, data, batch_size=32):
     return classification_report(data.labels, outputs.argmax(-1), classifier.num_classes)
 
 
-def run_finetune(args):
+def _split_or_read_eval(args, read):
+    train = read(args.train)
+    if args.eval:
+        return train, read(args.eval, train.label_names)
+    return train.split(args.eval_fraction, seed=args.seed)
+
+
+def _finetune_classifier(args):
     from keras_bert_zoo.tasks.bert_classifier import BertClassifier
-    from keras_bert_zoo.training.finetune import finetune
-    from keras_bert_zoo.training.finetune import METRICS_FILE
-    from keras_bert_zoo.training.finetune import write_json
 
     regression = args.problem_type == "regression"
-    train = _read(args.train, args, regression=regression)
-    if args.eval:
-        evaluation = _read(args.eval, args, label_names=train.label_names, regression=regression)
-    else:
-        train, evaluation = train.split(args.eval_fraction, seed=args.seed)
-    print(f"train: {len(train)} examples ({train.skipped} bad rows skipped), eval: {len(evaluation)}", file=sys.stderr)
-    classifier = BertClassifier.from_preset(
+    train, evaluation = _split_or_read_eval(
+        args, lambda path, names=None: _read(path, args, label_names=names, regression=regression)
+    )
+    task = BertClassifier.from_preset(
         args.preset,
         num_classes=1 if regression else len(train.label_names),
         problem_type=args.problem_type,
         label_names=train.label_names,
         sequence_length=args.max_seq_length,
     )
-    classifier.compile(learning_rate=args.learning_rate)
-    finetune(classifier, train.texts, train.labels, args.output, epochs=args.epochs,
-             batch_size=args.batch_size, seed=args.seed)
-    metrics = {"task": "classify", "preset": args.preset, "train_examples": len(train),
-               "eval_examples": len(evaluation), **score(classifier, evaluation, args.batch_size)}
+    return task, train.texts, train.labels, lambda: score(task, evaluation, args.batch_size), len(evaluation)
+
+
+def _finetune_ner(args):
+    from keras_bert_zoo.data.conll import read_conll
+    from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
+
+    train, evaluation = _split_or_read_eval(
+        args, lambda path, names=None: read_conll(path, args.word_column, args.tag_column, names)
+    )
+    task = BertTokenClassifier.from_preset(args.preset, labels=train.label_names, sequence_length=args.max_seq_length)
+
+    def evaluate():
+        scores = task.evaluate_entities(evaluation.words, evaluation.tags, args.batch_size)
+        return {"entity_" + k: v for k, v in scores.items()}
+
+    return task, train.words, train.tags, evaluate, len(evaluation)
+
+
+def run_finetune(args):
+    from keras_bert_zoo.training.finetune import METRICS_FILE
+    from keras_bert_zoo.training.finetune import finetune
+    from keras_bert_zoo.training.finetune import write_json
+
+    task, x, y, evaluate, eval_count = {"classify": _finetune_classifier, "ner": _finetune_ner}[args.task](args)
+    print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
+    task.compile(learning_rate=args.learning_rate)
+    finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed)
+    metrics = {"task": args.task, "preset": args.preset, "train_examples": len(x), "eval_examples": eval_count,
+               **evaluate()}
     write_json(os.path.join(args.output, METRICS_FILE), metrics)
     print(json.dumps(metrics, indent=2))
 
 
-def run_evaluate(args):
+def _load_task(path):
+    """A fine-tuned task saved by `finetune`, whichever its type."""
+    from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
+    from keras_bert_zoo.presets.preset_io import read_json
     from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+    from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
-    classifier = BertClassifier.from_preset(args.model)
-    data = _read(args.eval, args, label_names=classifier.label_names, regression=classifier.problem_type == "regression")
-    metrics = {"eval_examples": len(data), **score(classifier, data, args.batch_size)}
+    kinds = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier)}
+    name = read_json(path, TASK_CONFIG_FILE).get("class_name")
+    if name not in kinds:
+        raise ValueError(f"{path} holds a '{name}', not a fine-tuned classifier or NER model.")
+    return kinds[name].from_preset(path)
+
+
+def run_evaluate(args):
+    task = _load_task(args.model)
+    if hasattr(task, "evaluate_entities"):
+        from keras_bert_zoo.data.conll import read_conll
+
+        data = read_conll(args.eval, args.word_column, args.tag_column, task.labels)
+        scores = task.evaluate_entities(data.words, data.tags, args.batch_size)
+        metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
+    else:
+        data = _read(args.eval, args, label_names=task.label_names, regression=task.problem_type == "regression")
+        metrics = {"eval_examples": len(data), **score(task, data, args.batch_size)}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
 
@@ -112,27 +159,32 @@ def run_evaluate(args):
     print(json.dumps(metrics, indent=2))
 
 
-def run_predict(args):
-    from keras_bert_zoo.tasks.bert_classifier import BertClassifier
-
-    classifier = BertClassifier.from_preset(args.model)
-    with open(args.input, encoding="utf-8") as f:
-        texts = [tuple(line.split("\t")) if "\t" in line else line for line in f.read().splitlines() if line.strip()]
-    outputs = classifier.predict_proba(texts, batch_size=args.batch_size)
-    names = classifier.label_names or list(range(classifier.num_classes))
-    lines = []
+def _classification_records(task, texts, batch_size):
+    outputs = task.predict_proba(texts, batch_size=batch_size)
+    names = task.label_names or list(range(task.num_classes))
     for text, row in zip(texts, outputs):
-        if classifier.problem_type == "regression":
-            record = {"text": text, "value": float(row[0])}
+        if task.problem_type == "regression":
+            yield {"text": text, "value": float(row[0])}
         else:
             best = int(row.argmax())
-            record = {"text": text, "label": names[best], "score": float(row[best]),
-                      "probabilities": [round(float(p), 6) for p in row]}
-        lines.append(json.dumps(record))
+            yield {"text": text, "label": names[best], "score": float(row[best]),
+                   "probabilities": [round(float(p), 6) for p in row]}
+
+
+def run_predict(args):
+    task = _load_task(args.model)
+    with open(args.input, encoding="utf-8") as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    if hasattr(task, "predict_entities"):
+        records = ({"text": t, "entities": e} for t, e in zip(lines, task.predict_entities(lines, args.batch_size)))
+    else:
+        texts = [tuple(line.split("\t")) if "\t" in line else line for line in lines]
+        records = _classification_records(task, texts, args.batch_size)
+    output = [json.dumps(record) for record in records]
     if args.output:
         from keras_bert_zoo.utils.atomic import atomic_file
 
         with atomic_file(args.output, "w") as f:
-            f.writelines(line + "\n" for line in lines)
+            f.writelines(line + "\n" for line in output)
     else:
-        print("\n".join(lines))
+        print("\n".join(output))

@@ -4,10 +4,11 @@ import argparse
 import sys
 
 from keras_bert_zoo.cli import encode_command
+from keras_bert_zoo.cli import extract_features_command
 from keras_bert_zoo.cli import finetune_command
 from keras_bert_zoo.cli import presets_command
 
-COMMANDS = (presets_command, encode_command, finetune_command)
+COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command)
 
 
 def build_parser():

@@ -2,6 +2,7 @@
 residual + LayerNorm steps."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 from keras_hub.layers import TransformerEncoder
 
@@ -9,8 +10,10 @@ from keras_bert_zoo.layers import fused_ops
 
 
 def _add_and_norm(x, residual, layer_norm):
-    # `.value` is the backing tf.Variable, which a tf.function takes as is.
-    return fused_ops.add_layer_norm(x, residual, layer_norm.gamma.value, layer_norm.beta.value, layer_norm.epsilon)
+    # Read the variables here, so the fused function sees plain tensors.
+    gamma = tf.convert_to_tensor(layer_norm.gamma.value)
+    beta = tf.convert_to_tensor(layer_norm.beta.value)
+    return fused_ops.add_layer_norm(x, residual, gamma, beta, layer_norm.epsilon)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")

@@ -331,7 +331,6 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     import keras
 
     from keras_bert_zoo.models.bert_backbone import BertBackbone
-    from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 
     resolved = resolve(preset)
     task_config = os.path.join(resolved.saved_dir or "", preset_io.TASK_CONFIG_FILE)
@@ -340,17 +339,17 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
         if config.get("class_name") == cls.__name__:
             task = keras.saving.deserialize_keras_object(config)
             if sequence_length is not None:
-                task.preprocessor = BertPreprocessor(
-                    task.preprocessor.tokenizer, sequence_length, task.preprocessor.max_sequence_length
+                task.preprocessor = cls.make_preprocessor(
+                    task.preprocessor.tokenizer, sequence_length, task.backbone.max_sequence_length
                 )
             if load_weights:
                 preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
             return task
     backbone_kwargs = {"dtype": kwargs.pop("dtype")} if "dtype" in kwargs else {}
     backbone = load_backbone(preset, BertBackbone, load_weights=load_weights, **backbone_kwargs)
-    preprocessor = BertPreprocessor(
+    preprocessor = cls.make_preprocessor(
         load_tokenizer(preset),
-        sequence_length=min(sequence_length or cls.default_sequence_length, backbone.max_sequence_length),
-        max_sequence_length=backbone.max_sequence_length,
+        min(sequence_length or cls.default_sequence_length, backbone.max_sequence_length),
+        backbone.max_sequence_length,
     )
     return cls(backbone=backbone, preprocessor=preprocessor, **kwargs)

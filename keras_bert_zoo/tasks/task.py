@@ -30,6 +30,13 @@ class Task(keras.Model):
     # run_classifier.py's max_seq_length; QA overrides it (384).
     default_sequence_length = 128
 
+    @classmethod
+    def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
+        """The preprocessing layer this task takes, for `from_preset`."""
+        from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+
+        return BertPreprocessor(tokenizer, sequence_length=sequence_length, max_sequence_length=max_sequence_length)
+
     # --- Compilation -----------------------------------------------------
 
     def default_loss(self):
@@ -96,13 +103,19 @@ class Task(keras.Model):
             return tuple(tf.constant([e[i] for e in examples]) for i in range(len(examples[0])))
         return tf.constant(list(examples))
 
-    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None):
-        """Build the preprocessed, batched `tf.data.Dataset` fed to Keras."""
+    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True):
+        """Build the preprocessed, batched `tf.data.Dataset` fed to Keras.
+
+        `labeled=False` (prediction): each element of a Dataset `x` is an
+        example, even when it is a `(text_a, text_b)` tuple.
+        """
         if isinstance(x, tf.data.Dataset):
             ds = x
             first = tf.nest.flatten(ds.element_spec)[0]
             if first.shape.rank == 0:
                 ds = ds.batch(batch_size)
+            if not labeled:
+                ds = ds.map(lambda *example: (example if len(example) > 1 else example[0],))
         elif isinstance(x, dict):
             return x  # already packed inputs
         else:
@@ -119,7 +132,8 @@ class Task(keras.Model):
                 if len(y) != len(x):
                     raise ValueError(f"{len(x)} examples but {len(y)} labels.")
             columns = self._columns(x)
-            ds = tf.data.Dataset.from_tensor_slices(columns if y is None else (columns, y))
+            # A 1-tuple, so that map() passes a pair of texts as one argument.
+            ds = tf.data.Dataset.from_tensor_slices((columns,) if y is None else (columns, y))
             if shuffle:
                 ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
             ds = ds.batch(batch_size)
@@ -153,7 +167,7 @@ class Task(keras.Model):
         return super().evaluate(ds, **kwargs)
 
     def predict(self, x, batch_size=32, **kwargs):
-        ds = self.make_dataset(x, batch_size=batch_size)
+        ds = self.make_dataset(x, batch_size=batch_size, labeled=False)
         kwargs.setdefault("verbose", 0)
         return super().predict(ds, **kwargs)
 

@@ -1,0 +1,64 @@
+"""Entity-level precision / recall / F1 with the semantics of CoNLL's conlleval.
+
+A chunk starts at B-X, or at I-X when no chunk of type X is open (after O or
+after another type: IOB1 and stray I- tags start entities, as conlleval
+counts them). A chunk ends before O, before B-, and at a change of type. A
+predicted entity is correct only if its type and both boundaries match a
+gold entity.
+"""
+
+import collections
+
+
+def _split(tag):
+    if tag == "O" or "-" not in tag:
+        return "O", None
+    prefix, kind = tag.split("-", 1)
+    return prefix, kind
+
+
+def extract_chunks(tags):
+    """Return `[(type, start, end_exclusive)]` for one tag sequence."""
+    chunks = []
+    start = kind = None
+    for i, tag in enumerate(list(tags) + ["O"]):
+        prefix, tag_kind = _split(tag)
+        ends = kind is not None and (prefix in ("O", "B") or tag_kind != kind)
+        if ends:
+            chunks.append((kind, start, i))
+            kind = None
+        begins = prefix == "B" or (prefix == "I" and kind is None)
+        if begins:
+            start, kind = i, tag_kind
+    return chunks
+
+
+def entity_scores(gold_sequences, predicted_sequences):
+    """Micro precision / recall / F1 over entities, overall and per type.
+
+    Returns:
+        `{"precision", "recall", "f1", "gold_entities", "predicted_entities",
+        "per_type": {type: {...}}}`, scores as fractions in [0, 1].
+    """
+    if len(gold_sequences) != len(predicted_sequences):
+        raise ValueError("gold and predicted have different numbers of sentences.")
+    counts = collections.defaultdict(lambda: [0, 0, 0])  # correct, gold, predicted
+    for sentence, (gold, predicted) in enumerate(zip(gold_sequences, predicted_sequences)):
+        if len(gold) != len(predicted):
+            raise ValueError(f"sentence {sentence}: {len(gold)} gold tags but {len(predicted)} predicted.")
+        gold_chunks, predicted_chunks = set(extract_chunks(gold)), set(extract_chunks(predicted))
+        for kind, *_ in gold_chunks:
+            counts[kind][1] += 1
+        for chunk in predicted_chunks:
+            counts[chunk[0]][2] += 1
+            counts[chunk[0]][0] += chunk in gold_chunks
+
+    def scores(correct, gold, predicted):
+        precision = correct / predicted if predicted else 0.0
+        recall = correct / gold if gold else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
+        return {"precision": precision, "recall": recall, "f1": f1, "gold_entities": gold,
+                "predicted_entities": predicted}
+
+    total = [sum(c[i] for c in counts.values()) for i in range(3)]
+    return {**scores(*total), "per_type": {kind: scores(*c) for kind, c in sorted(counts.items())}}

@@ -1,0 +1,101 @@
+"""Words (and word tags) to packed word-piece inputs for token classification."""
+
+import re
+
+import keras
+import tensorflow as tf
+
+from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
+# Words as BERT's basic tokenizer sees them: runs of word characters, and
+# every other non-space character on its own.
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def split_words(text):
+    """Split raw text into words with character offsets: `[(word, start, end)]`."""
+    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+def _pad(ragged, length, value):
+    """`[first] + row + [last]`-style packing of an aux ragged tensor to `length`."""
+    zeros = tf.fill([ragged.nrows(), 1], tf.constant(value, ragged.dtype))
+    framed = tf.concat([zeros, ragged, zeros], axis=1)
+    return framed.to_tensor(default_value=value, shape=[None, length])
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+class TokenClassificationPreprocessor(keras.layers.Layer):
+    """Pack word lists as `[CLS] pieces [SEP]`, tags on each word's first piece.
+
+    Each word is split into word-pieces; a word's tag is trained and
+    predicted on its first piece only (the other pieces, `[CLS]`, `[SEP]`
+    and padding get sample weight 0), as in BERT's NER recipe. Runs in the
+    graph on ragged batches of words, so it works in `tf.data`.
+
+    Args:
+        tokenizer: a `BertTokenizer`.
+        sequence_length: packed length; longer sentences are cut (the task
+            windows them).
+
+    Call args:
+        words: `tf.RaggedTensor` of strings `[batch, None]`.
+        labels: optional int `tf.RaggedTensor` `[batch, None]` of tag ids.
+
+    Returns:
+        `(inputs, labels, sample_weight)` with labels, or `inputs` alone;
+        `inputs` also holds `word_index` (`[batch, seq]`, the word a first
+        piece starts, -1 elsewhere), which the model does not take.
+    """
+
+    def __init__(self, tokenizer, sequence_length=128, **kwargs):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.tokenizer = tokenizer
+        self.sequence_length = int(sequence_length)
+        self.built = True
+
+    def call(self, words, labels=None):
+        if not isinstance(words, tf.RaggedTensor):
+            words = tf.ragged.constant(words, dtype=tf.string)
+        pieces = self.tokenizer(words.flat_values)  # [words, pieces]
+        pieces_per_word = tf.cast(pieces.row_lengths(), tf.int32)
+        first = tf.ragged.range(pieces_per_word) == 0
+        word_position = tf.repeat(tf.ragged.range(tf.cast(words.row_lengths(), tf.int32)).flat_values, pieces_per_word)
+        budget = self.sequence_length - 2
+
+        def per_sentence(flat):  # one value per piece -> [batch, pieces], cut to the window
+            return words.with_flat_values(pieces.with_flat_values(flat)).merge_dims(1, 2)[:, :budget]
+
+        token_ids = per_sentence(pieces.flat_values)
+        is_first = per_sentence(first.flat_values)
+        word_index = tf.where(is_first, per_sentence(word_position), -1)
+        cls = tf.fill([token_ids.nrows(), 1], self.tokenizer.cls_token_id)
+        sep = tf.fill([token_ids.nrows(), 1], self.tokenizer.sep_token_id)
+        packed = tf.concat([cls, token_ids, sep], axis=1)
+        ids = packed.to_tensor(default_value=self.tokenizer.pad_token_id, shape=[None, self.sequence_length])
+        inputs = {
+            "token_ids": ids,
+            "segment_ids": tf.zeros_like(ids),
+            "padding_mask": tf.cast(tf.ones_like(packed).to_tensor(shape=[None, self.sequence_length]), tf.int32),
+            "word_index": _pad(word_index, self.sequence_length, -1),
+        }
+        if labels is None:
+            return inputs
+        if not isinstance(labels, tf.RaggedTensor):
+            labels = tf.ragged.constant(labels, dtype=tf.int32)
+        piece_labels = per_sentence(tf.repeat(tf.cast(labels.flat_values, tf.int32), pieces_per_word))
+        sample_weight = _pad(tf.cast(is_first, tf.float32), self.sequence_length, 0.0)
+        return inputs, _pad(piece_labels, self.sequence_length, 0), sample_weight
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"tokenizer": keras.layers.serialize(self.tokenizer), "sequence_length": self.sequence_length})
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.layers.deserialize(config["tokenizer"])
+        return cls(**config)

@@ -1,0 +1,79 @@
+"""Per-token features from chosen layers, as google-research/bert's
+extract_features.py writes them."""
+
+import json
+
+import numpy as np
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+DEFAULT_LAYERS = (-1, -2, -3, -4)
+
+
+def _all_layers_backbone(backbone):
+    """The same weights with every layer's output exposed."""
+    if backbone.return_all_layers:
+        return backbone
+    config = dict(backbone.get_config(), return_all_layers=True)
+    clone = type(backbone).from_config(config)
+    clone.set_weights(backbone.get_weights())
+    return clone
+
+
+def extract_features(texts, preset=None, backbone=None, preprocessor=None, layers=DEFAULT_LAYERS,
+                     max_seq_length=128, batch_size=8, progress=False):
+    """Yield, per text, its word-pieces and their vectors from `layers`.
+
+    Args:
+        texts: strings or `(text_a, text_b)` pairs.
+        preset: preset to load when `backbone` / `preprocessor` are not given.
+        layers: encoder layer indices; -1 is the last layer (0 is the first
+            encoder layer, as `all_encoder_layers` in the original code).
+        max_seq_length: packed length.
+
+    Yields:
+        Dicts `{"linex_index", "features": [{"token", "layers": [{"index",
+        "values"}]}]}`, the JSON records of extract_features.py.
+    """
+    from keras_bert_zoo.models.bert_backbone import BertBackbone
+    from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+
+    backbone = _all_layers_backbone(backbone or BertBackbone.from_preset(preset))
+    for layer in layers:
+        if not -backbone.num_layers <= layer < backbone.num_layers:
+            raise ValueError(f"Layer {layer} does not exist: the model has {backbone.num_layers} layers.")
+    preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=max_seq_length)
+    tokenizer = preprocessor.tokenizer
+
+    positive = [layer % backbone.num_layers for layer in layers]
+
+    @tf.function(reduce_retracing=True)
+    def forward(inputs):
+        return tf.gather(backbone(inputs, training=False)["encoder_outputs"], positive, axis=1)
+
+    index = 0
+    for start in tqdm(range(0, len(texts), batch_size), desc="extract", unit="batch", disable=not progress):
+        inputs = preprocessor(texts[start : start + batch_size])
+        values = forward(inputs).numpy()
+        token_ids, mask = inputs["token_ids"].numpy(), inputs["padding_mask"].numpy()
+        for row in range(len(token_ids)):
+            features = []
+            for position in np.flatnonzero(mask[row]):
+                features.append({
+                    "token": tokenizer.id_to_token(token_ids[row, position]),
+                    "layers": [
+                        {"index": layer, "values": [round(float(v), 6) for v in values[row, k, position]]}
+                        for k, layer in enumerate(layers)
+                    ],
+                })
+            yield {"linex_index": index, "features": features}
+            index += 1
+
+
+def write_features(records, path):
+    """Write feature records as JSON lines, atomically."""
+    from keras_bert_zoo.utils.atomic import atomic_file
+
+    with atomic_file(path, "w") as f:
+        for record in records:
+            f.write(json.dumps(record) + "\n")

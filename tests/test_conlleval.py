@@ -1,0 +1,52 @@
+"""Entity extraction and scoring with conlleval's semantics, hand-checked."""
+
+import pytest
+
+from keras_bert_zoo.data.conll import read_conll
+from keras_bert_zoo.metrics.conlleval import entity_scores
+from keras_bert_zoo.metrics.conlleval import extract_chunks
+from tests.conftest import shared_path
+
+
+def test_chunks_bio():
+    tags = ["B-Disease", "I-Disease", "O", "B-Disease", "B-Disease", "I-Disease"]
+    assert extract_chunks(tags) == [("Disease", 0, 2), ("Disease", 3, 4), ("Disease", 4, 6)]
+
+
+def test_stray_inside_tags_start_entities_like_conlleval():
+    # I- after O starts an entity; a type change splits it.
+    assert extract_chunks(["O", "I-PER", "I-PER", "I-LOC", "O", "I-LOC"]) == [
+        ("PER", 1, 3), ("LOC", 3, 4), ("LOC", 5, 6)]
+    # B-X then I-Y: two entities.
+    assert extract_chunks(["B-PER", "I-LOC"]) == [("PER", 0, 1), ("LOC", 1, 2)]
+
+
+def test_scores_hand_computed():
+    gold = [["B-D", "I-D", "O", "B-C"], ["O", "B-D"]]
+    pred = [["B-D", "I-D", "O", "O"], ["B-D", "I-D"]]
+    # gold: D(0,2) C(3,4) | D(1,2); predicted: D(0,2) | D(0,2) -> 1 correct of 2 predicted, 3 gold.
+    scores = entity_scores(gold, pred)
+    assert (scores["precision"], scores["recall"]) == (0.5, pytest.approx(1 / 3))
+    assert scores["f1"] == pytest.approx(2 * 0.5 * (1 / 3) / (0.5 + 1 / 3))
+    assert scores["per_type"]["C"]["recall"] == 0.0
+    assert scores["per_type"]["D"] == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "gold_entities": 2,
+                                       "predicted_entities": 2}
+
+
+def test_boundaries_must_match_exactly():
+    assert entity_scores([["B-D", "I-D"]], [["B-D", "O"]])["f1"] == 0.0
+
+
+def test_reads_ncbi_disease_counts():
+    data = read_conll(shared_path("ner", "NCBI-disease", "train.tsv"))
+    assert len(data) == 5424
+    assert sum(len(s) for s in data.words) == 135701
+    assert data.label_names == ["O", "B-Disease", "I-Disease"]
+    assert sum(t == "B-Disease" for s in data.tags for t in s) == 5134
+
+
+def test_reads_sciie_space_separated_with_docstart():
+    data = read_conll(shared_path("scibert", "sciie-ner", "train.txt"))
+    assert len(data) == 1861
+    assert data.words[0][0] == "English" and data.tags[0][0] == "I-Material"
+    assert "-DOCSTART-" not in {w for s in data.words for w in s}
