@@ -25,6 +25,7 @@ def add_parser(subparsers):
     parser.add_argument("--train", required=True, help="Training file.")
     parser.add_argument("--eval", help="Evaluation file (default: hold out --eval_fraction of --train).")
     parser.add_argument("--eval_fraction", type=float, default=0.1)
+    parser.add_argument("--max_train_examples", type=int, help="Train on the first N examples only (quick runs).")
     parser.add_argument("--output", required=True, help="Output directory (model/, metrics.json, backup/).")
     parser.add_argument("--problem_type", choices=("multi_class", "regression"), default="multi_class")
     parser.add_argument("--epochs", "--num_train_epochs", type=int, default=3)
@@ -75,8 +76,12 @@ def score(classifier, data, batch_size=32):
 def _split_or_read_eval(args, read):
     train = read(args.train)
     if args.eval:
-        return train, read(args.eval, train.label_names)
-    return train.split(args.eval_fraction, seed=args.seed)
+        evaluation = read(args.eval, train.label_names)
+    else:
+        train, evaluation = train.split(args.eval_fraction, seed=args.seed)
+    if args.max_train_examples:
+        train = train.head(args.max_train_examples)
+    return train, evaluation
 
 
 def _finetune_classifier(args):

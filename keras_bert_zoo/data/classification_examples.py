@@ -3,10 +3,11 @@
 import dataclasses
 
 from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.data.parallel_examples import ParallelExamples
 
 
 @dataclasses.dataclass
-class ClassificationExamples:
+class ClassificationExamples(ParallelExamples):
     """Examples for `BertClassifier`.
 
     Attributes:
@@ -23,23 +24,7 @@ class ClassificationExamples:
     skipped: int = 0
     source: str = ""
 
-    def __len__(self):
-        return len(self.texts)
-
-    def split(self, fraction, seed=0):
-        """Split off the last `fraction` of a seeded shuffle (for a held-out set)."""
-        import random
-
-        order = list(range(len(self)))
-        random.Random(seed).shuffle(order)
-        cut = len(order) - int(round(len(order) * fraction))
-
-        def take(indices):
-            return ClassificationExamples(
-                [self.texts[i] for i in indices], [self.labels[i] for i in indices], self.label_names, 0, self.source
-            )
-
-        return take(order[:cut]), take(order[cut:])
+    _PARALLEL = ("texts", "labels")
 
 
 class ExampleBuilder:

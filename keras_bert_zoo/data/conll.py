@@ -3,10 +3,11 @@
 import dataclasses
 
 from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.data.parallel_examples import ParallelExamples
 
 
 @dataclasses.dataclass
-class TaggedSentences:
+class TaggedSentences(ParallelExamples):
     """Word-level tagged sentences for `BertTokenClassifier`.
 
     Attributes:
@@ -21,22 +22,7 @@ class TaggedSentences:
     label_names: list
     source: str = ""
 
-    def __len__(self):
-        return len(self.words)
-
-    def split(self, fraction, seed=0):
-        """Split off the last `fraction` of a seeded shuffle (a held-out set)."""
-        import random
-
-        order = list(range(len(self)))
-        random.Random(seed).shuffle(order)
-        cut = len(order) - int(round(len(order) * fraction))
-
-        def take(indices):
-            return TaggedSentences([self.words[i] for i in indices], [self.tags[i] for i in indices],
-                                   self.label_names, self.source)
-
-        return take(order[:cut]), take(order[cut:])
+    _PARALLEL = ("words", "tags")
 
 
 def read_conll(path, word_column=0, tag_column=-1, label_names=None):
