@@ -7,7 +7,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from keras_hub.layers import MultiSegmentPacker
 
-from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
+from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: F401 (docstring examples)
 
 
 def _as_segments(inputs):
@@ -46,7 +47,7 @@ def _is_mixed_batch(inputs):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
-class BertPreprocessor(keras.layers.Layer):
+class BertPreprocessor(TextPreprocessor):
     """Tokenize and pack text into `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`.
 
     Pairs are truncated longest-first, exactly as google-research/bert's
@@ -79,28 +80,13 @@ class BertPreprocessor(keras.layers.Layer):
     """
 
     def __init__(self, tokenizer, sequence_length=512, max_sequence_length=None, **kwargs):
-        super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        if max_sequence_length is not None and sequence_length > max_sequence_length:
-            raise ValueError(
-                f"sequence_length={sequence_length} is longer than the model's "
-                f"{max_sequence_length} position embeddings. Use "
-                f"sequence_length <= {max_sequence_length} (long texts are "
-                "handled by windowing in the task models)."
-            )
-        if sequence_length < 3:
-            raise ValueError(f"sequence_length must be at least 3 ([CLS] x [SEP]); got {sequence_length}.")
-        self.tokenizer = tokenizer
-        self.sequence_length = int(sequence_length)
-        self.max_sequence_length = max_sequence_length
+        super().__init__(tokenizer, sequence_length, max_sequence_length, **kwargs)
         self.packer = MultiSegmentPacker(
             sequence_length=self.sequence_length,
             start_value=tokenizer.cls_token_id,
             end_value=tokenizer.sep_token_id,
             pad_value=tokenizer.pad_token_id,
         )
-        self.built = True  # no weights
 
     def _truncate(self, segments):
         budget = self.sequence_length - 1 - len(segments)
@@ -148,23 +134,6 @@ class BertPreprocessor(keras.layers.Layer):
         # Ragged ops lose a static batch size; keep it for TPU input pipelines.
         shape = [segments[0].shape[0], self.sequence_length]
         return {k: tf.ensure_shape(v, shape) for k, v in outputs.items()}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "tokenizer": keras.layers.serialize(self.tokenizer),
-                "sequence_length": self.sequence_length,
-                "max_sequence_length": self.max_sequence_length,
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["tokenizer"] = keras.layers.deserialize(config["tokenizer"])
-        return cls(**config)
 
     @classmethod
     def from_preset(cls, preset, sequence_length=512, **kwargs):

@@ -5,7 +5,7 @@ import re
 import keras
 import tensorflow as tf
 
-from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 
 # Words as BERT's basic tokenizer sees them: runs of word characters, and
 # every other non-space character on its own.
@@ -25,7 +25,7 @@ def _pad(ragged, length, value):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
-class TokenClassificationPreprocessor(keras.layers.Layer):
+class TokenClassificationPreprocessor(TextPreprocessor):
     """Pack word lists as `[CLS] pieces [SEP]`, tags on each word's first piece.
 
     Each word is split into word-pieces; a word's tag is trained and
@@ -48,13 +48,8 @@ class TokenClassificationPreprocessor(keras.layers.Layer):
         piece starts, -1 elsewhere), which the model does not take.
     """
 
-    def __init__(self, tokenizer, sequence_length=128, **kwargs):
-        super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.tokenizer = tokenizer
-        self.sequence_length = int(sequence_length)
-        self.built = True
+    def __init__(self, tokenizer, sequence_length=128, max_sequence_length=None, **kwargs):
+        super().__init__(tokenizer, sequence_length, max_sequence_length, **kwargs)
 
     def call(self, words, labels=None):
         if not isinstance(words, tf.RaggedTensor):
@@ -88,14 +83,3 @@ class TokenClassificationPreprocessor(keras.layers.Layer):
         piece_labels = per_sentence(tf.repeat(tf.cast(labels.flat_values, tf.int32), pieces_per_word))
         sample_weight = _pad(tf.cast(is_first, tf.float32), self.sequence_length, 0.0)
         return inputs, _pad(piece_labels, self.sequence_length, 0), sample_weight
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"tokenizer": keras.layers.serialize(self.tokenizer), "sequence_length": self.sequence_length})
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["tokenizer"] = keras.layers.deserialize(config["tokenizer"])
-        return cls(**config)

@@ -57,7 +57,7 @@ class BertClassifier(Task):
         )
 
         # === Functional Model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in backbone.input}
+        inputs = self.backbone_inputs(backbone)
         pooled = backbone(inputs)["pooled_output"]
         logits = self.output_dense(self.output_dropout(pooled))
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -108,20 +108,10 @@ class BertClassifier(Task):
 
     def get_config(self):
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "backbone": keras.layers.serialize(self.backbone),
-            "preprocessor": keras.layers.serialize(self.preprocessor),
+            **super().get_config(),
             "num_classes": self.num_classes,
             "problem_type": self.problem_type,
             "dropout": self.dropout,
             "threshold": self.threshold,
             "label_names": self.label_names,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.layers.deserialize(config["backbone"])
-        config["preprocessor"] = keras.layers.deserialize(config["preprocessor"])
-        return cls(**config)

@@ -53,7 +53,7 @@ class BertTokenClassifier(Task):
         )
 
         # === Functional Model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in backbone.input}
+        inputs = self.backbone_inputs(backbone)
         sequence = backbone(inputs)["sequence_output"]
         logits = self.output_dense(self.output_dropout(sequence))
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -65,7 +65,7 @@ class BertTokenClassifier(Task):
 
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
-        return TokenClassificationPreprocessor(tokenizer, sequence_length=sequence_length)
+        return TokenClassificationPreprocessor(tokenizer, sequence_length, max_sequence_length)
 
     def default_loss(self):
         # Averaged over first pieces only (the sample weights), not over padding.
@@ -178,17 +178,7 @@ class BertTokenClassifier(Task):
 
     def get_config(self):
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "backbone": keras.layers.serialize(self.backbone),
-            "preprocessor": keras.layers.serialize(self.preprocessor),
+            **super().get_config(),
             "labels": self.labels,
             "dropout": self.dropout,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.layers.deserialize(config["backbone"])
-        config["preprocessor"] = keras.layers.deserialize(config["preprocessor"])
-        return cls(**config)

@@ -171,6 +171,28 @@ class Task(keras.Model):
         kwargs.setdefault("verbose", 0)
         return super().predict(ds, **kwargs)
 
+    # --- Serialization ---------------------------------------------------
+
+    @staticmethod
+    def backbone_inputs(backbone):
+        """Symbolic inputs matching the backbone's, for a task's functional graph."""
+        return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in backbone.input}
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.layers.serialize(self.backbone),
+            "preprocessor": keras.layers.serialize(self.preprocessor),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("backbone", "preprocessor"):
+            config[key] = keras.layers.deserialize(config[key])
+        return cls(**config)
+
     # --- Presets ---------------------------------------------------------
 
     def save_to_preset(self, preset_dir):

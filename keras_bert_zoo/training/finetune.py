@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 
 import keras
 
@@ -19,7 +20,7 @@ def write_json(path, obj):
         f.write("\n")
 
 
-def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=None, verbose="auto", seed=None):
+def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=None, verbose=None, seed=None):
     """Train `task` on `(x, y)`, resumable, and save it to `output_dir/model`.
 
     Training state is backed up to `output_dir/backup` after every epoch
@@ -32,6 +33,9 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
     """
     if seed is not None:
         keras.utils.set_random_seed(seed)
+    if verbose is None:
+        # A live progress bar on a terminal; one line per epoch in a log file.
+        verbose = 1 if sys.stdout.isatty() else 2
     os.makedirs(output_dir, exist_ok=True)
     backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True)
     history = task.fit(
