@@ -110,3 +110,18 @@ def test_label_count_mismatch_is_refused():
     clf = _tiny_classifier()
     with pytest.raises(ValueError, match="3 examples but 2 labels"):
         clf.fit(["a", "b", "c"], [0, 1])
+
+
+def test_long_texts_are_read_by_averaged_windows():
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    clf = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=6)
+    words = "all work and no play makes jack a dull boy".split()  # 10 pieces, window 4, stride 2
+    long_text = " ".join(words)
+    logits = clf.predict_windowed([long_text, "all work"])
+    # Hand-built windows: pieces [0:4], [2:6], [4:8], [6:10].
+    windows = [" ".join(words[s:s + 4]) for s in (0, 2, 4, 6)]
+    expected = clf.predict(windows).mean(axis=0)
+    np.testing.assert_allclose(logits[0], expected, atol=1e-5)
+    np.testing.assert_allclose(logits[1], clf.predict(["all work"])[0], atol=1e-5)
+    probabilities = clf.predict_proba([long_text])
+    np.testing.assert_allclose(probabilities[0], np.exp(expected) / np.exp(expected).sum(), atol=1e-5)

@@ -85,9 +85,51 @@ class BertClassifier(Task):
             return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=float(np.log(self.threshold / (1 - self.threshold))))]
         return [keras.metrics.MeanAbsoluteError(name="mae")]
 
+    def predict_windowed(self, texts, batch_size=32, stride=None):
+        """Logits of single texts of any length: a text longer than the
+        window is read as overlapping windows (`stride` pieces apart, half a
+        window by default) whose logits are averaged.
+
+        Args:
+            texts: a list of strings (pairs are packed and truncated as usual).
+            stride: word-pieces between window starts.
+
+        Returns:
+            `[len(texts), num_classes]` logits.
+        """
+        if any(isinstance(t, (tuple, list)) for t in texts):
+            return self.predict(texts, batch_size=batch_size)
+        tokenizer = self.preprocessor.tokenizer
+        window = self.preprocessor.sequence_length - 2
+        stride = stride or max(window // 2, 1)
+        rows, owners = [], []
+        for index, pieces in enumerate(tokenizer(list(texts)).to_list()):
+            starts = range(0, max(len(pieces) - window, 0) + stride, stride) if len(pieces) > window else [0]
+            for start in starts:
+                rows.append([tokenizer.cls_token_id] + pieces[start : start + window] + [tokenizer.sep_token_id])
+                owners.append(index)
+                if start + window >= len(pieces):
+                    break
+        length = self.preprocessor.sequence_length
+        ids = np.full((len(rows), length), tokenizer.pad_token_id, "int32")
+        mask = np.zeros((len(rows), length), "int32")
+        for i, row in enumerate(rows):
+            ids[i, : len(row)], mask[i, : len(row)] = row, 1
+        packed = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": mask}
+        logits = self.predict(packed, batch_size=batch_size)
+        sums = np.zeros((len(texts), logits.shape[-1]), "float32")
+        np.add.at(sums, owners, logits)
+        return sums / np.bincount(owners, minlength=len(texts))[:, None]
+
     def predict_proba(self, x, batch_size=32):
-        """Class probabilities (softmax / sigmoid), or raw values for regression."""
-        logits = self.predict(x, batch_size=batch_size)
+        """Class probabilities (softmax / sigmoid), or raw values for regression.
+
+        Single texts longer than the window are read whole, by overlapping
+        windows with averaged logits (`predict_windowed`)."""
+        if isinstance(x, list):
+            logits = self.predict_windowed(x, batch_size=batch_size)
+        else:
+            logits = self.predict(x, batch_size=batch_size)
         if self.problem_type == "multi_class":
             shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
             return shifted / shifted.sum(axis=-1, keepdims=True)
