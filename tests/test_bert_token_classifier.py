@@ -78,3 +78,20 @@ def test_words_beyond_the_window_warn():
     with pytest.warns(UserWarning, match="3 words fell outside the 6-piece window"):
         tags = ner.predict_tags([["all", "work", "and", "no", "play", "makes", "jack"]])
     assert len(tags[0]) == 7 and tags[0][4:] == ["O", "O", "O"]
+
+
+def test_under_strategy_and_keras_file_round_trip(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    with tf.distribute.MirroredStrategy(["/cpu:0"]).scope():
+        ner = kbz.BertTokenClassifier.from_preset(TINY_CHECKPOINT, labels=LABELS, sequence_length=8)
+    sentences = [["all", "work", "and"], ["jack", "a", "dull", "boy"]] * 4
+    tags = [["B-Disease", "I-Disease", "O"], ["O", "O", "B-Disease", "I-Disease"]] * 4
+    history = ner.fit(sentences, tags, epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    ner.save(str(tmp_path / "ner.keras"))
+    restored = keras.saving.load_model(str(tmp_path / "ner.keras"))
+    np.testing.assert_allclose(restored.predict_word_probabilities(sentences[:2])[1],
+                               ner.predict_word_probabilities(sentences[:2])[1], atol=1e-6)
