@@ -1,0 +1,46 @@
+"""SQuAD / COVID-QA reading and the official EM / F1 semantics."""
+
+import json
+
+import pytest
+
+from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.data.squad import read_squad
+from keras_bert_zoo.metrics.squad_metrics import f1
+from keras_bert_zoo.metrics.squad_metrics import normalize_answer
+from keras_bert_zoo.metrics.squad_metrics import squad_scores
+from tests.conftest import shared_path
+
+
+def test_squad_sample():
+    data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json"))
+    assert len(data) == 1169 and data.relocated == 0
+    assert data.answers[0][0] == ("Denver Broncos", 177)
+    assert all(c[s:s + len(t)] == t for c, golds in zip(data.contexts, data.answers) for t, s in golds)
+
+
+def test_covid_qa_offsets_are_repaired():
+    data = read_squad(shared_path("qa", "covid_qa", "train_docs0-77.json"))
+    # SOURCES.md: 144 of the 1021 answer_start values do not point at the answer.
+    assert len(data) == 1021 and data.relocated == 144
+    assert all(c[s:s + len(t)] == t for c, golds in zip(data.contexts, data.answers) for t, s in golds)
+
+
+def test_answer_not_in_context_is_an_error(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc def", "qas": [
+        {"id": "q1", "question": "?", "answers": [{"text": "xyz", "answer_start": 0}]}]}]}]}))
+    with pytest.raises(DataFormatError, match="question q1: the answer 'xyz' is not near answer_start=0"):
+        read_squad(str(path))
+
+
+def test_official_normalisation_and_scores():
+    assert normalize_answer("The  Denver Broncos!") == "denver broncos"
+    assert normalize_answer("an apple, a pear") == "apple pear"
+    # Hand-computed: 2 common tokens, precision 2/3, recall 2/2 -> F1 0.8.
+    assert f1("the Denver Broncos team", "Denver Broncos") == pytest.approx(0.8)
+    scores = squad_scores({"a": "Denver Broncos", "b": "Carolina", "c": ""},
+                          {"a": ["denver broncos."], "b": ["Carolina Panthers", "Panthers"], "c": []})
+    # a: EM 1 F1 1; b: EM 0, F1 max(2*1*0.5/1.5, 0) = 2/3; c: unanswerable and empty -> 1, 1.
+    assert scores["exact_match"] == pytest.approx(200 / 3)
+    assert scores["f1"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 3)
