@@ -24,6 +24,7 @@ from keras_bert_zoo.presets.registry import list_presets  # noqa: E402
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw  # noqa: E402
 from keras_bert_zoo.tasks.bert_classifier import BertClassifier  # noqa: E402
 from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer  # noqa: E402
+from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
 from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier  # noqa: E402
 from keras_bert_zoo.tasks.sentence_embedding import encode_texts  # noqa: E402
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
@@ -37,6 +38,7 @@ __all__ = [
     "BertEmbedding",
     "BertPreprocessor",
     "BertPretrainer",
+    "BertQuestionAnswerer",
     "BertTokenClassifier",
     "BertTokenizer",
     "CheckpointError",

@@ -63,6 +63,8 @@ class BertTokenClassifier(Task):
         self.dropout = dropout
         self.compile()
 
+    uses_pooler = False
+
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
         return TokenClassificationPreprocessor(tokenizer, sequence_length, max_sequence_length)
@@ -74,12 +76,6 @@ class BertTokenClassifier(Task):
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
         kwargs.setdefault("weighted_metrics", [keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def fit(self, *args, **kwargs):
-        with warnings.catch_warnings():
-            # The pooler is part of the backbone but unused by a token head.
-            warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
-            return super().fit(*args, **kwargs)
 
     # --- Data ------------------------------------------------------------
 

@@ -1,5 +1,8 @@
 """Base class of the fine-tuning tasks: Keras models that take raw text."""
 
+import math
+import warnings
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -29,6 +32,8 @@ class Task(keras.Model):
     default_learning_rate = 5e-5
     # run_classifier.py's max_seq_length; QA overrides it (384).
     default_sequence_length = 128
+    # Heads on token vectors leave the backbone's pooler without gradients.
+    uses_pooler = True
 
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
@@ -149,16 +154,21 @@ class Task(keras.Model):
                 validation_data = self.make_dataset(*validation_data, batch_size=batch_size)
             else:
                 validation_data = self.make_dataset(validation_data, batch_size=batch_size)
-        if getattr(self, "_auto_optimizer", False) and not isinstance(ds, dict):
-            steps = kwargs.get("steps_per_epoch") or int(ds.cardinality())
+        if getattr(self, "_auto_optimizer", False):
+            if isinstance(ds, dict):
+                steps = math.ceil(len(next(iter(ds.values()))) / batch_size)
+            else:
+                steps = kwargs.get("steps_per_epoch") or int(ds.cardinality())
             if steps > 0:
                 self._schedule_optimizer(steps * (epochs - kwargs.get("initial_epoch", 0)))
-        if isinstance(ds, dict):
-            return super().fit(
-                ds, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, shuffle=shuffle, **kwargs
-            )
-        # Shuffling happened in make_dataset (Keras cannot shuffle a Dataset).
-        return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
+        with warnings.catch_warnings():
+            if not self.uses_pooler:
+                warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
+            if isinstance(ds, dict):
+                return super().fit(ds, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
+                                   shuffle=shuffle, **kwargs)
+            # Shuffling happened in make_dataset (Keras cannot shuffle a Dataset).
+            return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=32, **kwargs):
         ds = self.make_dataset(x, y, batch_size=batch_size)

@@ -1,0 +1,176 @@
+"""Extractive question answering (SQuAD v1.1 / v2.0): start and end logits."""
+
+import math
+
+import keras
+import numpy as np
+
+from keras_bert_zoo.data.squad import QAExamples
+from keras_bert_zoo.metrics.squad_metrics import squad_scores
+from keras_bert_zoo.preprocessing.question_answering_features import build_features
+from keras_bert_zoo.tasks.task import Task
+
+
+def _as_examples(x):
+    """QAExamples, or a list of `{"question", "context"[, "answers"]}` dicts."""
+    if isinstance(x, QAExamples):
+        return x
+    if isinstance(x, dict):
+        x = [x]
+    missing = [i for i, e in enumerate(x) if not isinstance(e, dict) or not {"question", "context"} <= set(e)]
+    if missing:
+        raise ValueError(f"Example {missing[0]} is not a dict with 'question' and 'context'.")
+    answers = []
+    for e in x:
+        golds = e.get("answers") or []
+        answers.append([(a["text"], int(a["answer_start"])) if isinstance(a, dict) else tuple(a) for a in golds])
+    return QAExamples([str(e.get("id", i)) for i, e in enumerate(x)], [e["question"] for e in x],
+                      [e["context"] for e in x], answers)
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_zoo")
+class BertQuestionAnswerer(Task):
+    """BERT for SQuAD: a dense layer gives each token a start and an end logit.
+
+    Contexts longer than the window are read in strided windows
+    (`doc_stride`), and each piece's prediction comes from the window where it
+    has the most context, as google-research/bert's run_squad.py does.
+    Answers are mapped back to the exact characters of the original context.
+
+    Args:
+        backbone: a `BertBackbone`.
+        preprocessor: a `BertPreprocessor` (its tokenizer and
+            `sequence_length`, i.e. `max_seq_length`, are used).
+        doc_stride / max_query_length / n_best_size / max_answer_length:
+            run_squad.py's flags (128 / 64 / 20 / 30).
+        version_2_with_negative: SQuAD v2.0: may answer "" (no answer).
+        null_score_diff_threshold: answer "" when the null score beats the
+            best span by more than this (v2.0).
+
+    Examples:
+    >>> qa = BertQuestionAnswerer.from_preset("minilm_l6_h384_en_uncased",
+    ...                                       sequence_length=64)
+    >>> sorted(qa.predict_answers([{"question": "Who?", "context": "Ann ran."}])[0])
+    ['answer', 'end', 'score', 'start']
+    """
+
+    default_sequence_length = 384
+    uses_pooler = False
+    default_learning_rate = 3e-5
+
+    def __init__(self, backbone, preprocessor, doc_stride=128, max_query_length=64, n_best_size=20,
+                 max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0, **kwargs):
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.span_dense = keras.layers.Dense(
+            2,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            dtype="float32",
+            name="span_logits",
+        )
+
+        # === Functional Model ===
+        inputs = self.backbone_inputs(backbone)
+        logits = self.span_dense(backbone(inputs)["sequence_output"])
+        outputs = {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.doc_stride = doc_stride
+        self.max_query_length = max_query_length
+        self.n_best_size = n_best_size
+        self.max_answer_length = max_answer_length
+        self.version_2_with_negative = version_2_with_negative
+        self.null_score_diff_threshold = null_score_diff_threshold
+        self.compile()
+
+    def default_loss(self):
+        return {
+            "start_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "end_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        }
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        # run_squad.py's loss: the mean of the start and end cross-entropies.
+        kwargs.setdefault("loss_weights", {"start_logits": 0.5, "end_logits": 0.5})
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def features(self, examples, with_answers=False):
+        """run_squad-style windows for `examples` (see `build_features`)."""
+        return build_features(
+            self.preprocessor.tokenizer, examples.questions, examples.contexts,
+            [a[0] if a else None for a in examples.answers] if with_answers else None,
+            max_seq_length=self.preprocessor.sequence_length, doc_stride=self.doc_stride,
+            max_query_length=self.max_query_length,
+        )
+
+    def fit(self, x=None, y=None, batch_size=32, epochs=1, **kwargs):
+        """Train on examples (`QAExamples` or question/context/answers dicts)."""
+        features = self.features(_as_examples(x), with_answers=True)
+        labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
+        return super().fit(features.inputs, labels, batch_size=batch_size, epochs=epochs, **kwargs)
+
+    def predict_answers(self, x, batch_size=32):
+        """Answers to raw questions: `[{"answer", "start", "end", "score"}]`.
+
+        `start`/`end` are character offsets in the context; `score` is the
+        probability of the answer among the n-best spans. An unanswerable
+        prediction (v2.0) is `""` with start = end = -1.
+        """
+        examples = _as_examples(x)
+        features = self.features(examples)
+        outputs = self.predict(features.inputs, batch_size=batch_size)
+        results = []
+        for index in range(len(examples)):
+            windows = np.flatnonzero(features.example_index == index)
+            results.append(self._best_answer(examples.contexts[index], windows, features, outputs))
+        return results
+
+    def _best_answer(self, context, windows, features, outputs):
+        candidates, null_score = [], math.inf
+        for w in windows:
+            starts, ends = outputs["start_logits"][w], outputs["end_logits"][w]
+            spans, best = features.char_spans[w], features.max_context[w]
+            null_score = min(null_score, float(starts[0] + ends[0]))
+            top_starts = np.argsort(-starts)[: self.n_best_size]
+            top_ends = np.argsort(-ends)[: self.n_best_size]
+            for s in top_starts:
+                if spans[s, 0] < 0 or not best[s]:
+                    continue
+                for e in top_ends:
+                    if spans[e, 0] < 0 or e < s or e - s + 1 > self.max_answer_length:
+                        continue
+                    candidates.append((float(starts[s] + ends[e]), int(spans[s, 0]), int(spans[e, 1])))
+        candidates = sorted(candidates, reverse=True)[: self.n_best_size]
+        if not candidates:
+            return {"answer": "", "start": -1, "end": -1, "score": 1.0}
+        if self.version_2_with_negative and null_score - candidates[0][0] > self.null_score_diff_threshold:
+            # Probability of "no answer" against the best span.
+            return {"answer": "", "start": -1, "end": -1,
+                    "score": float(1.0 / (1.0 + math.exp(candidates[0][0] - null_score)))}
+        scores = np.array([c[0] for c in candidates])
+        probabilities = np.exp(scores - scores.max())
+        probabilities /= probabilities.sum()
+        _, start, end = candidates[0]
+        return {"answer": context[start:end], "start": start, "end": end, "score": float(probabilities[0])}
+
+    def evaluate_squad(self, x, batch_size=32):
+        """Exact match and F1 (official SQuAD normalisation) on answered examples."""
+        examples = _as_examples(x)
+        predictions = self.predict_answers(examples, batch_size)
+        return squad_scores(
+            {i: p["answer"] for i, p in zip(examples.ids, predictions)},
+            {i: [text for text, _ in golds] for i, golds in zip(examples.ids, examples.answers)},
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "doc_stride": self.doc_stride,
+            "max_query_length": self.max_query_length,
+            "n_best_size": self.n_best_size,
+            "max_answer_length": self.max_answer_length,
+            "version_2_with_negative": self.version_2_with_negative,
+            "null_score_diff_threshold": self.null_score_diff_threshold,
+        }

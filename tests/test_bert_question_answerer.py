@@ -1,0 +1,99 @@
+"""BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context."""
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.data.squad import read_squad
+from keras_bert_zoo.preprocessing.question_answering_features import build_features
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "ran"] + [f"w{i}" for i in range(30)]
+
+
+def _check_is_max_context(doc_spans, cur_span_index, position):
+    """run_squad.py's _check_is_max_context, restated on (start, length) spans."""
+    best_score, best_index = None, None
+    for index, (start, length) in enumerate(doc_spans):
+        end = start + length - 1
+        if position < start or position > end:
+            continue
+        score = min(position - start, end - position) + 0.01 * length
+        if best_score is None or score > best_score:
+            best_score, best_index = score, index
+    return cur_span_index == best_index
+
+
+def test_windows_follow_run_squad():
+    tokenizer = kbz.BertTokenizer(VOCAB)
+    context = " ".join(f"w{i}" for i in range(25))  # 25 context pieces
+    features = build_features(tokenizer, ["who ran"], [context], [("w12 w13", context.index("w12"))],
+                              max_seq_length=14, doc_stride=4, max_query_length=64)
+    window = 14 - 2 - 3  # 9 context pieces per window
+    starts = [0, 4, 8, 12, 16]  # run_squad: stop once a window reaches the end
+    assert features.inputs["token_ids"].shape == (5, 14)
+    spans = [(s, min(window, 25 - s)) for s in starts]
+    for w, (start, length) in enumerate(spans):
+        row = features.inputs["token_ids"][w]
+        assert row[:4].tolist() == [2, 5, 6, 3]
+        assert row[4:4 + length].tolist() == [tokenizer.token_to_id(f"w{i}") for i in range(start, start + length)]
+        assert features.inputs["segment_ids"][w].tolist() == [0] * 4 + [1] * (length + 1) + [0] * (9 - length)
+        for k in range(length):
+            assert features.max_context[w][4 + k] == _check_is_max_context(spans, w, start + k)
+            assert context[slice(*features.char_spans[w][4 + k])] == f"w{start + k}"
+    # The answer (pieces 12-13) lies wholly inside windows 2 (8-16) and 3 (12-20) only;
+    # positions are offset by "[CLS] who ran [SEP]". Elsewhere it points at [CLS].
+    assert features.start_positions.tolist() == [0, 0, 4 + 4, 4 + 0, 0]
+    assert features.end_positions.tolist() == [0, 0, 4 + 5, 4 + 1, 0]
+
+
+def test_gold_labels_decode_to_the_answers():
+    data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).head(300)
+    tokenizer = kbz.BertTokenizer(shared_path("vocab", "bert-base-uncased", "vocab.txt"))
+    f = build_features(tokenizer, data.questions, data.contexts, [a[0] for a in data.answers], max_seq_length=128,
+                       doc_stride=64)
+    answered = np.flatnonzero(f.start_positions > 0)
+    decoded = [data.contexts[f.example_index[w]][f.char_spans[w][f.start_positions[w]][0]:
+                                               f.char_spans[w][f.end_positions[w]][1]] for w in answered]
+    exact = [d == data.answers[f.example_index[w]][0][0] for d, w in zip(decoded, answered)]
+    # Answers ending inside a word-piece ("gold" of "golden") cannot be exact, as in run_squad.
+    assert np.mean(exact) > 0.95
+    # Every answered example has at least one window holding its answer.
+    assert set(f.example_index[answered]) == set(range(len(data)))
+
+
+def test_learns_squad_from_a_small_slice(default_preset_dir, tmp_path):
+    data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json"))
+    train, test = data.head(300), data._take(range(300, 400))
+    qa = kbz.BertQuestionAnswerer.from_preset(default_preset_dir, sequence_length=128, doc_stride=64)
+    qa.compile(learning_rate=1e-4)
+    before = qa.evaluate_squad(test)
+    history = qa.fit(train, epochs=2, batch_size=16, verbose=0)
+    after = qa.evaluate_squad(test)
+    assert history.history["loss"][-1] < 0.8 * history.history["loss"][0]
+    assert after["f1"] > before["f1"] + 6 and after["f1"] > 12, (before, after)
+    answer = qa.predict_answers([{"question": "Which team won Super Bowl 50?", "context": data.contexts[0]}])[0]
+    assert data.contexts[0][answer["start"]:answer["end"]] == answer["answer"] and 0 < answer["score"] <= 1
+
+    qa.save_to_preset(str(tmp_path / "qa"))
+    restored = kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"))
+    for a, b in zip(restored.predict_answers(test.head(5)), qa.predict_answers(test.head(5))):
+        assert (a["answer"], a["start"], a["end"]) == (b["answer"], b["start"], b["end"])
+        assert a["score"] == pytest.approx(b["score"], abs=1e-5)
+
+
+def test_long_context_answers_come_from_their_window():
+    """A 30k-character COVID-QA article: every answer maps to real context characters."""
+    data = read_squad(shared_path("qa", "covid_qa", "train_docs0-77.json")).head(3)
+    qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16, doc_stride=4, max_query_length=4)
+    answers = qa.predict_answers(data)
+    for context, answer in zip(data.contexts, answers):
+        assert answer["answer"] == context[answer["start"]:answer["end"]]
+
+
+def test_examples_need_question_and_context():
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16)
+    with pytest.raises(ValueError, match="Example 0 is not a dict with 'question' and 'context'"):
+        qa.predict_answers([{"question": "who?"}])
