@@ -91,3 +91,25 @@ def test_killed_run_resumes_from_last_epoch(tmp_path):
     assert f"Epoch {done_epochs + 1}/{done_epochs + 1}" in second.stdout
     assert "Epoch 1/" not in second.stdout
     assert (out / "model" / "task.weights.h5").exists() and (out / "metrics.json").exists()
+
+
+def test_qa_finetune_evaluate_predict(tmp_path, capsys):
+    squad = json.loads(open(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).read())
+    article = squad["data"][0]
+    article["paragraphs"] = article["paragraphs"][:3]
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"data": [article], "version": "1.1"}))
+    out = tmp_path / "qa"
+    assert main(["finetune", "--task", "qa", "--preset", TINY_CHECKPOINT, "--train", str(small), "--output", str(out),
+                 "--epochs", "1", "--max_seq_length", "16", "--max_query_length", "4", "--doc_stride", "4",
+                 "--batch_size", "32"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["task"] == "qa" and {"exact_match", "f1"} <= set(metrics)
+    assert main(["evaluate", "--model", str(out / "model"), "--eval", str(small)]) == 0
+    capsys.readouterr()
+    questions = tmp_path / "q.jsonl"
+    context = article["paragraphs"][0]["context"]
+    questions.write_text(json.dumps({"question": "Who won?", "context": context}) + "\n")
+    assert main(["predict", "--model", str(out / "model"), "--input", str(questions)]) == 0
+    record = json.loads(capsys.readouterr().out.strip())
+    assert record["answer"] == context[record["start"]:record["end"]]

@@ -1,10 +1,10 @@
-"""`keras-bert-zoo finetune`, `evaluate` and `predict` (classification and NER)."""
+"""`keras-bert-zoo finetune`, `evaluate` and `predict` (classification, NER, QA)."""
 
 import json
 import os
 import sys
 
-TASKS = ("classify", "ner")
+TASKS = ("classify", "ner", "qa")
 
 
 def _add_data_options(parser):
@@ -31,7 +31,13 @@ def add_parser(subparsers):
     parser.add_argument("--epochs", "--num_train_epochs", type=int, default=3)
     parser.add_argument("--batch_size", "--train_batch_size", type=int, default=32)
     parser.add_argument("--learning_rate", type=float, default=5e-5)
-    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--max_seq_length", type=int, help="Default 128 (classify, ner), 384 (qa).")
+    parser.add_argument("--doc_stride", type=int, default=128, help="QA: pieces between context windows.")
+    parser.add_argument("--max_query_length", type=int, default=64, help="QA: question pieces kept.")
+    parser.add_argument("--n_best_size", type=int, default=20, help="QA: spans considered per question.")
+    parser.add_argument("--max_answer_length", type=int, default=30, help="QA: longest answer, in pieces.")
+    parser.add_argument("--version_2_with_negative", action="store_true", help="QA: SQuAD v2.0 (may not answer).")
+    parser.add_argument("--null_score_diff_threshold", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     _add_data_options(parser)
     parser.set_defaults(run=run_finetune)
@@ -46,7 +52,8 @@ def add_parser(subparsers):
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True)
-    predict.add_argument("--input", required=True, help="One text per line (text_a<TAB>text_b for pairs).")
+    predict.add_argument("--input", required=True, help="One text per line (text_a<TAB>text_b for pairs); "
+                         'for QA, JSON lines {"question": ..., "context": ...}.')
     predict.add_argument("--output", help="JSON lines output (default: stdout).")
     predict.add_argument("--batch_size", type=int, default=32)
     predict.set_defaults(run=run_predict)
@@ -117,12 +124,29 @@ def _finetune_ner(args):
     return task, train.words, train.tags, evaluate, len(evaluation)
 
 
+def _finetune_qa(args):
+    from keras_bert_zoo.data.squad import read_squad
+    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
+
+    train, evaluation = _split_or_read_eval(args, lambda path, names=None: read_squad(path))
+    task = BertQuestionAnswerer.from_preset(
+        args.preset, sequence_length=args.max_seq_length, doc_stride=args.doc_stride,
+        max_query_length=args.max_query_length, n_best_size=args.n_best_size,
+        max_answer_length=args.max_answer_length, version_2_with_negative=args.version_2_with_negative,
+        null_score_diff_threshold=args.null_score_diff_threshold,
+    )
+    return task, train, None, lambda: task.evaluate_squad(evaluation, args.batch_size), len(evaluation)
+
+
+FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _finetune_qa}
+
+
 def run_finetune(args):
     from keras_bert_zoo.training.finetune import METRICS_FILE
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
 
-    task, x, y, evaluate, eval_count = {"classify": _finetune_classifier, "ner": _finetune_ner}[args.task](args)
+    task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
     print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
     task.compile(learning_rate=args.learning_rate)
     finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed)
@@ -137,18 +161,24 @@ def _load_task(path):
     from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
     from keras_bert_zoo.presets.preset_io import read_json
     from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
     from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
-    kinds = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier)}
+    kinds = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
     name = read_json(path, TASK_CONFIG_FILE).get("class_name")
     if name not in kinds:
-        raise ValueError(f"{path} holds a '{name}', not a fine-tuned classifier or NER model.")
+        raise ValueError(f"{path} holds a '{name}', not a fine-tuned classifier, NER or QA model.")
     return kinds[name].from_preset(path)
 
 
 def run_evaluate(args):
     task = _load_task(args.model)
-    if hasattr(task, "evaluate_entities"):
+    if hasattr(task, "evaluate_squad"):
+        from keras_bert_zoo.data.squad import read_squad
+
+        data = read_squad(args.eval)
+        metrics = {"eval_examples": len(data), **task.evaluate_squad(data, args.batch_size)}
+    elif hasattr(task, "evaluate_entities"):
         from keras_bert_zoo.data.conll import read_conll
 
         data = read_conll(args.eval, args.word_column, args.tag_column, task.labels)
@@ -180,7 +210,10 @@ def run_predict(args):
     task = _load_task(args.model)
     with open(args.input, encoding="utf-8") as f:
         lines = [line for line in f.read().splitlines() if line.strip()]
-    if hasattr(task, "predict_entities"):
+    if hasattr(task, "predict_answers"):
+        examples = [json.loads(line) for line in lines]
+        records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))
+    elif hasattr(task, "predict_entities"):
         records = ({"text": t, "entities": e} for t, e in zip(lines, task.predict_entities(lines, args.batch_size)))
     else:
         texts = [tuple(line.split("\t")) if "\t" in line else line for line in lines]
