@@ -97,3 +97,26 @@ def test_examples_need_question_and_context():
     qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16)
     with pytest.raises(ValueError, match="Example 0 is not a dict with 'question' and 'context'"):
         qa.predict_answers([{"question": "who?"}])
+
+
+def test_n_best_decoding_and_v2_null_threshold():
+    """Decoding on hand-set logits: constraints of run_squad's n-best search, and v2.0's null rule."""
+    from keras_bert_zoo.preprocessing.question_answering_features import QAFeatures
+
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=8, max_answer_length=2,
+                                              version_2_with_negative=True, null_score_diff_threshold=1.0)
+    context = "aa bb cc dd"
+    spans = np.array([[-1, -1], [-1, -1], [0, 2], [3, 5], [6, 8], [9, 11], [-1, -1], [-1, -1]])
+    features = QAFeatures({}, np.array([0]), spans[None], np.ones((1, 8), bool))
+    start = np.full(8, -10.0)
+    end = np.full(8, -10.0)
+    start[2], end[5] = 5.0, 6.0   # best pair is 3 pieces long: over max_answer_length
+    start[3], end[4] = 4.0, 4.5   # best valid span: "bb cc", score 8.5
+    start[0], end[0] = 4.0, 4.0   # null score 8.0: within the threshold, so answered
+    answer = qa._best_answer(context, [0], features, {"start_logits": start[None], "end_logits": end[None]})
+    assert (answer["answer"], answer["start"], answer["end"]) == ("bb cc", 3, 8)
+    start[0] = 6.0                # null score 10.0 > 8.5 + 1.0: no answer
+    answer = qa._best_answer(context, [0], features, {"start_logits": start[None], "end_logits": end[None]})
+    assert (answer["answer"], answer["start"]) == ("", -1)
+    assert answer["score"] == pytest.approx(1 / (1 + np.exp(8.5 - 10.0)))
