@@ -57,9 +57,12 @@ def test_learns_ncbi_disease_from_a_small_slice(default_preset_dir, ncbi, tmp_pa
 
     ner.save_to_preset(str(tmp_path / "ner"))
     restored = kbz.BertTokenClassifier.from_preset(str(tmp_path / "ner"))
+    for a, b in zip(restored.weights, ner.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    # Same weights; float32 kernels may sum in another order (oneDNN), hence 1e-5.
     np.testing.assert_allclose(
         restored.predict_word_probabilities(test_words[:5])[0], ner.predict_word_probabilities(test_words[:5])[0],
-        atol=1e-6,
+        atol=1e-5,
     )
 
 
