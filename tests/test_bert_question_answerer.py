@@ -120,3 +120,19 @@ def test_n_best_decoding_and_v2_null_threshold():
     answer = qa._best_answer(context, [0], features, {"start_logits": start[None], "end_logits": end[None]})
     assert (answer["answer"], answer["start"]) == ("", -1)
     assert answer["score"] == pytest.approx(1 / (1 + np.exp(8.5 - 10.0)))
+
+
+@pytest.mark.parametrize("pieces, stride", [(23, 4), (40, 3), (9, 4), (30, 20)])
+def test_max_context_matches_run_squad_with_short_last_windows(pieces, stride):
+    tokenizer = kbz.BertTokenizer(VOCAB)
+    context = " ".join(f"w{i % 30}" for i in range(pieces))
+    f = build_features(tokenizer, ["who ran"], [context], max_seq_length=14, doc_stride=stride)
+    window, step = 9, min(stride, 9)
+    starts = [0]
+    while starts[-1] + window < pieces:
+        starts.append(starts[-1] + step)
+    spans = [(s, min(window, pieces - s)) for s in starts]
+    assert len(f.example_index) == len(spans)
+    for w, (start, length) in enumerate(spans):
+        assert [bool(f.max_context[w][4 + k]) for k in range(length)] == [
+            _check_is_max_context(spans, w, start + k) for k in range(length)]

@@ -56,6 +56,22 @@ def _window_starts(length, window, stride):
     return starts
 
 
+def _max_context_windows(window_starts, window, length):
+    """For each context piece, the window where it has the most context.
+
+    run_squad.py's `_check_is_max_context`: a piece's score in a window is
+    min(pieces left of it, pieces right of it) + 0.01 * window length; the
+    first window with the highest score wins.
+    """
+    starts = np.array(window_starts)[:, None]
+    lengths = np.minimum(window, length - starts)
+    ends = starts + lengths - 1
+    position = np.arange(length)[None, :]
+    score = np.minimum(position - starts, ends - position) + 0.01 * lengths
+    score = np.where((position >= starts) & (position <= ends), score, -np.inf)
+    return score.argmax(axis=0)
+
+
 def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=384, doc_stride=128,
                    max_query_length=64):
     """Build run_squad-style windows for question/context pairs.
@@ -90,21 +106,17 @@ def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=
             inside = np.flatnonzero((piece_spans[:, 1] > char_start) & (piece_spans[:, 0] < char_end))
             if len(inside):
                 answer_pieces = (inside[0], inside[-1])
+        best_window = _max_context_windows(window_starts, window, len(pieces))
         offset = len(query) + 2  # [CLS] question [SEP]
-        for start in window_starts:
+        for window_index, start in enumerate(window_starts):
             span = range(start, min(start + window, len(pieces)))
             rows.append([tokenizer.cls_token_id] + query + [tokenizer.sep_token_id]
                         + [pieces[i] for i in span] + [tokenizer.sep_token_id])
             examples.append(index)
             char_span = np.full((max_seq_length, 2), -1, "int64")
             is_best = np.zeros(max_seq_length, bool)
-            for k, i in enumerate(span):
-                char_span[offset + k] = piece_spans[i]
-                # run_squad's _check_is_max_context: the window where the
-                # piece has the most context (min of left/right, + small length bonus).
-                score = lambda s: min(i - s, s + window - 1 - i) + 0.01 * window  # noqa: E731
-                candidates = [s for s in window_starts if s <= i < s + window]
-                is_best[offset + k] = max(candidates, key=score) == start
+            char_span[offset : offset + len(span)] = piece_spans[span.start : span.stop]
+            is_best[offset : offset + len(span)] = best_window[span.start : span.stop] == window_index
             spans.append(char_span)
             best.append(is_best)
             if answers is not None:
