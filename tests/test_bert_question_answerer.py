@@ -1,5 +1,6 @@
 """BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context."""
 
+import keras
 import numpy as np
 import pytest
 
@@ -66,10 +67,11 @@ def test_gold_labels_decode_to_the_answers():
 def test_learns_squad_from_a_small_slice(default_preset_dir, tmp_path):
     data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json"))
     train, test = data.head(300), data._take(range(300, 400))
+    keras.utils.set_random_seed(0)  # a 300-question run varies with the head's init and order
     qa = kbz.BertQuestionAnswerer.from_preset(default_preset_dir, sequence_length=128, doc_stride=64)
     qa.compile(learning_rate=1e-4)
     before = qa.evaluate_squad(test)
-    history = qa.fit(train, epochs=2, batch_size=16, verbose=0)
+    history = qa.fit(train, epochs=3, batch_size=16, verbose=0)
     after = qa.evaluate_squad(test)
     assert history.history["loss"][-1] < 0.8 * history.history["loss"][0]
     assert after["f1"] > before["f1"] + 6 and after["f1"] > 12, (before, after)
