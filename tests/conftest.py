@@ -28,6 +28,14 @@ def shared_path(*parts):
 
 
 @pytest.fixture(autouse=True)
+def _seeded():
+    """Every test starts from the same seed, so a learning test's outcome does not hang on test order."""
+    import keras
+
+    keras.utils.set_random_seed(1234)
+
+
+@pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Each test gets an empty preset cache unless it asks for the shared one."""
     monkeypatch.setenv("KERAS_BERT_ZOO_CACHE", str(tmp_path / "cache"))
