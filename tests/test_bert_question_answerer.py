@@ -138,3 +138,21 @@ def test_max_context_matches_run_squad_with_short_last_windows(pieces, stride):
     for w, (start, length) in enumerate(spans):
         assert [bool(f.max_context[w][4 + k]) for k in range(length)] == [
             _check_is_max_context(spans, w, start + k) for k in range(length)]
+
+
+def test_under_strategy_and_keras_file_round_trip(tmp_path):
+    import tensorflow as tf
+
+    data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).head(8)
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    with tf.distribute.MirroredStrategy(["/cpu:0"]).scope():
+        qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16, doc_stride=4,
+                                                  max_query_length=4)
+    history = qa.fit(data, epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    qa.save(str(tmp_path / "qa.keras"))
+    restored = keras.saving.load_model(str(tmp_path / "qa.keras"))
+    assert (restored.doc_stride, restored.max_query_length) == (4, 4)
+    for a, b in zip(restored.predict_answers(data.head(2)), qa.predict_answers(data.head(2))):
+        assert (a["answer"], a["start"], a["end"]) == (b["answer"], b["start"], b["end"])
+        assert a["score"] == pytest.approx(b["score"], abs=1e-5)

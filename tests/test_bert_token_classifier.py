@@ -5,6 +5,7 @@ import pytest
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.conll import read_conll
+from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from tests.conftest import TINY_CHECKPOINT
@@ -48,6 +49,12 @@ def test_learns_ncbi_disease_from_a_small_slice(default_preset_dir, ncbi, tmp_pa
     assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
     assert before["f1"] < 0.1
     assert after["f1"] > 0.45, after
+    # Four held-out sentences run together (well over the 64-piece window) are
+    # read through strided windows: entity F1 stays close to sentence by sentence.
+    joined_words = [sum(test_words[i : i + 4], []) for i in range(0, len(test_words), 4)]
+    joined_tags = [sum(test_tags[i : i + 4], []) for i in range(0, len(test_tags), 4)]
+    joined = ner.evaluate_entities(joined_words, joined_tags)
+    assert joined["f1"] > after["f1"] - 0.08, (joined, after)
 
     entities = ner.predict_entities(["Germline mutations in BRCA1 cause hereditary breast cancer ."])[0]
     assert all(set(e) == {"text", "label", "start", "end", "score"} for e in entities)
@@ -75,12 +82,37 @@ def test_mismatched_tags_and_unknown_labels_are_refused():
         ner.fit([["all"]], [["B-Chemical"]])
 
 
-def test_words_beyond_the_window_warn():
+def test_word_windows_follow_run_squad_max_context():
+    # 7 one-piece words, windows of 4 every 2: starts 0, 2, 4. By hand, with
+    # score min(left, right) + 0.01 * length, pieces 0-2 are best read in
+    # window 0, pieces 3-4 in window 1, pieces 5-6 in window 2.
+    ranges, best = word_windows([1] * 7, window=4, stride=2)
+    assert ranges == [(0, 4), (2, 6), (4, 7)]
+    assert best.tolist() == [0, 0, 0, 1, 1, 2, 2]
+    # Multi-piece words: first pieces at 0, 2, 3, 6; a window holds the words
+    # whose first piece falls inside it; a word with no pieces has no window.
+    ranges, best = word_windows([2, 1, 3, 1, 0], window=4, stride=2)
+    assert ranges == [(0, 3), (1, 3), (3, 4)]
+    assert best.tolist() == [0, 0, 1, 2, -1]
+
+
+def test_long_sentences_are_read_through_strided_windows():
     shared_path("checkpoints", "keras_bert_test_tiny")
     ner = kbz.BertTokenClassifier.from_preset(TINY_CHECKPOINT, labels=LABELS, sequence_length=6)
-    with pytest.warns(UserWarning, match="3 words fell outside the 6-piece window"):
-        tags = ner.predict_tags([["all", "work", "and", "no", "play", "makes", "jack"]])
-    assert len(tags[0]) == 7 and tags[0][4:] == ["O", "O", "O"]
+    sentence = ["all", "work", "and", "no", "play", "makes", "jack"]  # one piece each, 4 fit
+    assert ner.preprocessor.tokenizer(sentence).row_lengths().numpy().tolist() == [1] * 7
+    probabilities = ner.predict_word_probabilities([sentence])[0]
+    # Reference: each window run on its own as a sentence that fits.
+    window_0, window_1, window_2 = ner.predict_word_probabilities([sentence[0:4], sentence[2:6], sentence[4:7]])
+    expected = np.concatenate([window_0[0:3], window_1[1:3], window_2[1:3]])
+    np.testing.assert_allclose(probabilities, expected, atol=1e-6)
+
+    # Training sees every window, with each word's own tag.
+    tags = ["O", "B-Disease", "I-Disease", "O", "O", "B-Disease", "O"]
+    inputs, labels, weights = next(iter(ner.make_dataset([sentence], [tags], batch_size=8)))
+    ids = ner.tag_ids([tags])[0]
+    for row, (first, end) in enumerate([(0, 4), (2, 6), (4, 7)]):
+        assert labels[row].numpy()[weights[row].numpy() > 0].tolist() == ids[first:end]
 
 
 def test_under_strategy_and_keras_file_round_trip(tmp_path):

@@ -10,6 +10,9 @@ import dataclasses
 
 import numpy as np
 
+from keras_bert_zoo.preprocessing.strided_windows import max_context_windows
+from keras_bert_zoo.preprocessing.strided_windows import window_starts
+
 
 @dataclasses.dataclass
 class QAFeatures:
@@ -47,31 +50,6 @@ def _byte_to_char(text):
     return mapping
 
 
-def _window_starts(length, window, stride):
-    # run_squad.py advances by min(doc_stride, window): no piece is skipped.
-    step = min(stride, window)
-    starts = [0]
-    while starts[-1] + window < length:
-        starts.append(starts[-1] + step)
-    return starts
-
-
-def _max_context_windows(window_starts, window, length):
-    """For each context piece, the window where it has the most context.
-
-    run_squad.py's `_check_is_max_context`: a piece's score in a window is
-    min(pieces left of it, pieces right of it) + 0.01 * window length; the
-    first window with the highest score wins.
-    """
-    starts = np.array(window_starts)[:, None]
-    lengths = np.minimum(window, length - starts)
-    ends = starts + lengths - 1
-    position = np.arange(length)[None, :]
-    score = np.minimum(position - starts, ends - position) + 0.01 * lengths
-    score = np.where((position >= starts) & (position <= ends), score, -np.inf)
-    return score.argmax(axis=0)
-
-
 def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=384, doc_stride=128,
                    max_query_length=64):
     """Build run_squad-style windows for question/context pairs.
@@ -98,7 +76,7 @@ def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=
         if window <= 0:
             raise ValueError(f"max_seq_length={max_seq_length} leaves no room for the context after a "
                              f"{len(query)}-piece question; raise it or lower max_query_length.")
-        window_starts = _window_starts(len(pieces), window, doc_stride)
+        window_offsets = window_starts(len(pieces), window, doc_stride)
         answer_pieces = None
         if answers is not None and answers[index]:
             text, char_start = answers[index]
@@ -106,9 +84,9 @@ def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=
             inside = np.flatnonzero((piece_spans[:, 1] > char_start) & (piece_spans[:, 0] < char_end))
             if len(inside):
                 answer_pieces = (inside[0], inside[-1])
-        best_window = _max_context_windows(window_starts, window, len(pieces))
+        best_window = max_context_windows(window_offsets, window, len(pieces))
         offset = len(query) + 2  # [CLS] question [SEP]
-        for window_index, start in enumerate(window_starts):
+        for window_index, start in enumerate(window_offsets):
             span = range(start, min(start + window, len(pieces)))
             rows.append([tokenizer.cls_token_id] + query + [tokenizer.sep_token_id]
                         + [pieces[i] for i in span] + [tokenizer.sep_token_id])

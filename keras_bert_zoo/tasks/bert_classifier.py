@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 
+from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.task import Task
 
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
@@ -104,12 +105,9 @@ class BertClassifier(Task):
         stride = stride or max(window // 2, 1)
         rows, owners = [], []
         for index, pieces in enumerate(tokenizer(list(texts)).to_list()):
-            starts = range(0, max(len(pieces) - window, 0) + stride, stride) if len(pieces) > window else [0]
-            for start in starts:
+            for start in window_starts(len(pieces), window, stride):
                 rows.append([tokenizer.cls_token_id] + pieces[start : start + window] + [tokenizer.sep_token_id])
                 owners.append(index)
-                if start + window >= len(pieces):
-                    break
         length = self.preprocessor.sequence_length
         ids = np.full((len(rows), length), tokenizer.pad_token_id, "int32")
         mask = np.zeros((len(rows), length), "int32")

@@ -1,7 +1,5 @@
 """Token classification (NER): a tag per word, decoded to entity spans."""
 
-import warnings
-
 import keras
 import numpy as np
 import tensorflow as tf
@@ -9,6 +7,7 @@ import tensorflow as tf
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
+from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
 
@@ -22,7 +21,9 @@ class BertTokenClassifier(Task):
     Word-level IOB/BIO tags are aligned to each word's first word-piece;
     the other pieces are ignored in the loss (sample weight 0). Predictions
     are read off first pieces, decoded to word tags and to entities with
-    character offsets.
+    character offsets. Sentences longer than the window are cut into strided
+    windows (run_squad.py's `doc_stride`), for training and prediction alike;
+    each word is predicted from the window where it has the most context.
 
     Args:
         backbone: a `BertBackbone`.
@@ -93,9 +94,10 @@ class BertTokenClassifier(Task):
         inputs, labels, weights = self.preprocessor(x, y)
         return {k: inputs[k] for k in MODEL_INPUTS}, labels, weights
 
-    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True):
-        """`x`: sentences as word lists (or a Dataset of `(words, tag_ids)`);
-        `y`: tag lists (strings) or tag-id lists."""
+    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True, doc_stride=None):
+        """`x`: sentences as word lists (or a Dataset of `(words, tag_ids)`,
+        which is cut to the window rather than strided); `y`: tag lists
+        (strings) or tag-id lists. Over-long sentences become strided windows."""
         if isinstance(x, dict):
             return x
         if isinstance(x, tf.data.Dataset):
@@ -103,7 +105,7 @@ class BertTokenClassifier(Task):
         else:
             if not x:
                 raise ValueError("No sentences: the input list is empty.")
-            words = tf.ragged.constant([list(s) for s in x], dtype=tf.string)
+            x = [list(s) for s in x]
             if y is not None:
                 if len(y) != len(x):
                     raise ValueError(f"{len(x)} sentences but {len(y)} tag sequences.")
@@ -112,51 +114,75 @@ class BertTokenClassifier(Task):
                         raise ValueError(f"Sentence {i} has {len(sentence)} words but {len(tags)} tags.")
                 if y and y[0] and isinstance(y[0][0], str):
                     y = self.tag_ids(y)
-                ds = tf.data.Dataset.from_tensor_slices((words, tf.ragged.constant(y, dtype=tf.int32)))
+            windows = self.sentence_windows(x, doc_stride)
+            words = tf.ragged.constant([x[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
+            if y is not None:
+                tags = tf.ragged.constant([y[i][a:b] for i, (a, b), _ in windows], dtype=tf.int32)
+                ds = tf.data.Dataset.from_tensor_slices((words, tags))
             else:
                 ds = tf.data.Dataset.from_tensor_slices(words)
             if shuffle:
-                ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
+                ds = ds.shuffle(len(windows), seed=seed, reshuffle_each_iteration=True)
             ds = ds.ragged_batch(batch_size)
         return ds.map(self.preprocess, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
+    def sentence_windows(self, sentences, doc_stride=None):
+        """Cut sentences into windows that fit the model.
+
+        Returns `[(sentence_index, (first_word, end_word), best)]`, one entry
+        per window, where `best` marks the window's words that are read from
+        it (their max-context window). A sentence that fits is one window.
+        `doc_stride` defaults to half the window.
+        """
+        budget = self.preprocessor.sequence_length - 2
+        doc_stride = doc_stride or max(1, budget // 2)
+        flat = [w for s in sentences for w in s]
+        counts = self.preprocessor.tokenizer(tf.constant(flat, tf.string)).row_lengths().numpy() if flat else []
+        windows, offset = [], 0
+        for index, sentence in enumerate(sentences):
+            ranges, best = word_windows(counts[offset : offset + len(sentence)], budget, doc_stride)
+            offset += len(sentence)
+            for window_index, (first, end) in enumerate(ranges):
+                windows.append((index, (first, end), best[first:end] == window_index))
+        return windows
+
     # --- Prediction ------------------------------------------------------
 
-    def predict_word_probabilities(self, sentences, batch_size=32):
-        """Per-word tag probabilities `[words, labels]` for each sentence (words
-        beyond the window get uniform probabilities and a warning)."""
-        results, cut = [], 0
-        for start in range(0, len(sentences), batch_size):
-            batch = [list(s) for s in sentences[start : start + batch_size]]
-            inputs = self.preprocessor(tf.ragged.constant(batch, dtype=tf.string))
+    def predict_word_probabilities(self, sentences, batch_size=32, doc_stride=None):
+        """Per-word tag probabilities `[words, labels]` for each sentence.
+
+        Long sentences are read through strided windows (`doc_stride`,
+        default half the window), each word from its max-context window.
+        Words with no word-pieces get uniform probabilities.
+        """
+        sentences = [list(s) for s in sentences]
+        results = [np.full((len(s), len(self.labels)), 1.0 / len(self.labels), "float32") for s in sentences]
+        windows = self.sentence_windows(sentences, doc_stride)
+        for start in range(0, len(windows), batch_size):
+            batch = windows[start : start + batch_size]
+            words = tf.ragged.constant([sentences[i][a:b] for i, (a, b), _ in batch], dtype=tf.string)
+            inputs = self.preprocessor(words)
             logits = self.predict_on_batch({k: inputs[k] for k in MODEL_INPUTS})
             probabilities = tf.nn.softmax(logits, axis=-1).numpy()
             word_index = inputs["word_index"].numpy()
-            for row, words in enumerate(batch):
-                per_word = np.full((len(words), len(self.labels)), 1.0 / len(self.labels), "float32")
+            for row, (index, (first, _), best) in enumerate(batch):
                 positions = np.flatnonzero(word_index[row] >= 0)
-                per_word[word_index[row, positions]] = probabilities[row, positions]
-                cut += len(words) - len(positions)
-                results.append(per_word)
-        if cut:
-            warnings.warn(
-                f"{cut} words fell outside the {self.preprocessor.sequence_length}-piece window and "
-                "were tagged 'O'; raise sequence_length for longer sentences.",
-                stacklevel=2,
-            )
+                local = word_index[row, positions]
+                keep = best[local]
+                results[index][first + local[keep]] = probabilities[row, positions[keep]]
         return results
 
-    def predict_tags(self, sentences, batch_size=32):
+    def predict_tags(self, sentences, batch_size=32, doc_stride=None):
         """Tag strings for each word of each sentence (word lists)."""
-        probabilities = self.predict_word_probabilities(sentences, batch_size)
+        probabilities = self.predict_word_probabilities(sentences, batch_size, doc_stride)
         return [[self.labels[i] for i in p.argmax(-1)] if len(p) else [] for p in probabilities]
 
-    def predict_entities(self, texts, batch_size=32):
+    def predict_entities(self, texts, batch_size=32, doc_stride=None):
         """Entities in raw texts: `[{"text", "label", "start", "end", "score"}]`
         per text, with character offsets; `score` is the mean probability
         of the entity's tags."""
         split = [split_words(text) for text in texts]
-        probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size)
+        probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
         results = []
         for text, words, p in zip(texts, split, probabilities):
             tags = [self.labels[i] for i in p.argmax(-1)] if len(p) else []
@@ -168,9 +194,9 @@ class BertTokenClassifier(Task):
             results.append(entities)
         return results
 
-    def evaluate_entities(self, sentences, tags, batch_size=32):
+    def evaluate_entities(self, sentences, tags, batch_size=32, doc_stride=None):
         """conlleval entity-level precision / recall / F1 on tagged sentences."""
-        return entity_scores(tags, self.predict_tags(sentences, batch_size))
+        return entity_scores(tags, self.predict_tags(sentences, batch_size, doc_stride))
 
     def get_config(self):
         return {

@@ -1,0 +1,68 @@
+"""Strided windows over a long piece sequence, and the max-context rule.
+
+google-research/bert's run_squad.py cuts a long context into windows of
+`window` pieces starting every `doc_stride` pieces; each piece is then read
+from the window where it has the most context on both sides. Question
+answering and token classification share this one mechanism.
+"""
+
+import numpy as np
+
+
+def window_starts(length, window, stride):
+    """Start offsets of windows of `window` pieces covering `length` pieces."""
+    # run_squad.py advances by min(doc_stride, window): no piece is skipped.
+    step = max(1, min(stride, window))
+    starts = [0]
+    while starts[-1] + window < length:
+        starts.append(starts[-1] + step)
+    return starts
+
+
+def max_context_windows(starts, window, length):
+    """For each piece, the index of the window where it has the most context.
+
+    run_squad.py's `_check_is_max_context`: a piece's score in a window is
+    min(pieces left of it, pieces right of it) + 0.01 * window length; the
+    first window with the highest score wins.
+    """
+    starts = np.array(starts)[:, None]
+    lengths = np.minimum(window, length - starts)
+    ends = starts + lengths - 1
+    position = np.arange(length)[None, :]
+    score = np.minimum(position - starts, ends - position) + 0.01 * lengths
+    score = np.where((position >= starts) & (position <= ends), score, -np.inf)
+    return score.argmax(axis=0)
+
+
+def word_windows(pieces_per_word, window, stride):
+    """Windows over a sentence of words, each holding at most `window` pieces.
+
+    Windows are laid in piece space (as `window_starts`) and snapped to the
+    words whose first piece falls inside, so every word's first piece lies in
+    at least one window (a long word's tail may be cut; only its first piece
+    carries its tag).
+
+    Args:
+        pieces_per_word: word-piece count of each word.
+        window: pieces per window.
+        stride: pieces between window starts (`doc_stride`).
+
+    Returns:
+        `(ranges, best)`: word ranges `[(first_word, end_word)]`, and for
+        each word the index of its max-context window (-1 for words that
+        have no pieces).
+    """
+    counts = np.asarray(pieces_per_word, dtype="int64")
+    first_piece = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype("int64")
+    total = int(counts.sum())
+    starts = window_starts(total, window, stride)
+    ranges = []
+    for start in starts:
+        inside = np.flatnonzero((first_piece >= start) & (first_piece < start + window) & (counts > 0))
+        ranges.append((int(inside[0]), int(inside[-1]) + 1) if len(inside) else (0, 0))
+    best = np.full(len(counts), -1, "int64")
+    if total:
+        has_pieces = counts > 0
+        best[has_pieces] = max_context_windows(starts, window, total)[first_piece[has_pieces]]
+    return ranges, best
