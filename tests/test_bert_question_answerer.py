@@ -110,7 +110,7 @@ def test_n_best_decoding_and_v2_null_threshold():
                                               version_2_with_negative=True, null_score_diff_threshold=1.0)
     context = "aa bb cc dd"
     spans = np.array([[-1, -1], [-1, -1], [0, 2], [3, 5], [6, 8], [9, 11], [-1, -1], [-1, -1]])
-    features = QAFeatures({}, np.array([0]), spans[None], np.ones((1, 8), bool))
+    features = QAFeatures({"padding_mask": np.ones((1, 8), "int32")}, np.array([0]), spans[None], np.ones((1, 8), bool))
     start = np.full(8, -10.0)
     end = np.full(8, -10.0)
     start[2], end[5] = 5.0, 6.0   # best pair is 3 pieces long: over max_answer_length

@@ -1,5 +1,7 @@
 """BertTokenClassifier (NER): alignment, learning NCBI-disease, entities, round-trip."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -30,6 +32,18 @@ def test_split_words_offsets():
     words = split_words(text)
     assert [w for w, _, _ in words] == ["BRCA1", "-", "related", "cancer", "(", "breast", ")", "."]
     assert all(text[s:e] == w for w, s, e in words)
+
+
+@pytest.mark.parametrize("text", [
+    "Naïve T-cells (CD4+) rose 3.5×, café\u00a0au\u2003lait; x_y",
+    "e\u0301 \u4e2d\u6587 \u0661\u0662 \u00b2 \u2167 \x1cword\x85end\u2028",
+    "",
+    "   ",
+])
+def test_split_words_match_python_unicode_regex(text):
+    # The in-graph splitter (RE2) against Python's Unicode `\w+|[^\w\s]`.
+    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", text)]
+    assert split_words(text) == expected
 
 
 @pytest.fixture(scope="module")

@@ -124,16 +124,19 @@ class BertPreprocessor(TextPreprocessor):
         token_segments = tuple(self.tokenizer(s) for s in segments)
         if tf.executing_eagerly():
             self._warn_if_truncating(token_segments)
-        token_segments = self._truncate(token_segments)
-        token_ids, segment_ids = self.packer(token_segments)
-        outputs = {
+        outputs = self.pack(token_segments)
+        # Ragged ops lose a static batch size; keep it for TPU input pipelines.
+        shape = [segments[0].shape[0], self.sequence_length]
+        return {k: tf.ensure_shape(v, shape) for k, v in outputs.items()}
+
+    def pack(self, token_segments):
+        """Truncate (as BERT does) and pack one or two ragged id segments."""
+        token_ids, segment_ids = self.packer(self._truncate(tuple(token_segments)))
+        return {
             "token_ids": token_ids,
             "segment_ids": segment_ids,
             "padding_mask": tf.cast(token_ids != self.tokenizer.pad_token_id, tf.int32),
         }
-        # Ragged ops lose a static batch size; keep it for TPU input pipelines.
-        shape = [segments[0].shape[0], self.sequence_length]
-        return {k: tf.ensure_shape(v, shape) for k, v in outputs.items()}
 
     @classmethod
     def from_preset(cls, preset, sequence_length=512, **kwargs):

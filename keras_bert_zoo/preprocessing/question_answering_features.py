@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from keras_bert_zoo.preprocessing.strided_windows import max_context_windows
+from keras_bert_zoo.preprocessing.text_offsets import byte_to_char
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
 
 
@@ -38,18 +39,6 @@ class QAFeatures:
     end_positions: np.ndarray = None
 
 
-def _byte_to_char(text):
-    """Map UTF-8 byte offsets of `text` to character offsets."""
-    mapping = np.zeros(len(text.encode("utf-8")) + 1, "int64")
-    position = 0
-    for index, ch in enumerate(text):
-        width = len(ch.encode("utf-8"))
-        mapping[position : position + width] = index
-        position += width
-    mapping[position] = len(text)
-    return mapping
-
-
 def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=384, doc_stride=128,
                    max_query_length=64):
     """Build run_squad-style windows for question/context pairs.
@@ -69,7 +58,7 @@ def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=
     context_ids, starts, ends = context_ids.to_list(), starts.to_list(), ends.to_list()
     rows, examples, spans, best, start_labels, end_labels = [], [], [], [], [], []
     for index, (query, pieces) in enumerate(zip(question_ids, context_ids)):
-        to_char = _byte_to_char(contexts[index])
+        to_char = byte_to_char(contexts[index])
         piece_spans = np.stack([to_char[np.array(starts[index], "int64")], to_char[np.array(ends[index], "int64")]], -1) \
             if pieces else np.zeros((0, 2), "int64")
         window = max_seq_length - len(query) - 3

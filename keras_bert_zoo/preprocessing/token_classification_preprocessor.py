@@ -1,20 +1,38 @@
 """Words (and word tags) to packed word-piece inputs for token classification."""
 
-import re
-
 import keras
 import tensorflow as tf
+import tensorflow_text as tf_text
 
+from keras_bert_zoo.preprocessing.text_offsets import byte_to_char
 from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 
 # Words as BERT's basic tokenizer sees them: runs of word characters, and
-# every other non-space character on its own.
-_WORD = re.compile(r"\w+|[^\w\s]")
+# every other non-space character on its own. Python's Unicode `\w` and `\s`
+# spelled out for RE2, whose own `\w` and `\s` are ASCII-only.
+_SPACE = r"\s\p{Z}\x{1c}-\x{1f}\x{85}"
+_WORD_CHAR = r"\p{L}\p{N}_"
+_SYMBOL = f"[^{_SPACE}{_WORD_CHAR}]"
+
+
+def split_words_with_offsets(texts):
+    """In-graph word splitting of a string tensor `[batch]`.
+
+    Returns:
+        `(words, starts, ends)`: ragged `[batch, None]` words and their UTF-8
+        byte offsets in each text.
+    """
+    return tf_text.regex_split_with_offsets(texts, f"[{_SPACE}]+|{_SYMBOL}", _SYMBOL)
 
 
 def split_words(text):
     """Split raw text into words with character offsets: `[(word, start, end)]`."""
-    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    words, starts, ends = split_words_with_offsets(tf.constant([text]))
+    to_char = byte_to_char(text)
+    return [
+        (text[to_char[s] : to_char[e]], int(to_char[s]), int(to_char[e]))
+        for s, e in zip(starts[0].numpy(), ends[0].numpy())
+    ]
 
 
 def _pad(ragged, length, value):

@@ -130,7 +130,10 @@ class BertQuestionAnswerer(Task):
     def _best_answer(self, context, windows, features, outputs):
         candidates, null_score = [], math.inf
         for w in windows:
-            starts, ends = outputs["start_logits"][w], outputs["end_logits"][w]
+            # Padding positions are not tokens: they never enter the n-best.
+            real = features.inputs["padding_mask"][w] > 0
+            starts = np.where(real, outputs["start_logits"][w], -np.inf)
+            ends = np.where(real, outputs["end_logits"][w], -np.inf)
             spans, best = features.char_spans[w], features.max_context[w]
             null_score = min(null_score, float(starts[0] + ends[0]))
             top_starts = np.argsort(-starts)[: self.n_best_size]

@@ -203,6 +203,18 @@ class Task(keras.Model):
             config[key] = keras.layers.deserialize(config[key])
         return cls(**config)
 
+    # --- Serving ---------------------------------------------------------
+
+    def export(self, export_base, version=None, model_name=None, overwrite=False):
+        """Export for TensorFlow Serving with raw-text signatures (see
+        `kbz.export.export_for_serving`); returns the version directory.
+
+        This replaces `keras.Model.export`, whose SavedModel takes packed ids.
+        """
+        from keras_bert_zoo.export.export_for_serving import export_for_serving
+
+        return export_for_serving(self, export_base, version=version, model_name=model_name, overwrite=overwrite)
+
     # --- Presets ---------------------------------------------------------
 
     def save_to_preset(self, preset_dir):

@@ -1,0 +1,29 @@
+"""`embed`: raw text to sentence vectors, for any backbone."""
+
+import tensorflow as tf
+
+from keras_bert_zoo.export.request_inputs import pack_texts
+from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.tasks.sentence_embedding import pool
+
+
+def embedding_signature(backbone, preprocessor):
+    """Signature `embed`: `text` -> `pooled_output` (BERT's tanh pooler) and
+    `mean_pooled` (average of the real tokens' vectors), plus `truncated`.
+
+    Args:
+        backbone: a `BertBackbone`.
+        preprocessor: a `BertPreprocessor` (its `sequence_length` caps the text).
+    """
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def embed(text):
+        inputs, truncated = pack_texts(preprocessor, text)
+        outputs = backbone(inputs, training=False)
+        return {
+            "pooled_output": tf.cast(outputs["pooled_output"], tf.float32),
+            "mean_pooled": tf.cast(pool(outputs, inputs["padding_mask"], "mean"), tf.float32),
+            "truncated": truncated,
+        }
+
+    return ServingSignature("embed", embed, {"text": ["The patient was given aspirin."]})

@@ -1,0 +1,143 @@
+"""Write a task as a TF Serving model version that takes raw text."""
+
+import os
+import re
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert_zoo.export.classifier_signatures import classifier_signatures
+from keras_bert_zoo.export.embedding_signature import embedding_signature
+from keras_bert_zoo.export.question_answerer_signatures import question_answerer_signatures
+from keras_bert_zoo.export.serving_signature import ids_signature
+from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
+from keras_bert_zoo.export.warmup_requests import write_warmup_requests
+from keras_bert_zoo.layers.fused_ops import xla_fusion
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.utils.atomic import atomic_directory
+
+WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
+
+
+def _task_signatures(model):
+    from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
+    from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
+
+    if isinstance(model, BertClassifier):
+        return classifier_signatures(model)
+    if isinstance(model, BertTokenClassifier):
+        return token_classifier_signatures(model)
+    if isinstance(model, BertQuestionAnswerer):
+        return question_answerer_signatures(model)
+    return []
+
+
+def serving_signatures(model, preprocessor=None):
+    """Every signature of `model`'s export; the first is `serving_default`.
+
+    Args:
+        model: a task (classifier, token classifier, question answerer) or a
+            `BertBackbone`.
+        preprocessor: for a bare backbone, the `BertPreprocessor` (or
+            tokenizer's preprocessor) that feeds it.
+    """
+    from keras_bert_zoo.models.bert_backbone import BertBackbone
+
+    if isinstance(model, BertBackbone):
+        if preprocessor is None:
+            raise ValueError("Exporting a bare BertBackbone needs its preprocessor= (a BertPreprocessor), "
+                             "which tokenizes the requests' text.")
+        backbone = model
+    else:
+        backbone = getattr(model, "backbone", None)
+        preprocessor = getattr(model, "preprocessor", None)
+        if backbone is None or preprocessor is None:
+            raise TypeError(f"Cannot export {type(model).__name__}: expected a keras_bert_zoo task or BertBackbone.")
+    text_preprocessor = (preprocessor if isinstance(preprocessor, BertPreprocessor)
+                         else BertPreprocessor(preprocessor.tokenizer, preprocessor.sequence_length))
+    ids = np.array([[text_preprocessor.tokenizer.cls_token_id, text_preprocessor.tokenizer.sep_token_id]], "int32")
+    example_ids = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
+    return [*_task_signatures(model), embedding_signature(backbone, text_preprocessor),
+            ids_signature(model, example_ids)], text_preprocessor.tokenizer
+
+
+def _next_version(model_dir):
+    versions = [int(name) for name in os.listdir(model_dir) if name.isdigit()] if os.path.isdir(model_dir) else []
+    return max(versions, default=0) + 1
+
+
+def export_for_serving(model, export_base, version=None, model_name=None, preprocessor=None, overwrite=False):
+    """Export `model` for TensorFlow Serving, raw strings in.
+
+    Writes `export_base/<model_name>/<version>/` (`saved_model.pb`,
+    `variables/`, `assets/vocab.txt` and `labels.txt`,
+    `assets.extra/tf_serving_warmup_requests`) through a temporary directory
+    renamed into place, so a server watching `export_base/<model_name>` never
+    sees a half-written version. Weights are stored once, without optimizer
+    state; the graph tokenizes in place (clients load it after
+    `import tensorflow_text`, as `load_export` does).
+
+    Args:
+        model: a fine-tuned task, or a `BertBackbone` with `preprocessor`.
+        export_base: the model base path TF Serving is pointed at (parent).
+        version: integer version; default one above the highest present.
+        model_name: default `model.name`.
+        preprocessor: only for a bare backbone.
+        overwrite: replace an existing version instead of refusing.
+
+    Returns:
+        The version directory.
+
+    Examples:
+    >>> import tempfile
+    >>> import keras_bert_zoo as kbz
+    >>> clf = kbz.BertClassifier.from_preset("minilm_l6_h384_en_uncased", num_classes=2, sequence_length=32)
+    >>> path = export_for_serving(clf, tempfile.mkdtemp(), model_name="sentiment")
+    >>> os.path.basename(path)
+    '1'
+    """
+    signatures, tokenizer = serving_signatures(model, preprocessor)
+    model_name = model_name or model.name
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", model_name):
+        raise ValueError(f"model_name '{model_name}' must use letters, digits, '_', '.' or '-' only "
+                         "(it is a directory and the name clients request).")
+    model_dir = os.path.join(export_base, model_name)
+    version = _next_version(model_dir) if version is None else int(version)
+    if version < 1:
+        raise ValueError(f"version must be a positive integer (TF Serving's version directories); got {version}.")
+    version_dir = os.path.join(model_dir, str(version))
+    if os.path.exists(version_dir) and not overwrite:
+        raise FileExistsError(f"{version_dir} already exists: pass another version (or none, for the next "
+                              "number), or overwrite=True to replace it.")
+    with xla_fusion(False):  # TF Serving runs without XLA's CPU JIT.
+        functions = {s.name: s.concrete_function() for s in signatures}
+    functions["serving_default"] = functions[signatures[0].name]
+    module = tf.Module()
+    # Only the model's own weights: no optimizer slots, no second copy.
+    module.model_weights = [w.value for w in model.weights]
+    with atomic_directory(version_dir) as tmp:
+        tf.saved_model.save(module, tmp, signatures=functions)
+        with open(os.path.join(tmp, "assets", "vocab.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(tokenizer.get_vocabulary()) + "\n")
+        labels = getattr(model, "labels", None) or getattr(model, "label_names", None)
+        if labels:
+            with open(os.path.join(tmp, "assets", "labels.txt"), "w", encoding="utf-8") as f:
+                f.write("\n".join(map(str, labels)) + "\n")
+        os.makedirs(os.path.join(tmp, "assets.extra"))
+        write_warmup_requests(os.path.join(tmp, WARMUP_FILE), model_name, signatures)
+    return version_dir
+
+
+def load_export(path):
+    """Load an export (a version directory, or the model directory: its
+    highest version) with the TF-Text ops registered."""
+    import tensorflow_text  # noqa: F401  (registers the tokenizer ops the graph uses)
+
+    if not os.path.exists(os.path.join(path, "saved_model.pb")):
+        version = _next_version(path) - 1
+        if version < 1:
+            raise FileNotFoundError(f"No SavedModel in {path}: expected saved_model.pb or numbered version "
+                                    "directories (export_base/<model_name>/<version>).")
+        path = os.path.join(path, str(version))
+    return tf.saved_model.load(path)

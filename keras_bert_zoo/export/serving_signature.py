@@ -1,0 +1,37 @@
+"""One named entry point of an export: a traced function and a sample request."""
+
+import dataclasses
+
+import tensorflow as tf
+
+
+@dataclasses.dataclass
+class ServingSignature:
+    """A signature of the SavedModel.
+
+    Attributes:
+        name: the signature key clients name (e.g. `"classify"`).
+        function: a `tf.function` with an `input_signature` of named specs.
+        example: a small request `{input_name: list}` for the TF Serving
+            warm-up file.
+    """
+
+    name: str
+    function: object
+    example: dict
+
+    def concrete_function(self):
+        return self.function.get_concrete_function()
+
+
+def ids_signature(model, example_ids):
+    """`predict_ids`: packed ids in, the model's raw outputs out, for clients that tokenize."""
+    specs = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ("token_ids", "segment_ids", "padding_mask")]
+
+    @tf.function(input_signature=specs)
+    def predict_ids(token_ids, segment_ids, padding_mask):
+        outputs = model({"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
+                        training=False)
+        return outputs if isinstance(outputs, dict) else {"logits": outputs}
+
+    return ServingSignature("predict_ids", predict_ids, example_ids)

@@ -1,0 +1,104 @@
+"""`entities`: raw text in, tagged entity spans with character offsets out."""
+
+import tensorflow as tf
+
+from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
+from keras_bert_zoo.export.request_inputs import clean_text
+from keras_bert_zoo.export.request_inputs import trim_to_bucket
+from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words_with_offsets
+
+MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+_OUTSIDE, _BEGIN, _INSIDE = 0, 1, 2
+
+
+def _tag_scheme(labels):
+    """Per tag: its prefix code (O/B/I) and entity type index; the type names."""
+    prefixes, kinds, names = [], [], []
+    for label in labels:
+        if label == "O":
+            prefixes.append(_OUTSIDE)
+            kinds.append(-1)
+            continue
+        prefix, _, kind = label.partition("-")
+        if prefix not in ("B", "I") or not kind:
+            raise ValueError(f"Cannot export tag '{label}': the exported decoder reads BIO/IOB tags "
+                             "('O', 'B-<type>', 'I-<type>').")
+        if kind not in names:
+            names.append(kind)
+        prefixes.append(_BEGIN if prefix == "B" else _INSIDE)
+        kinds.append(names.index(kind))
+    return prefixes, kinds, names
+
+
+def _padded(values, rows, nrows, default):
+    return tf.RaggedTensor.from_value_rowids(values, rows, nrows=tf.cast(nrows, tf.int64)).to_tensor(default_value=default)
+
+
+def token_classifier_signatures(tagger):
+    """Signature `entities` of a `BertTokenClassifier`.
+
+    `text` `[batch]` -> entities padded to the batch's largest count:
+    `entity_text`, `entity_label` (`""` padding), `start`, `end` (character
+    offsets, -1 padding), `score` (mean tag probability, 0 padding), with
+    `entity_count` `[batch]` telling how many are real; and `truncated`
+    (words past the window were left untagged). Chunks follow conlleval.
+    """
+    prefix_table, kind_table, kind_names = _tag_scheme(tagger.labels)
+    prefix_table, kind_table = tf.constant(prefix_table), tf.constant(kind_table)
+    kind_names = tf.constant(kind_names or [""])
+    preprocessor = tagger.preprocessor
+    num_labels = len(tagger.labels)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def entities(text):
+        text = clean_text(text)
+        batch = tf.shape(text)[0]
+        words, starts, ends = split_words_with_offsets(text)
+        packed = preprocessor(words)
+        inputs = trim_to_bucket({k: packed[k] for k in MODEL_INPUTS}, preprocessor.sequence_length)
+        word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
+        probabilities = tf.nn.softmax(tf.cast(tagger(inputs, training=False), tf.float32), axis=-1)
+
+        # Tag probabilities per word, read off first pieces; untagged words uniform.
+        words_per_text = tf.cast(words.row_lengths(), tf.int32)
+        per_word = tf.fill([batch, tf.reduce_max(tf.concat([words_per_text, [0]], 0)), num_labels], 1.0 / num_labels)
+        first_pieces = tf.where(word_index >= 0)
+        targets = tf.stack([first_pieces[:, 0], tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64)], axis=1)
+        per_word = tf.tensor_scatter_nd_update(per_word, targets, tf.gather_nd(probabilities, first_pieces))
+        per_word = tf.RaggedTensor.from_tensor(per_word, lengths=words_per_text).flat_values
+        pieces = tf.reduce_sum(tf.ragged.map_flat_values(
+            lambda w: tf.cast(preprocessor.tokenizer(w).row_lengths(), tf.int32), words), axis=1)
+        truncated = pieces + 2 > preprocessor.sequence_length
+
+        # conlleval chunks: B-X opens one; I-X continues an open X, else opens one.
+        tag = tf.argmax(per_word, axis=-1, output_type=tf.int32)
+        score = tf.reduce_max(per_word, axis=-1)
+        prefix, kind = tf.gather(prefix_table, tag), tf.gather(kind_table, tag)
+        row = tf.cast(words.value_rowids(), tf.int32)
+        first_word = tf.ragged.range(words_per_text).flat_values == 0
+        previous_open = tf.concat([[False], prefix[:-1] != _OUTSIDE], 0) & ~first_word
+        same_kind = tf.concat([[False], kind[:-1] == kind[1:]], 0)
+        begins = (prefix == _BEGIN) | ((prefix == _INSIDE) & ~(previous_open & same_kind))
+        chunk = tf.cumsum(tf.cast(begins, tf.int32)) - 1
+        inside = tf.where(prefix != _OUTSIDE)[:, 0]
+        segment = tf.gather(chunk, inside)
+        count = tf.reduce_sum(tf.cast(begins, tf.int32))
+        start = tf.math.unsorted_segment_min(tf.gather(starts.flat_values, inside), segment, count)
+        end = tf.math.unsorted_segment_max(tf.gather(ends.flat_values, inside), segment, count)
+        entity_row = tf.math.unsorted_segment_max(tf.gather(row, inside), segment, count)
+        entity_kind = tf.math.unsorted_segment_max(tf.gather(kind, inside), segment, count)
+        entity_score = tf.math.unsorted_segment_mean(tf.gather(score, inside), segment, count)
+        entity_text = tf.strings.substr(tf.gather(text, entity_row), start, end - start)
+        rows = tf.cast(entity_row, tf.int64)
+        return {
+            "entity_text": _padded(entity_text, rows, batch, ""),
+            "entity_label": _padded(tf.gather(kind_names, entity_kind), rows, batch, ""),
+            "start": _padded(byte_to_char_offsets(text, entity_row, start), rows, batch, -1),
+            "end": _padded(byte_to_char_offsets(text, entity_row, end), rows, batch, -1),
+            "score": _padded(entity_score, rows, batch, 0.0),
+            "entity_count": tf.math.bincount(entity_row, minlength=batch, maxlength=batch),
+            "truncated": truncated,
+        }
+
+    return [ServingSignature("entities", entities, {"text": ["Germline BRCA1 mutations cause breast cancer."]})]
