@@ -1,0 +1,226 @@
+"""SavedModel exports: raw text in, the Keras task's own predictions out (in a fresh process)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.data.squad import read_squad
+from keras_bert_zoo.export.request_inputs import bucket_length
+from keras_bert_zoo.export.warmup_requests import read_warmup_requests
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEXTS = ["Germline BRCA1 mutations cause hereditary breast cancer.", "A warm, funny film.",
+         "Naïve café owners in Zürich (aged 40+) took aspirin-induced asthma drugs!", "one"]
+LABELS = ["O", "B-Disease", "I-Disease", "B-Chemical", "I-Chemical"]
+
+
+def _sharpen(dense):
+    """Scale a fresh head so its predictions are far from uniform (a sharper test)."""
+    dense.kernel.assign(dense.kernel.numpy() * 30.0)
+
+
+def _run_in_fresh_process(tmp_path, requests):
+    requests_file, output_file = tmp_path / "requests.json", tmp_path / "outputs.npz"
+    requests_file.write_text(json.dumps(requests))
+    subprocess.run([sys.executable, "-m", "tests.export_runner", str(requests_file), str(output_file)],
+                   cwd=ROOT, check=True, capture_output=True, timeout=600)
+    return dict(np.load(output_file, allow_pickle=True))
+
+
+@pytest.fixture(scope="module")
+def exported(default_preset_dir, tmp_path_factory):
+    """A classifier, a tagger and a QA model on the default preset, exported."""
+    base = str(tmp_path_factory.mktemp("exports"))
+    keras.utils.set_random_seed(7)
+    classifier = kbz.BertClassifier.from_preset(default_preset_dir, num_classes=3, sequence_length=64,
+                                                label_names=["neg", "neu", "pos"])
+    _sharpen(classifier.output_dense)
+    tagger = kbz.BertTokenClassifier.from_preset(default_preset_dir, labels=LABELS, sequence_length=64)
+    _sharpen(tagger.output_dense)
+    qa = kbz.BertQuestionAnswerer.from_preset(default_preset_dir, sequence_length=64, doc_stride=16,
+                                              max_query_length=16)
+    _sharpen(qa.span_dense)
+    return {
+        "classifier": (classifier, classifier.export(base, model_name="sentiment")),
+        "tagger": (tagger, tagger.export(base, model_name="ner")),
+        "qa": (qa, qa.export(base, model_name="qa")),
+        "base": base,
+    }
+
+
+def test_string_signatures_match_the_keras_tasks(exported, tmp_path):
+    classifier, classifier_path = exported["classifier"]
+    tagger, tagger_path = exported["tagger"]
+    qa, qa_path = exported["qa"]
+    squad = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).head(6)
+    questions = list(squad.questions) + ["Who ran?", ""]
+    contexts = list(squad.contexts) + ["Ann ran to the park.", "Ann ran."]  # SQuAD contexts span many windows
+    pairs = [("He said hi.", "He greeted them."), ("A dog.", "A cat sat on the mat.")]
+    outputs = _run_in_fresh_process(tmp_path, [
+        {"key": "classify", "path": classifier_path, "signature": "serving_default", "inputs": {"text": TEXTS}},
+        {"key": "pairs", "path": classifier_path, "signature": "classify_pairs",
+         "inputs": {"text": [a for a, _ in pairs], "text_b": [b for _, b in pairs]}},
+        {"key": "embed", "path": classifier_path, "signature": "embed", "inputs": {"text": TEXTS}},
+        {"key": "entities", "path": tagger_path, "signature": "serving_default", "inputs": {"text": TEXTS}},
+        {"key": "answer", "path": qa_path, "signature": "serving_default",
+         "inputs": {"question": questions, "context": contexts}},
+    ])
+
+    np.testing.assert_allclose(outputs["classify/probabilities"], classifier.predict_proba(TEXTS), atol=1e-5)
+    assert [s.decode() for s in outputs["classify/labels"]] == classifier.predict_labels(TEXTS)
+    assert np.ptp(outputs["classify/probabilities"], axis=0).max() > 1e-3  # texts get different answers
+    np.testing.assert_allclose(outputs["pairs/probabilities"], classifier.predict_proba(pairs), atol=1e-5)
+    text_preprocessor = kbz.BertPreprocessor(classifier.preprocessor.tokenizer, 64)
+    np.testing.assert_allclose(outputs["embed/mean_pooled"],
+                               kbz.encode_texts(TEXTS, backbone=classifier.backbone, preprocessor=text_preprocessor),
+                               atol=1e-5)
+    np.testing.assert_allclose(outputs["embed/pooled_output"],
+                               kbz.encode_texts(TEXTS, backbone=classifier.backbone, preprocessor=text_preprocessor,
+                                                pooling="pooled"), atol=1e-5)
+
+    expected = tagger.predict_entities(TEXTS)
+    assert sum(map(len, expected)) >= 4
+    for row, entities in enumerate(expected):
+        count = outputs["entities/entity_count"][row]
+        assert count == len(entities)
+        for column, entity in enumerate(entities):
+            assert outputs["entities/entity_text"][row, column].decode() == entity["text"]
+            assert outputs["entities/entity_label"][row, column].decode() == entity["label"]
+            assert (outputs["entities/start"][row, column], outputs["entities/end"][row, column]) == (
+                entity["start"], entity["end"])
+            assert outputs["entities/score"][row, column] == pytest.approx(entity["score"], abs=1e-5)
+        assert (outputs["entities/start"][row, count:] == -1).all()
+
+    expected = qa.predict_answers([{"question": q, "context": c} for q, c in zip(questions, contexts)])
+    for row, answer in enumerate(expected):
+        assert outputs["answer/answer"][row].decode() == answer["answer"]
+        assert (outputs["answer/start"][row], outputs["answer/end"][row]) == (answer["start"], answer["end"])
+        assert outputs["answer/score"][row] == pytest.approx(answer["score"], abs=1e-5)
+
+
+def test_bad_requests_get_defined_results(exported, tmp_path):
+    _, classifier_path = exported["classifier"]
+    _, tagger_path = exported["tagger"]
+    long_text = " ".join(["word"] * 300)
+    texts = ["", "   \t", "caf\xe9 \udcff", long_text]
+    raw = [t.encode("utf-8", "surrogateescape") for t in texts]  # \udcff -> the invalid byte 0xFF
+    outputs = _run_in_fresh_process(tmp_path, [
+        {"key": "classify", "path": classifier_path, "signature": "classify",
+         "inputs": {"text": [r.decode("latin-1") for r in raw]}, "raw_bytes": True},
+        {"key": "entities", "path": tagger_path, "signature": "entities", "inputs": {"text": texts[:2] + [long_text]}},
+    ])
+    probabilities = outputs["classify/probabilities"]
+    assert np.isfinite(probabilities).all() and np.allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+    assert outputs["classify/truncated"].tolist() == [False, False, False, True]
+    assert outputs["entities/entity_count"][:2].tolist() == [0, 0]
+    assert outputs["entities/truncated"].tolist() == [False, False, True]
+
+
+def test_saved_model_cli_lists_string_signatures_and_runs_them(exported):
+    classifier, path = exported["classifier"]
+    show = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir", path,
+                           "--all"], capture_output=True, text=True, timeout=300, check=True).stdout
+    for name, inputs in {"classify": ["text"], "classify_pairs": ["text", "text_b"], "embed": ["text"],
+                         "serving_default": ["text"]}.items():
+        block = show.split(f"signature_def['{name}']:")[1].split("signature_def[")[0]
+        for input_name in inputs:
+            assert f"inputs['{input_name}'] tensor_info:\n        dtype: DT_STRING" in block
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "saved-model-cli", "run",
+                          "--dir", path, "--tag_set", "serve", "--signature_def", "classify",
+                          "--input_exprs", f"text={TEXTS[:2]!r}"], capture_output=True, text=True, timeout=300,
+                         check=True).stdout
+    labels = run.split("Result for output key labels:")[1].split("Result")[0]
+    assert labels.split() == [f"[b'{classifier.predict_labels(TEXTS[:2])[0]}'",
+                              f"b'{classifier.predict_labels(TEXTS[:2])[1]}']"]
+
+
+def test_warmup_records_are_prediction_logs_for_real_signatures(exported):
+    for key in ("classifier", "tagger", "qa"):
+        _, path = exported[key]
+        logs = read_warmup_requests(os.path.join(path, "assets.extra", "tf_serving_warmup_requests"))
+        loaded = kbz.export.load_export(path)
+        assert logs
+        for log in logs:
+            request = log.predict_log.request
+            assert request.model_spec.name == os.path.basename(os.path.dirname(path))
+            function = loaded.signatures[request.model_spec.signature_name]
+            inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
+            assert set(inputs) == set(function.structured_input_signature[1])
+            function(**{name: tf.constant(value) for name, value in inputs.items()})  # runs as TF Serving would
+
+
+def test_layout_assets_and_single_copy_of_the_weights(exported):
+    classifier, path = exported["classifier"]
+    assert path == os.path.join(exported["base"], "sentiment", "1")
+    assert sorted(os.listdir(path)) == ["assets", "assets.extra", "fingerprint.pb", "saved_model.pb", "variables"]
+    vocabulary = open(os.path.join(path, "assets", "vocab.txt"), encoding="utf-8").read().split("\n")[:-1]
+    assert vocabulary == classifier.preprocessor.tokenizer.get_vocabulary()
+    assert open(os.path.join(path, "assets", "labels.txt")).read().split() == ["neg", "neu", "pos"]
+    weight_bytes = sum(w.numpy().nbytes for w in classifier.weights)
+    variables = os.path.join(path, "variables")
+    stored = sum(os.path.getsize(os.path.join(variables, f)) for f in os.listdir(variables))
+    assert weight_bytes <= stored <= 1.05 * weight_bytes
+
+
+def test_trained_model_exports_without_optimizer_state(tmp_path):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    classifier = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=12)
+    classifier.fit(["all work", "no play"] * 4, [0, 1] * 4, epochs=1, batch_size=4, verbose=0)
+    assert len(classifier.optimizer.variables) > 2 * len(classifier.weights)  # Adam's slots exist
+    path = classifier.export(str(tmp_path), model_name="tiny")
+    stored = [shape for name, shape in tf.train.list_variables(os.path.join(path, "variables", "variables"))
+              if name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
+    assert sorted(map(tuple, stored)) == sorted(tuple(w.shape) for w in classifier.weights)
+
+
+def test_versions_are_numbered_and_never_half_written(tmp_path, monkeypatch):
+    import importlib
+
+    module = importlib.import_module("keras_bert_zoo.export.export_for_serving")
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    classifier = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=12)
+    assert classifier.export(str(tmp_path), model_name="m").endswith(os.path.join("m", "1"))
+    assert classifier.export(str(tmp_path), model_name="m").endswith(os.path.join("m", "2"))
+    with pytest.raises(FileExistsError, match="already exists: pass another version"):
+        classifier.export(str(tmp_path), model_name="m", version=2)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(module, "write_warmup_requests", broken)
+    with pytest.raises(OSError, match="disk full"):
+        classifier.export(str(tmp_path), model_name="m")
+    assert sorted(os.listdir(tmp_path / "m")) == ["1", "2"]  # no version 3, no temporary left
+    with pytest.raises(ValueError, match="model_name 'a/b' must use letters"):
+        classifier.export(str(tmp_path), model_name="a/b")
+
+
+def test_buckets_follow_the_longest_text():
+    assert int(bucket_length(tf.constant([3, 10]), 128)) == 16
+    assert int(bucket_length(tf.constant([3, 17]), 128)) == 32
+    assert int(bucket_length(tf.constant([100]), 128)) == 128
+    assert int(bucket_length(tf.constant([300]), 512)) == 384
+    assert int(bucket_length(tf.constant([5]), 12)) == 12
+
+
+def test_cli_exports_a_preset_as_an_embedding_model(default_preset_dir, tmp_path):
+    from keras_bert_zoo.cli.main import main
+
+    assert main(["export", "--model", default_preset_dir, "--output", str(tmp_path), "--model_name", "minilm",
+                 "--max_seq_length", "32"]) == 0
+    path = str(tmp_path / "minilm" / "1")
+    outputs = _run_in_fresh_process(tmp_path, [
+        {"key": "embed", "path": str(tmp_path / "minilm"), "signature": "serving_default", "inputs": {"text": TEXTS}},
+    ])
+    assert os.path.isfile(os.path.join(path, "saved_model.pb"))
+    np.testing.assert_allclose(outputs["embed/mean_pooled"],
+                               kbz.encode_texts(TEXTS, preset=default_preset_dir, sequence_length=32), atol=1e-5)
