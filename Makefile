@@ -27,6 +27,7 @@ test: $(STAMP)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/backbone_throughput.py
+	$(BIN)/python benchmarks/serving_vs_keras_hub.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from keras_bert_zoo.export.classifier_signatures import classifier_signatures
 from keras_bert_zoo.export.embedding_signature import embedding_signature
+from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
 from keras_bert_zoo.export.question_answerer_signatures import question_answerer_signatures
 from keras_bert_zoo.export.serving_signature import ids_signature
 from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
@@ -19,8 +20,9 @@ from keras_bert_zoo.utils.atomic import atomic_directory
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
 
-def _task_signatures(model):
+def _task_signatures(model, text_preprocessor):
     from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
     from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
     from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
@@ -30,6 +32,8 @@ def _task_signatures(model):
         return token_classifier_signatures(model)
     if isinstance(model, BertQuestionAnswerer):
         return question_answerer_signatures(model)
+    if isinstance(model, BertPretrainer):
+        return masked_lm_signatures(model, text_preprocessor)
     return []
 
 
@@ -37,18 +41,19 @@ def serving_signatures(model, preprocessor=None):
     """Every signature of `model`'s export; the first is `serving_default`.
 
     Args:
-        model: a task (classifier, token classifier, question answerer) or a
-            `BertBackbone`.
-        preprocessor: for a bare backbone, the `BertPreprocessor` (or
-            tokenizer's preprocessor) that feeds it.
+        model: a task (classifier, token classifier, question answerer), a
+            `BertPretrainer` or a `BertBackbone`.
+        preprocessor: for a backbone or pretrainer, the `BertPreprocessor`
+            that tokenizes the requests' text.
     """
     from keras_bert_zoo.models.bert_backbone import BertBackbone
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
 
-    if isinstance(model, BertBackbone):
+    if isinstance(model, (BertBackbone, BertPretrainer)):
         if preprocessor is None:
-            raise ValueError("Exporting a bare BertBackbone needs its preprocessor= (a BertPreprocessor), "
+            raise ValueError(f"Exporting a {type(model).__name__} needs preprocessor= (a BertPreprocessor), "
                              "which tokenizes the requests' text.")
-        backbone = model
+        backbone = model if isinstance(model, BertBackbone) else model.backbone
     else:
         backbone = getattr(model, "backbone", None)
         preprocessor = getattr(model, "preprocessor", None)
@@ -58,7 +63,7 @@ def serving_signatures(model, preprocessor=None):
                          else BertPreprocessor(preprocessor.tokenizer, preprocessor.sequence_length))
     ids = np.array([[text_preprocessor.tokenizer.cls_token_id, text_preprocessor.tokenizer.sep_token_id]], "int32")
     example_ids = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
-    return [*_task_signatures(model), embedding_signature(backbone, text_preprocessor),
+    return [*_task_signatures(model, text_preprocessor), embedding_signature(backbone, text_preprocessor),
             ids_signature(model, example_ids)], text_preprocessor.tokenizer
 
 

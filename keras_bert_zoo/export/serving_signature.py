@@ -25,13 +25,16 @@ class ServingSignature:
 
 
 def ids_signature(model, example_ids):
-    """`predict_ids`: packed ids in, the model's raw outputs out, for clients that tokenize."""
-    specs = [tf.TensorSpec([None, None], tf.int32, name=name) for name in ("token_ids", "segment_ids", "padding_mask")]
+    """`predict_ids`: the model's own int32 inputs (`token_ids`, `segment_ids`,
+    `padding_mask`, and `mask_positions` for a pretrainer) in, its raw outputs
+    out, for clients that tokenize themselves."""
+    names = sorted(model.input)
+    specs = [tf.TensorSpec([None, None], tf.int32, name=name) for name in names]
 
     @tf.function(input_signature=specs)
-    def predict_ids(token_ids, segment_ids, padding_mask):
-        outputs = model({"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
-                        training=False)
+    def predict_ids(*inputs):
+        outputs = model(dict(zip(names, inputs)), training=False)
         return outputs if isinstance(outputs, dict) else {"logits": outputs}
 
-    return ServingSignature("predict_ids", predict_ids, example_ids)
+    example = {name: example_ids.get(name, example_ids["token_ids"][:, :1] * 0) for name in names}
+    return ServingSignature("predict_ids", predict_ids, example)

@@ -63,6 +63,41 @@ class BertPretrainer(keras.Model):
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
+    def fill_mask(self, texts, preprocessor, top_k=5):
+        """The `top_k` likeliest tokens for each `[MASK]` in each text.
+
+        Args:
+            texts: strings containing the literal `[MASK]`, or
+                `(text_a, text_b)` pairs.
+            preprocessor: a `BertPreprocessor` (tokenizer and window).
+
+        Returns:
+            Per text, per mask: `[(token, probability)]`, likeliest first.
+
+        Examples:
+        >>> import keras_bert_zoo as kbz
+        >>> tokenizer = kbz.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"])
+        >>> backbone = BertBackbone(vocabulary_size=7, num_layers=1, num_heads=2,
+        ...                         hidden_dim=8, intermediate_dim=16)
+        >>> guesses = BertPretrainer(backbone).fill_mask(["a [MASK] b"], kbz.BertPreprocessor(tokenizer, 8), top_k=2)
+        >>> len(guesses[0]), len(guesses[0][0])
+        (1, 2)
+        """
+        import tensorflow as tf
+
+        from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
+
+        texts = list(texts)
+        columns = [tf.constant([t[i] for t in texts]) for i in range(len(texts[0]))] \
+            if texts and isinstance(texts[0], (tuple, list)) else [tf.constant(texts)]
+        outputs = masked_lm_outputs(self, preprocessor, columns, top_k)
+        vocabulary = preprocessor.tokenizer.get_vocabulary()
+        ids, scores = outputs["top_token_ids"].numpy(), outputs["top_scores"].numpy()
+        return [
+            [[(vocabulary[i], float(p)) for i, p in zip(ids[row, m], scores[row, m])] for m in range(count)]
+            for row, count in enumerate(outputs["mask_count"].numpy())
+        ]
+
     def get_config(self):
         return {
             "name": self.name,

@@ -1,0 +1,63 @@
+"""`fill_mask`: text with `[MASK]` in, the likeliest tokens for each mask out."""
+
+import tensorflow as tf
+
+from keras_bert_zoo.export.request_inputs import clean_text
+from keras_bert_zoo.export.request_inputs import trim_to_bucket
+from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.preprocessing.masked_text import tokenize_with_masks
+
+
+def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
+    """The masked-LM predictions for one or two string tensors (a text, or
+    text pairs), in the graph or eagerly.
+
+    Returns a dict: `top_token_ids` / `top_scores` `[batch, masks, top_k]`
+    (probabilities over the vocabulary), `mask_count` `[batch]`, `truncated`.
+    Masks are counted inside the packed window; rows with fewer masks are
+    padded with id 0 and score 0.
+    """
+    tokens = [tokenize_with_masks(preprocessor.tokenizer, column) for column in columns]
+    truncated = tf.add_n([t.row_lengths() for t in tokens]) + 1 + len(tokens) > preprocessor.sequence_length
+    inputs = trim_to_bucket(preprocessor.pack(tokens), preprocessor.sequence_length)
+    is_mask = inputs["token_ids"] == preprocessor.tokenizer.mask_token_id
+    positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(is_mask)[1]), tf.shape(is_mask)), is_mask)
+    mask_count = tf.cast(positions.row_lengths(), tf.int32)
+    logits = pretrainer({**inputs, "mask_positions": positions.to_tensor(default_value=0)}, training=False)
+    probabilities = tf.nn.softmax(tf.cast(logits["masked_lm_logits"], tf.float32), axis=-1)
+    scores, ids = tf.math.top_k(probabilities, k=top_k)
+    real = tf.sequence_mask(mask_count, tf.shape(ids)[1])[:, :, None]
+    return {
+        "top_token_ids": tf.where(real, ids, 0),
+        "top_scores": tf.where(real, scores, 0.0),
+        "mask_count": mask_count,
+        "truncated": truncated,
+    }
+
+
+def masked_lm_signatures(pretrainer, preprocessor, top_k=5):
+    """Signatures `fill_mask` (`text`) and `fill_mask_pairs` (`text`,
+    `text_b`) of a `BertPretrainer` -> `top_tokens` (strings),
+    `top_token_ids`, `top_scores` `[batch, masks, top_k]`, `mask_count`,
+    `truncated`."""
+    vocabulary = tf.constant(preprocessor.tokenizer.get_vocabulary())
+
+    def outputs(*columns):
+        result = masked_lm_outputs(pretrainer, preprocessor, [clean_text(c) for c in columns], top_k)
+        real = tf.sequence_mask(result["mask_count"], tf.shape(result["top_token_ids"])[1])[:, :, None]
+        result["top_tokens"] = tf.where(real, tf.gather(vocabulary, result["top_token_ids"]), "")
+        return result
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def fill_mask(text):
+        return outputs(text)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text"),
+                                  tf.TensorSpec([None], tf.string, name="text_b")])
+    def fill_mask_pairs(text, text_b):
+        return outputs(text, text_b)
+
+    return [
+        ServingSignature("fill_mask", fill_mask, {"text": ["The patient was given [MASK]."]}),
+        ServingSignature("fill_mask_pairs", fill_mask_pairs, {"text": ["He [MASK] hi."], "text_b": ["He [MASK]."]}),
+    ]
