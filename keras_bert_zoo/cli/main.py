@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from keras_bert_zoo.cli import create_pretraining_data_command
 from keras_bert_zoo.cli import encode_command
 from keras_bert_zoo.cli import export_command
 from keras_bert_zoo.cli import extract_features_command
@@ -11,7 +12,7 @@ from keras_bert_zoo.cli import presets_command
 from keras_bert_zoo.cli import saved_model_cli_command
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, export_command,
-            saved_model_cli_command)
+            create_pretraining_data_command, saved_model_cli_command)
 
 
 def build_parser():

@@ -1,0 +1,68 @@
+"""`keras-bert-zoo create-pretraining-data`: corpus text to masked-LM + NSP TFRecords.
+
+Flag names and semantics are google-research/bert's `create_pretraining_data.py`.
+"""
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "create-pretraining-data",
+        help="Write masked-LM + next-sentence pretraining instances as TFRecords.",
+        description="Corpus files (one sentence per line, blank line between documents) to tf.train.Example "
+                    "records with int64 features token_ids, segment_ids, padding_mask, mask_positions, "
+                    "mask_ids, mask_weights, next_sentence_label (0 = IsNext).",
+    )
+    parser.add_argument("--input_file", required=True, help="Corpus file(s), comma-separated (globs allowed).")
+    parser.add_argument("--output_file", required=True,
+                        help="Output TFRecord file, or comma-separated files (shards), written atomically.")
+    parser.add_argument("--num_shards", type=int, default=1,
+                        help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
+    parser.add_argument("--vocab_file", help="WordPiece vocabulary (one token per line).")
+    parser.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
+    parser.add_argument("--do_lower_case", action="store_true", help="Lower-case and strip accents (uncased vocabularies).")
+    parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"), default="sentences",
+                        help="sentences: one per line, blank line between documents (the original format); "
+                             "documents: one document per line; wikitext: WikiText articles.")
+    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
+    parser.add_argument("--masked_lm_prob", type=float, default=0.15)
+    parser.add_argument("--dupe_factor", type=int, default=10, help="Times each document is used, with different masks.")
+    parser.add_argument("--short_seq_prob", type=float, default=0.1)
+    parser.add_argument("--do_whole_word_mask", action="store_true", help="Mask whole words, not single word-pieces.")
+    parser.add_argument("--random_seed", type=int, default=12345)
+    parser.set_defaults(run=run)
+
+
+def _tokenizer(args):
+    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
+    if bool(args.vocab_file) == bool(args.preset):
+        raise ValueError("Pass exactly one of --vocab_file (with --do_lower_case for uncased vocabularies) "
+                         "or --preset.")
+    if args.preset:
+        return BertTokenizer.from_preset(args.preset)
+    return BertTokenizer(args.vocab_file, lowercase=args.do_lower_case)
+
+
+def run(args):
+    import tensorflow as tf
+
+    from keras_bert_zoo.data.pretraining_corpus import read_documents
+    from keras_bert_zoo.data.pretraining_records import shard_paths
+    from keras_bert_zoo.data.pretraining_records import write_pretraining_records
+    from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
+    from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
+
+    config = PretrainingDataConfig(
+        max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
+        masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,
+        do_whole_word_mask=args.do_whole_word_mask, random_seed=args.random_seed,
+    )
+    inputs = sorted({f for pattern in args.input_file.split(",") for f in (tf.io.gfile.glob(pattern) or [pattern])})
+    documents = read_documents(inputs, _tokenizer(args), corpus_format=args.corpus_format, progress=True)
+    instances = create_pretraining_instances(documents, _tokenizer(args), config, progress=True)
+    outputs = args.output_file.split(",")
+    if len(outputs) == 1:
+        outputs = shard_paths(outputs[0], args.num_shards)
+    count = write_pretraining_records(instances, outputs, progress=True)
+    print(f"{count} instances from {len(documents)} documents -> {', '.join(outputs)}")

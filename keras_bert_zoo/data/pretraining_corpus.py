@@ -1,0 +1,92 @@
+"""Plain-text pretraining corpora.
+
+The native layout is google-research/bert's: one sentence per line, a blank
+line between documents. Two common others are read too: one document per
+line (PubMed abstracts dumps), and WikiText (articles under ` = Title = `
+headings, one paragraph per line); their lines are cut into sentences.
+Documents never span files.
+"""
+
+import re
+
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+_BATCH_LINES = 4096
+FORMATS = ("sentences", "documents", "wikitext")
+# A sentence ends at . ! or ? followed by space and a capital, digit or quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_WIKITEXT_TITLE = re.compile(r"^ ?= [^=].* = ?$")
+
+
+def split_sentences(text):
+    """Cut a paragraph into sentences (a simple rule: `.`, `!`, `?` before a capital)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _as_sentence_lines(lines, corpus_format):
+    """Any supported layout -> google-research/bert's (sentences, blank between documents)."""
+    if corpus_format == "sentences":
+        return [line.strip() for line in lines]
+    out = []
+    for line in lines:
+        if corpus_format == "wikitext":
+            if _WIKITEXT_TITLE.match(line.rstrip("\n")):
+                out.append("")  # a new article
+                continue
+            if line.strip().startswith("= "):
+                continue  # a section heading, not text
+        out.extend(split_sentences(line))
+        if corpus_format == "documents":
+            out.append("")
+    return out
+
+
+def read_documents(input_files, tokenizer, corpus_format="sentences", progress=False):
+    """Tokenize corpus files into documents of sentences of word-piece ids.
+
+    Args:
+        input_files: a path or a list of paths (text, UTF-8).
+        tokenizer: a `BertTokenizer`.
+        corpus_format: `"sentences"` (one per line, blank line between
+            documents), `"documents"` (one document per line) or
+            `"wikitext"`.
+        progress: show a progress bar over files.
+
+    Returns:
+        A list of documents; each a list of sentences; each a list of ids.
+        Empty lines end documents; lines with no word-pieces are dropped; so
+        are empty documents.
+
+    Raises:
+        FileNotFoundError: a file is missing.
+        ValueError: the corpus holds no text.
+    """
+    if corpus_format not in FORMATS:
+        raise ValueError(f"corpus_format must be one of {FORMATS}; got '{corpus_format}'.")
+    files = [input_files] if isinstance(input_files, str) else list(input_files)
+    documents = []
+    for path in tqdm(files, desc="tokenizing", unit="file", disable=not progress):
+        if not tf.io.gfile.exists(path):
+            raise FileNotFoundError(f"Corpus file {path} does not exist.")
+        with tf.io.gfile.GFile(path, "r") as f:
+            lines = _as_sentence_lines(f.readlines(), corpus_format)
+        # A document boundary after each blank line (and at the end of a file).
+        boundaries = {i for i, line in enumerate(lines) if not line}
+        text_lines = [i for i, line in enumerate(lines) if line]
+        pieces = {}
+        for start in range(0, len(text_lines), _BATCH_LINES):
+            chunk = text_lines[start : start + _BATCH_LINES]
+            ids = tokenizer(tf.constant([lines[i] for i in chunk])).to_list()
+            pieces.update(zip(chunk, ids))
+        document = []
+        for i in range(len(lines) + 1):
+            if i == len(lines) or i in boundaries:
+                if document:
+                    documents.append(document)
+                document = []
+            elif pieces[i]:
+                document.append(pieces[i])
+    if not documents:
+        raise ValueError(f"No text in {files}: expected one sentence per line, blank lines between documents.")
+    return documents

@@ -1,0 +1,121 @@
+"""Pretraining instances as sharded TFRecord files, and the TPU-ready input pipeline.
+
+Records are `tf.train.Example`s with int64 features `token_ids`,
+`segment_ids`, `padding_mask` (`max_seq_length` each), `mask_positions`,
+`mask_ids`, `mask_weights` (`max_predictions_per_seq` each) and
+`next_sentence_label` (0 = IsNext). The pipeline reads them back with fixed
+shapes and int32 types, batches with `drop_remainder=True`, and runs on the
+host, so it can feed a TPU.
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
+
+
+def shard_paths(output_file, num_shards):
+    """`OUT.tfrecord` -> `OUT-00000-of-00004.tfrecord`, ... (one shard: the name itself)."""
+    if num_shards == 1:
+        return [output_file]
+    root, extension = os.path.splitext(output_file)
+    return [f"{root}-{i:05d}-of-{num_shards:05d}{extension}" for i in range(num_shards)]
+
+
+def write_pretraining_records(instances, output_files, progress=False):
+    """Write instance arrays round-robin over `output_files`.
+
+    Each shard is written under a temporary name beside it and renamed when
+    complete; on any error no shard is left behind.
+
+    Args:
+        instances: the dict of arrays from `create_pretraining_instances`.
+        output_files: a path or a list of shard paths.
+        progress: show a progress bar.
+
+    Returns:
+        The number of records written.
+    """
+    files = [output_files] if isinstance(output_files, str) else list(output_files)
+    count = len(instances["token_ids"])
+    temporary = []
+    for path in files:
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        temporary.append(os.path.join(directory, f".tmp-{os.getpid()}-{os.path.basename(path)}"))
+    writers = [tf.io.TFRecordWriter(path) for path in temporary]
+    try:
+        for row in tqdm(range(count), desc="writing", unit="instance", disable=not progress):
+            features = {
+                name: tf.train.Feature(int64_list=tf.train.Int64List(value=np.atleast_1d(instances[name][row])))
+                for name in FEATURES
+            }
+            example = tf.train.Example(features=tf.train.Features(feature=features))
+            writers[row % len(writers)].write(example.SerializeToString())
+        for writer in writers:
+            writer.close()
+        for tmp, path in zip(temporary, files):
+            os.replace(tmp, path)
+    except BaseException:
+        for writer, tmp in zip(writers, temporary):
+            writer.close()
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        raise
+    return count
+
+
+def _parse_fn(max_seq_length, max_predictions_per_seq):
+    lengths = {"next_sentence_label": 1, "mask_positions": max_predictions_per_seq, "mask_ids": max_predictions_per_seq,
+               "mask_weights": max_predictions_per_seq}
+    spec = {name: tf.io.FixedLenFeature([lengths.get(name, max_seq_length)], tf.int64) for name in FEATURES}
+
+    def parse(record):
+        example = tf.io.parse_single_example(record, spec)
+        features = {name: tf.cast(value, tf.int32) for name, value in example.items()}
+        features["next_sentence_label"] = features["next_sentence_label"][0]
+        return features
+
+    return parse
+
+
+def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20):
+    """A `tf.data.Dataset` of feature dicts (int32, fixed shapes) from TFRecord
+    files (a path, a glob, or a list of them), shards read interleaved."""
+    patterns = [input_files] if isinstance(input_files, str) else list(input_files)
+    files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(pattern)})
+    if not files:
+        raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
+                                "`keras-bert-zoo create-pretraining-data`.")
+    ds = tf.data.Dataset.from_tensor_slices(files)
+    ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
+                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq), num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, repeat=False):
+    """Batch feature dicts into `(inputs, labels, sample_weights)` for
+    `BertPretrainer.fit`, with `drop_remainder=True` (static shapes for TPU).
+
+    `features` is a Dataset of feature dicts (`read_pretraining_records`) or
+    the dict of arrays from `create_pretraining_instances`.
+    """
+    ds = features if isinstance(features, tf.data.Dataset) else tf.data.Dataset.from_tensor_slices(features)
+    if shuffle_buffer:
+        ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        ds = ds.repeat()
+    ds = ds.batch(batch_size, drop_remainder=True)
+    return ds.map(split_features, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def split_features(features):
+    """Feature dict -> the pretrainer's `(inputs, labels, sample_weights)`."""
+    inputs = {name: features[name] for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
+    labels = {"masked_lm_logits": features["mask_ids"], "next_sentence_logits": features["next_sentence_label"]}
+    weights = {"masked_lm_logits": tf.cast(features["mask_weights"], tf.float32),
+               "next_sentence_logits": tf.ones_like(features["next_sentence_label"], tf.float32)}
+    return inputs, labels, weights

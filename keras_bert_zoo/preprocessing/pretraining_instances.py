@@ -1,0 +1,194 @@
+"""Masked-LM + next-sentence instances as google-research/bert's
+`create_pretraining_data.py` defines them, on word-piece ids.
+
+Each document is cut into chunks of about `max_seq_length - 3` pieces (a
+shorter random target with probability `short_seq_prob`); a chunk splits at a
+random sentence boundary into segment A and B, and with probability 0.5 (or
+when the chunk is one sentence) B is replaced by text from a random other
+document (label 1, "random next"; 0 = IsNext) and the unused sentences go back
+to the document. Pairs over the budget lose pieces from the longer segment,
+at its front or back at random. Then `masked_lm_prob` of the pieces (at most
+`max_predictions_per_seq`, at least one; never `[CLS]`/`[SEP]`) are chosen,
+by whole words with `do_whole_word_mask`; of those, 80% become `[MASK]`, 10% a
+random vocabulary id, 10% stay. The same seed gives the same instances.
+"""
+
+import dataclasses
+import random
+
+import numpy as np
+from tqdm.auto import tqdm
+
+FEATURES = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids", "mask_weights",
+            "next_sentence_label")
+
+
+@dataclasses.dataclass
+class PretrainingDataConfig:
+    """google-research/bert's flags for `create_pretraining_data.py`."""
+
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    masked_lm_prob: float = 0.15
+    short_seq_prob: float = 0.1
+    dupe_factor: int = 10
+    do_whole_word_mask: bool = False
+    random_seed: int = 12345
+
+    def __post_init__(self):
+        if self.max_seq_length < 5:
+            raise ValueError(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]); got {self.max_seq_length}.")
+        if not 0.0 < self.masked_lm_prob < 1.0:
+            raise ValueError(f"masked_lm_prob must be in (0, 1); got {self.masked_lm_prob}.")
+        if not 0.0 <= self.short_seq_prob <= 1.0:
+            raise ValueError(f"short_seq_prob must be in [0, 1]; got {self.short_seq_prob}.")
+        if self.max_predictions_per_seq < 1 or self.dupe_factor < 1:
+            raise ValueError("max_predictions_per_seq and dupe_factor must be at least 1.")
+
+
+class _Vocabulary:
+    """What masking needs to know about the vocabulary."""
+
+    def __init__(self, tokenizer):
+        tokens = tokenizer.get_vocabulary()
+        self.size = len(tokens)
+        self.cls_id, self.sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+        self.pad_id, self.mask_id = tokenizer.pad_token_id, tokenizer.mask_token_id
+        self.continues_word = np.array([t.startswith("##") for t in tokens])
+
+
+def _truncate_pair(tokens_a, tokens_b, budget, rng):
+    """Cut the longer segment, one piece at a time, from its front or back."""
+    while len(tokens_a) + len(tokens_b) > budget:
+        longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+        if rng.random() < 0.5:
+            del longer[0]
+        else:
+            longer.pop()
+
+
+def mask_tokens(tokens, vocabulary, config, rng):
+    """Choose and corrupt masked-LM positions of one packed instance.
+
+    Returns:
+        `(corrupted_tokens, positions, original_ids)`, positions ascending.
+    """
+    candidates = []
+    for index, token in enumerate(tokens):
+        if token in (vocabulary.cls_id, vocabulary.sep_id):
+            continue
+        if config.do_whole_word_mask and candidates and vocabulary.continues_word[token]:
+            candidates[-1].append(index)
+        else:
+            candidates.append([index])
+    rng.shuffle(candidates)
+    budget = min(config.max_predictions_per_seq, max(1, int(round(len(tokens) * config.masked_lm_prob))))
+    output = list(tokens)
+    chosen = []
+    for word in candidates:
+        if len(chosen) >= budget:
+            break
+        if len(chosen) + len(word) > budget:
+            continue  # a whole word that no longer fits is skipped, never split
+        for index in word:
+            if rng.random() < 0.8:
+                output[index] = vocabulary.mask_id
+            elif rng.random() >= 0.5:
+                output[index] = rng.randint(0, vocabulary.size - 1)
+            chosen.append(index)
+    chosen.sort()
+    return output, chosen, [tokens[i] for i in chosen]
+
+
+def instances_from_document(documents, document_index, vocabulary, config, rng):
+    """The instances of one document (one pass of `dupe_factor`)."""
+    document = documents[document_index]
+    budget = config.max_seq_length - 3
+    target = rng.randint(2, budget) if rng.random() < config.short_seq_prob else budget
+    instances = []
+    chunk, chunk_length, i = [], 0, 0
+    while i < len(document):
+        chunk.append(document[i])
+        chunk_length += len(document[i])
+        if i == len(document) - 1 or chunk_length >= target:
+            a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
+            tokens_a = [t for sentence in chunk[:a_end] for t in sentence]
+            tokens_b = []
+            random_next = len(chunk) == 1 or rng.random() < 0.5
+            if random_next:
+                other = document_index
+                for _ in range(10):  # the original gives up after 10 draws
+                    other = rng.randint(0, len(documents) - 1)
+                    if other != document_index:
+                        break
+                source = documents[other]
+                for sentence in source[rng.randint(0, len(source) - 1):]:
+                    tokens_b.extend(sentence)
+                    if len(tokens_b) >= target - len(tokens_a):
+                        break
+                i -= len(chunk) - a_end  # unused sentences are read again
+            else:
+                tokens_b = [t for sentence in chunk[a_end:] for t in sentence]
+            _truncate_pair(tokens_a, tokens_b, budget, rng)
+            if tokens_a and tokens_b:
+                tokens = [vocabulary.cls_id, *tokens_a, vocabulary.sep_id, *tokens_b, vocabulary.sep_id]
+                segments = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+                corrupted, positions, labels = mask_tokens(tokens, vocabulary, config, rng)
+                instances.append((corrupted, segments, positions, labels, int(random_next)))
+            chunk, chunk_length = [], 0
+        i += 1
+    return instances
+
+
+def create_pretraining_instances(documents, tokenizer, config=None, progress=False):
+    """All instances of a tokenized corpus, as fixed-shape int32 arrays.
+
+    Args:
+        documents: from `read_documents` (lists of sentences of ids).
+        tokenizer: the `BertTokenizer` the ids come from.
+        config: a `PretrainingDataConfig` (google-research/bert's flags).
+        progress: show a progress bar.
+
+    Returns:
+        A dict of int32 numpy arrays: `token_ids`, `segment_ids`,
+        `padding_mask` `[n, max_seq_length]`; `mask_positions`, `mask_ids`,
+        `mask_weights` `[n, max_predictions_per_seq]` (weight 0 on padding);
+        `next_sentence_label` `[n]` (0 = IsNext, 1 = random).
+    """
+    config = config or PretrainingDataConfig()
+    vocabulary = _Vocabulary(tokenizer)
+    rng = random.Random(config.random_seed)
+    documents = [d for d in documents if d]
+    rng.shuffle(documents)
+    instances = []
+    total = config.dupe_factor * len(documents)
+    with tqdm(total=total, desc="instances", unit="doc", disable=not progress) as bar:
+        for _ in range(config.dupe_factor):
+            for index in range(len(documents)):
+                instances.extend(instances_from_document(documents, index, vocabulary, config, rng))
+                bar.update()
+    rng.shuffle(instances)
+    return pack_instances(instances, config, vocabulary.pad_id)
+
+
+def pack_instances(instances, config, pad_id=0):
+    """`(tokens, segments, positions, labels, next_label)` tuples -> padded arrays."""
+    n, length, predictions = len(instances), config.max_seq_length, config.max_predictions_per_seq
+    arrays = {
+        "token_ids": np.full((n, length), pad_id, "int32"),
+        "segment_ids": np.zeros((n, length), "int32"),
+        "padding_mask": np.zeros((n, length), "int32"),
+        "mask_positions": np.zeros((n, predictions), "int32"),
+        "mask_ids": np.zeros((n, predictions), "int32"),
+        "mask_weights": np.zeros((n, predictions), "int32"),
+        "next_sentence_label": np.zeros((n,), "int32"),
+    }
+    for row, (tokens, segments, positions, labels, next_label) in enumerate(instances):
+        arrays["token_ids"][row, : len(tokens)] = tokens
+        arrays["segment_ids"][row, : len(segments)] = segments
+        arrays["padding_mask"][row, : len(tokens)] = 1
+        arrays["mask_positions"][row, : len(positions)] = positions
+        arrays["mask_ids"][row, : len(labels)] = labels
+        arrays["mask_weights"][row, : len(labels)] = 1
+        arrays["next_sentence_label"][row] = next_label
+    return arrays

@@ -1,0 +1,174 @@
+"""Pretraining instances: google-research/bert's masking and NSP semantics, records, CLI."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.data.pretraining_corpus import read_documents
+from keras_bert_zoo.data.pretraining_corpus import split_sentences
+from keras_bert_zoo.data.pretraining_records import pretraining_batches
+from keras_bert_zoo.data.pretraining_records import read_pretraining_records
+from keras_bert_zoo.data.pretraining_records import shard_paths
+from keras_bert_zoo.data.pretraining_records import write_pretraining_records
+from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
+from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
+from tests.conftest import shared_path
+
+
+@pytest.fixture(scope="module")
+def tokenizer(default_preset_dir):
+    return kbz.BertTokenizer.from_preset(default_preset_dir)
+
+
+@pytest.fixture(scope="module")
+def wikitext(tokenizer):
+    return read_documents(shared_path("corpus", "wikitext-2", "valid.txt"), tokenizer, corpus_format="wikitext")
+
+
+def _originals(instances):
+    """The uncorrupted token ids: masked positions get their labels back."""
+    tokens = instances["token_ids"].copy()
+    rows, columns = np.nonzero(instances["mask_weights"])
+    tokens[rows, instances["mask_positions"][rows, columns]] = instances["mask_ids"][rows, columns]
+    return tokens
+
+
+def test_masking_statistics_follow_bert(tokenizer, wikitext):
+    config = PretrainingDataConfig(dupe_factor=2, random_seed=1)
+    instances = create_pretraining_instances(wikitext, tokenizer, config)
+    assert len(instances["token_ids"]) > 4000
+    weights = instances["mask_weights"] > 0
+    lengths = instances["padding_mask"].sum(1)
+    # round(15% of the length), at least 1, at most max_predictions_per_seq, per instance.
+    expected = np.minimum(20, np.maximum(1, np.round(lengths * 0.15)))
+    assert (weights.sum(1) == expected).all()
+    assert abs(weights.sum() / lengths.sum() - 0.15) < 0.005
+    shown = np.take_along_axis(instances["token_ids"], instances["mask_positions"], 1)[weights]
+    labels = instances["mask_ids"][weights]
+    as_mask = np.mean(shown == tokenizer.mask_token_id)
+    unchanged = np.mean(shown == labels)
+    random_token = 1.0 - as_mask - unchanged
+    assert abs(as_mask - 0.8) < 0.01 and abs(unchanged - 0.1) < 0.01 and abs(random_token - 0.1) < 0.01
+    # Outside the chosen positions nothing changed; positions ascend, inside the text.
+    originals = _originals(instances)
+    assert (np.diff(np.where(weights, instances["mask_positions"], 10**6 + np.arange(20)), axis=1) > 0).all()
+    assert (instances["mask_positions"][weights] < np.repeat(lengths, weights.sum(1))).all()
+    assert (originals[:, 0] == tokenizer.cls_token_id).all()
+
+
+def test_no_special_token_is_ever_masked(tokenizer, wikitext):
+    instances = create_pretraining_instances(wikitext[:20], tokenizer, PretrainingDataConfig(dupe_factor=3))
+    labels = instances["mask_ids"][instances["mask_weights"] > 0]
+    special = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
+    assert not special & set(labels.tolist())
+
+
+def test_pairs_and_next_sentence_labels(tokenizer, wikitext):
+    instances = create_pretraining_instances(wikitext, tokenizer, PretrainingDataConfig(dupe_factor=1, random_seed=3))
+    assert abs(instances["next_sentence_label"].mean() - 0.5) < 0.06
+    originals = _originals(instances)
+    stream = " ".join(" ".join(map(str, sentence)) for document in wikitext for sentence in document)
+    checked = 0
+    for row in np.flatnonzero(instances["next_sentence_label"] == 0)[:600]:
+        length = instances["padding_mask"][row].sum()
+        tokens, segments = originals[row, :length], instances["segment_ids"][row, :length]
+        separators = np.flatnonzero(tokens == tokenizer.sep_token_id)
+        assert separators[-1] == length - 1 and segments[separators[0]] == 0 and segments[separators[0] + 1] == 1
+        if length < 128:  # not truncated: A then B is running text of one document
+            text = " ".join(map(str, np.concatenate([tokens[1 : separators[0]], tokens[separators[0] + 1 : -1]])))
+            assert text in stream
+            checked += 1
+    assert checked > 20
+
+
+def test_whole_word_masking_never_splits_a_word(tokenizer, wikitext):
+    continues = np.array([t.startswith("##") for t in tokenizer.get_vocabulary()])
+    instances = create_pretraining_instances(wikitext[:30], tokenizer,
+                                             PretrainingDataConfig(dupe_factor=2, do_whole_word_mask=True))
+    originals = _originals(instances)
+    split_words = 0
+    for row in range(len(originals)):
+        masked = set(instances["mask_positions"][row][instances["mask_weights"][row] > 0].tolist())
+        length = instances["padding_mask"][row].sum()
+        for position in masked:
+            if position + 1 < length and continues[originals[row, position + 1]]:
+                split_words += position + 1 not in masked
+            # (A segment may start mid-word after truncation: that fragment is its own unit.)
+            starts_segment = originals[row, position - 1] in (tokenizer.cls_token_id, tokenizer.sep_token_id)
+            if continues[originals[row, position]] and not starts_segment:
+                split_words += position - 1 not in masked
+    assert split_words == 0
+    assert continues[instances["mask_ids"][instances["mask_weights"] > 0]].any()  # multi-piece words were masked
+
+
+def test_same_seed_same_instances(tokenizer, wikitext):
+    make = lambda seed: create_pretraining_instances(wikitext[:10], tokenizer,  # noqa: E731
+                                                      PretrainingDataConfig(dupe_factor=2, random_seed=seed))
+    first, again, other = make(7), make(7), make(8)
+    for name in first:
+        np.testing.assert_array_equal(first[name], again[name])
+    assert not np.array_equal(first["token_ids"], other["token_ids"])
+
+
+def test_sharded_records_read_back_with_fixed_int32_shapes(tokenizer, wikitext, tmp_path):
+    config = PretrainingDataConfig(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=1)
+    instances = create_pretraining_instances(wikitext[:8], tokenizer, config)
+    paths = shard_paths(str(tmp_path / "out.tfrecord"), 3)
+    assert [p.split("/")[-1] for p in paths] == [f"out-0000{i}-of-00003.tfrecord" for i in range(3)]
+    assert write_pretraining_records(instances, paths) == len(instances["token_ids"])
+    records = list(read_pretraining_records(str(tmp_path / "out-*"), 64, 10).as_numpy_iterator())
+    assert len(records) == len(instances["token_ids"])
+    key = lambda r: tuple(r["token_ids"])  # noqa: E731
+    by_tokens = {key(r): r for r in records}
+    for row in range(len(records)):
+        record = by_tokens[tuple(instances["token_ids"][row])]
+        for name in instances:
+            np.testing.assert_array_equal(record[name], instances[name][row])
+    batches = pretraining_batches(read_pretraining_records(paths, 64, 10), batch_size=4)
+    inputs, labels, weights = batches.element_spec
+    assert all(spec.shape.as_list() == [4, 64] and spec.dtype == tf.int32
+               for name, spec in inputs.items() if name != "mask_positions")
+    assert inputs["mask_positions"].shape.as_list() == [4, 10] and labels["next_sentence_logits"].shape == [4]
+    assert sum(1 for _ in batches) == len(records) // 4  # drop_remainder
+
+
+def test_failed_write_leaves_no_shard(tokenizer, wikitext, tmp_path):
+    instances = create_pretraining_instances(wikitext[:2], tokenizer, PretrainingDataConfig(dupe_factor=1))
+    broken = dict(instances, mask_ids=instances["mask_ids"][:1])  # IndexError after the first record
+    with pytest.raises(IndexError):
+        write_pretraining_records(broken, [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_corpus_layouts(tokenizer, tmp_path):
+    assert split_sentences("It rose 3.5 fold. Then it fell! Why? \"Nobody\" knows.") == [
+        "It rose 3.5 fold.", "Then it fell!", "Why?", "\"Nobody\" knows."]
+    (tmp_path / "a.txt").write_text("one two.\nthree.\n\n\nfour five.\n")
+    documents = read_documents(str(tmp_path / "a.txt"), tokenizer)
+    assert [[tokenizer.id_to_token(i) for s in d for i in s] for d in documents] == [
+        ["one", "two", ".", "three", "."], ["four", "five", "."]]
+    (tmp_path / "b.txt").write_text("One. Two.\nThree.\n")
+    assert [len(d) for d in read_documents(str(tmp_path / "b.txt"), tokenizer, corpus_format="documents")] == [2, 1]
+    (tmp_path / "empty.txt").write_text("\n\n")
+    with pytest.raises(ValueError, match="No text in"):
+        read_documents(str(tmp_path / "empty.txt"), tokenizer)
+
+
+def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(kbz.BertTokenizer.from_preset(default_preset_dir).get_vocabulary()) + "\n")
+    out = tmp_path / "sample.tfrecord"
+    assert main(["create-pretraining-data", "--input_file", shared_path("corpus", "bert_sample_text", "sample_text.txt"),
+                 "--output_file", str(out), "--vocab_file", str(vocab), "--do_lower_case", "--max_seq_length", "128",
+                 "--max_predictions_per_seq", "20", "--masked_lm_prob", "0.15", "--dupe_factor", "5",
+                 "--random_seed", "12345"]) == 0
+    records = list(read_pretraining_records(str(out)).as_numpy_iterator())
+    assert f"{len(records)} instances from 3 documents" in capsys.readouterr().out
+    assert len(records) > 50
+    example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(str(out)))).numpy())
+    assert sorted(example.features.feature) == sorted(["token_ids", "segment_ids", "padding_mask", "mask_positions",
+                                                       "mask_ids", "mask_weights", "next_sentence_label"])
+    assert main(["create-pretraining-data", "--input_file", "x", "--output_file", str(out)]) == 2  # no vocabulary
