@@ -11,6 +11,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from keras_bert_zoo import data  # noqa: E402,F401 (kbz.data.read_glue, read_conll, read_squad, ...)
+from keras_bert_zoo import distribution  # noqa: E402,F401 (kbz.distribution.get_strategy)
 from keras_bert_zoo import export  # noqa: E402,F401 (kbz.export.export_for_serving, load_export)
 from keras_bert_zoo.layers.activations import gelu_tanh  # noqa: E402
 from keras_bert_zoo.layers.bert_embedding import BertEmbedding  # noqa: E402

@@ -172,3 +172,31 @@ def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tm
     assert sorted(example.features.feature) == sorted(["token_ids", "segment_ids", "padding_mask", "mask_positions",
                                                        "mask_ids", "mask_weights", "next_sentence_label"])
     assert main(["create-pretraining-data", "--input_file", "x", "--output_file", str(out)]) == 2  # no vocabulary
+
+
+def test_dynamic_masking_draws_fresh_masks_each_epoch(tokenizer, wikitext):
+    from keras_bert_zoo.data.pretraining_records import dynamic_masking
+
+    tf.random.set_seed(0)
+    instances = create_pretraining_instances(wikitext[:20], tokenizer, PretrainingDataConfig(dupe_factor=1))
+    originals = _originals(instances)
+    ds = pretraining_batches(instances, batch_size=8, remask=dynamic_masking(tokenizer, 0.15, 20))
+    epochs = [list(ds.as_numpy_iterator()) for _ in range(2)]
+    first = np.concatenate([inputs["mask_positions"] for inputs, _, _ in epochs[0]])
+    second = np.concatenate([inputs["mask_positions"] for inputs, _, _ in epochs[1]])
+    assert not np.array_equal(first, second)
+    chosen, real = 0, 0
+    for batch, (inputs, labels, weights) in enumerate(epochs[0]):
+        source = originals[batch * 8 : (batch + 1) * 8]  # no shuffling: instances in order
+        w = weights["masked_lm_logits"] > 0
+        rows = np.repeat(np.arange(8), w.sum(1))
+        positions = inputs["mask_positions"][w]
+        np.testing.assert_array_equal(labels["masked_lm_logits"][w], source[rows, positions])
+        untouched = np.ones_like(source, bool)
+        untouched[rows, positions] = False
+        np.testing.assert_array_equal(inputs["token_ids"][untouched], source[untouched])
+        special = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
+        assert not special & set(labels["masked_lm_logits"][w].tolist())
+        chosen += w.sum()
+        real += inputs["padding_mask"].sum()
+    assert abs(chosen / real - 0.15) < 0.02

@@ -96,12 +96,55 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq), num_parallel_calls=tf.data.AUTOTUNE)
 
 
-def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, repeat=False):
+def dynamic_masking(tokenizer, masked_lm_prob=0.15, max_predictions_per_seq=20):
+    """A batch map that draws fresh masks (RoBERTa's dynamic masking).
+
+    The stored masks are undone and keras-hub's `MaskedLMMaskGenerator`
+    picks `masked_lm_prob` of the pieces again (never `[CLS]`, `[SEP]`,
+    padding), 80% `[MASK]` / 10% random / 10% unchanged, so each epoch sees
+    new masks. Pairs and next-sentence labels stay as created.
+    """
+    from keras_hub.layers import MaskedLMMaskGenerator
+
+    generator = MaskedLMMaskGenerator(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        mask_selection_rate=masked_lm_prob,
+        mask_token_id=tokenizer.mask_token_id,
+        mask_selection_length=max_predictions_per_seq,
+        unselectable_token_ids=[tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id],
+    )
+
+    def remask(features):
+        positions = tf.cast(features["mask_positions"], tf.int32)
+        rows = tf.broadcast_to(tf.range(tf.shape(positions)[0])[:, None], tf.shape(positions))
+        real = features["mask_weights"] > 0
+        indices = tf.stack([tf.boolean_mask(rows, real), tf.boolean_mask(positions, real)], axis=1)
+        original = tf.tensor_scatter_nd_update(features["token_ids"], indices, tf.boolean_mask(features["mask_ids"], real))
+        masked = generator(original)
+        return {
+            **features,
+            "token_ids": tf.cast(masked["token_ids"], tf.int32),
+            "mask_positions": tf.cast(masked["mask_positions"], tf.int32),
+            "mask_ids": tf.cast(masked["mask_ids"], tf.int32),
+            "mask_weights": tf.cast(masked["mask_weights"], tf.int32),
+        }
+
+    return remask
+
+
+def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, repeat=False, remask=None):
     """Batch feature dicts into `(inputs, labels, sample_weights)` for
     `BertPretrainer.fit`, with `drop_remainder=True` (static shapes for TPU).
 
-    `features` is a Dataset of feature dicts (`read_pretraining_records`) or
-    the dict of arrays from `create_pretraining_instances`.
+    Args:
+        features: a Dataset of feature dicts (`read_pretraining_records`) or
+            the dict of arrays from `create_pretraining_instances`.
+        batch_size: global batch size.
+        shuffle_buffer: shuffle instances (reshuffled every epoch).
+        seed: the shuffle's seed.
+        repeat: repeat forever (give `fit` its `steps_per_epoch`).
+        remask: `dynamic_masking(...)` for fresh masks every epoch; `None`
+            keeps the static masks of the instances (`dupe_factor`).
     """
     ds = features if isinstance(features, tf.data.Dataset) else tf.data.Dataset.from_tensor_slices(features)
     if shuffle_buffer:
@@ -109,6 +152,8 @@ def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, re
     if repeat:
         ds = ds.repeat()
     ds = ds.batch(batch_size, drop_remainder=True)
+    if remask is not None:
+        ds = ds.map(remask, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.map(split_features, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 

@@ -17,6 +17,12 @@ class BertPretrainer(keras.Model):
     a 2-way dense layer on the pooled output (`cls/seq_relationship`;
     label 0 = IsNext).
 
+    Compiled by default as `run_pretraining.py` trains: loss = masked-LM
+    cross-entropy averaged over the real predictions (`mask_weights`) +
+    next-sentence cross-entropy; metrics `masked_lm_logits_accuracy`
+    (weighted) and `next_sentence_logits_accuracy`; BERT's AdamW. `fit` takes the batches of
+    `kbz.data.pretraining_batches`: `(inputs, labels, sample_weights)`.
+
     Args:
         backbone: a `BertBackbone`.
 
@@ -62,6 +68,43 @@ class BertPretrainer(keras.Model):
             "next_sentence_logits": self.next_sentence_head(backbone_outputs["pooled_output"]),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.compile()
+
+    def compile(self, optimizer="auto", loss="auto", learning_rate=1e-4, total_steps=None, warmup_steps=None,
+                weight_decay=0.01, **kwargs):
+        """Compile for pretraining.
+
+        Args:
+            optimizer: `"auto"`: BERT's AdamW (LayerNorm and biases not
+                decayed) with linear warm-up and decay over `total_steps`.
+            loss: `"auto"`: masked-LM + next-sentence cross-entropy.
+            learning_rate: peak rate (paper: 1e-4).
+            total_steps: steps of the run (`None`: constant rate).
+            warmup_steps: default the paper's 10,000, or 10% of a shorter
+                run (`total_steps` under 100,000).
+            weight_decay: decoupled weight decay (0.01).
+            **kwargs: passed to `keras.Model.compile` (`jit_compile`,
+                `steps_per_execution`, ...).
+        """
+        from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+
+        if isinstance(optimizer, str) and optimizer == "auto":
+            if total_steps is not None and warmup_steps is None:
+                warmup_steps = min(10_000, int(round(0.1 * total_steps)))
+            optimizer = bert_adamw(learning_rate, total_steps=total_steps, warmup_steps=warmup_steps,
+                                   weight_decay=weight_decay)
+        if isinstance(loss, str) and loss == "auto":
+            loss = {
+                # Averaged over the real predictions only (the weights), as run_pretraining.py does.
+                "masked_lm_logits": keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True, reduction="mean_with_sample_weight"),
+                "next_sentence_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            }
+            kwargs.setdefault("weighted_metrics", {
+                "masked_lm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                "next_sentence_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+            })
+        super().compile(optimizer=optimizer, loss=loss, **kwargs)
 
     def fill_mask(self, texts, preprocessor, top_k=5):
         """The `top_k` likeliest tokens for each `[MASK]` in each text.
