@@ -31,6 +31,10 @@ from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer  # 
 from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier  # noqa: E402
 from keras_bert_zoo.tasks.sentence_embedding import encode_texts  # noqa: E402
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
+from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary  # noqa: E402
+from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig  # noqa: E402
+from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances  # noqa: E402
+from keras_bert_zoo.training.pretrain import pretrain  # noqa: E402
 from keras_bert_zoo.version import __version__  # noqa: E402
 
 DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
@@ -49,11 +53,15 @@ __all__ = [
     "NetworkUnreachableError",
     "PresetError",
     "PresetNotFoundError",
+    "PretrainingDataConfig",
     "UnsafeCheckpointError",
     "bert_adamw",
     "convert_checkpoint",
+    "create_pretraining_instances",
     "encode_texts",
     "gelu_tanh",
+    "learn_vocabulary",
     "list_presets",
+    "pretrain",
     "__version__",
 ]

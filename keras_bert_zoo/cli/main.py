@@ -9,10 +9,11 @@ from keras_bert_zoo.cli import export_command
 from keras_bert_zoo.cli import extract_features_command
 from keras_bert_zoo.cli import finetune_command
 from keras_bert_zoo.cli import presets_command
+from keras_bert_zoo.cli import pretrain_command
 from keras_bert_zoo.cli import saved_model_cli_command
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, export_command,
-            create_pretraining_data_command, saved_model_cli_command)
+            create_pretraining_data_command, pretrain_command, saved_model_cli_command)
 
 
 def build_parser():

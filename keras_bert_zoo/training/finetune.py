@@ -37,7 +37,8 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
         # A live progress bar on a terminal; one line per epoch in a log file.
         verbose = 1 if sys.stdout.isatty() else 2
     os.makedirs(output_dir, exist_ok=True)
-    backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True)
+    backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
+                                              double_checkpoint=True)
     history = task.fit(
         x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, callbacks=[backup],
         verbose=verbose,

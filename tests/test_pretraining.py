@@ -1,0 +1,128 @@
+"""BertPretrainer training: Google's loss, learning from scratch and continued,
+strategies, XLA, and resuming a killed run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL_CONFIG = {"num_layers": 2, "num_heads": 2, "hidden_dim": 64, "intermediate_dim": 128, "max_sequence_length": 64}
+
+
+def test_loss_matches_run_pretraining(tmp_path):
+    """Google's own masked-LM and next-sentence losses on the tiny checkpoint's reference batch."""
+    reference = json.load(open(shared_path("checkpoints", "keras_bert_test_tiny", "reference_outputs.json")))
+    inputs = reference["inputs"]
+    model = kbz.BertPretrainer.from_preset(TINY_CHECKPOINT)
+    x = {"token_ids": np.array(inputs["input_ids"], "int32"), "segment_ids": np.array(inputs["token_type_ids"], "int32"),
+         "padding_mask": np.array(inputs["input_mask"], "int32"),
+         "mask_positions": np.array(inputs["masked_lm_positions"], "int32")}
+    y = {"masked_lm_logits": np.array(inputs["masked_lm_ids"]),
+         "next_sentence_logits": np.array(inputs["next_sentence_labels"])}
+    weights = {"masked_lm_logits": np.array(inputs["masked_lm_weights"], "float32"),
+               "next_sentence_logits": np.ones(2, "float32")}
+    scores = model.evaluate(x, y, sample_weight=weights, verbose=0, return_dict=True)
+    expected = reference["outputs"]
+    # run_pretraining divides by sum(weights) + 1e-5, hence the 1e-4 tolerance.
+    assert scores["masked_lm_logits_loss"] == pytest.approx(expected["masked_lm_loss"], abs=1e-4)
+    assert scores["next_sentence_logits_loss"] == pytest.approx(expected["next_sentence_loss"], abs=1e-5)
+    assert scores["loss"] == pytest.approx(expected["masked_lm_loss"] + expected["next_sentence_loss"], abs=1e-4)
+    log_probs = np.array(expected["masked_lm_log_probs"])
+    hits = (log_probs.argmax(-1) == np.array(inputs["masked_lm_ids"]).reshape(-1)).mean()
+    assert scores["masked_lm_logits_accuracy"] == pytest.approx(hits)
+
+
+def _runner(*args):
+    result = subprocess.run([sys.executable, "-m", "tests.strategy_runner", *args], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_mirrored_strategy_matches_the_default_strategy():
+    default, mirrored = _runner("default"), _runner("mirrored")
+    assert mirrored["replicas"] == 2
+    np.testing.assert_allclose(mirrored["loss"], default["loss"], rtol=1e-4)
+    assert mirrored["checksum"] == pytest.approx(default["checksum"], rel=1e-3)
+
+
+def test_xla_train_step_with_steps_per_execution():
+    default, compiled = _runner("default"), _runner("default", "jit")
+    np.testing.assert_allclose(compiled["loss"], default["loss"], rtol=1e-4)
+
+
+def _pretrain_command(corpus, output, *extra):
+    return [os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "pretrain", "--corpus", corpus,
+            "--output", str(output), "--strategy", "cpu", "--max_seq_length", "64", "--max_predictions_per_seq", "10",
+            *extra]
+
+
+def test_pretraining_from_scratch_with_a_learned_vocabulary(tmp_path):
+    corpus = tmp_path / "wiki.txt"
+    corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:800]))
+    (tmp_path / "config.json").write_text(json.dumps(SMALL_CONFIG))
+    subprocess.run(_pretrain_command(str(corpus), tmp_path / "out", "--config", str(tmp_path / "config.json"),
+                                     "--vocab-from-corpus", "2000", "--corpus_format", "wikitext", "--dupe_factor", "3",
+                                     "--epochs", "6", "--learning_rate", "2e-3", "--batch_size", "32"),
+                   check=True, capture_output=True, timeout=900, cwd=ROOT)
+    metrics = json.load(open(tmp_path / "out" / "metrics.json"))
+    after = metrics["after"]["masked_lm_logits_accuracy"]
+    assert after > metrics["before"]["masked_lm_logits_accuracy"] + 0.05
+    assert after > 1.5 * metrics["unigram_baseline_accuracy"]  # always guessing the commonest token
+    assert metrics["after"]["masked_lm_logits_loss"] < metrics["before"]["masked_lm_logits_loss"] - 1.0
+    # The result is a preset: its vocabulary is the learned one, and tasks build on it.
+    tokenizer = kbz.BertTokenizer.from_preset(str(tmp_path / "out" / "model"))
+    assert tokenizer.get_vocabulary() == kbz.learn_vocabulary(str(corpus), 2000)
+    classifier = kbz.BertClassifier.from_preset(str(tmp_path / "out" / "model"), num_classes=2, sequence_length=32)
+    assert classifier.backbone.hidden_dim == 64
+    assert classifier.predict_proba(["a lobster"]).shape == (1, 2)
+
+
+def test_continued_pretraining_of_the_default_preset(default_preset_dir, tmp_path):
+    """BioBERT's recipe in small: PubMed abstracts lower the held-out masked-LM loss."""
+    corpus = tmp_path / "pubmed.txt"
+    corpus.write_text("".join(open(shared_path("corpus", "pubmed_abstracts", "PubMedAbstract_1MB.txt"),
+                                   encoding="utf-8").readlines()[:60]))
+    metrics = kbz.pretrain(
+        str(tmp_path / "out"), str(corpus), preset=default_preset_dir, corpus_format="documents", batch_size=8,
+        data_config=kbz.PretrainingDataConfig(
+            max_seq_length=64, max_predictions_per_seq=10, dupe_factor=1),
+        strategy="cpu", learning_rate=1e-4, verbose=0)
+    assert metrics["after"]["masked_lm_logits_loss"] < metrics["before"]["masked_lm_logits_loss"] - 0.5
+    restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
+    assert restored.backbone.vocabulary_size == 30522
+
+
+def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+    corpus = tmp_path / "wiki.txt"
+    corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:300]))
+    (tmp_path / "config.json").write_text(json.dumps(SMALL_CONFIG))
+    command = _pretrain_command(str(corpus), tmp_path / "out", "--config", str(tmp_path / "config.json"),
+                                "--vocab-from-corpus", "1000", "--corpus_format", "wikitext", "--dupe_factor", "4",
+                                "--epochs", "4", "--batch_size", "8", "--save_checkpoints_steps", "5")
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    metadata = tmp_path / "out" / "backup" / "training_metadata.json"
+    deadline = time.time() + 300
+    while time.time() < deadline and process.poll() is None:
+        if metadata.exists() and json.loads(metadata.read_text() or "{}").get("epoch", 0) >= 2:
+            break
+        time.sleep(0.2)
+    assert process.poll() is None, "training ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (tmp_path / "out" / "model").exists()
+    restart = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert restart.returncode == 0, restart.stderr[-3000:]
+    metrics = json.load(open(tmp_path / "out" / "metrics.json"))
+    assert metrics["resumed_at_step"] >= 10 and metrics["resumed_at_step"] % 5 == 0
+    restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
+    assert restored.backbone.num_layers == 2
