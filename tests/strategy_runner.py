@@ -2,17 +2,20 @@
 before TensorFlow starts): train a small pretrainer the same way under a given
 strategy and print its losses and a weight checksum as JSON.
 
-Usage: python -m tests.strategy_runner {default,mirrored} [jit]
+Usage: python -m tests.strategy_runner {default,mirrored,multiworker} [jit]
+(multiworker: one worker of the cluster in TF_CONFIG; writes its weights to $WEIGHTS_OUT.)
 """
 
 import json
+import os
 import sys
 
 import numpy as np
 import tensorflow as tf
 
-tf.config.set_logical_device_configuration(
-    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+if sys.argv[1:2] == ["mirrored"]:  # two replicas on one CPU
+    tf.config.set_logical_device_configuration(
+        tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
 
 import keras  # noqa: E402
 
@@ -37,7 +40,12 @@ def batches(vocabulary_size=50, count=32, length=16, predictions=3, seed=0):
 
 
 def main(kind, jit=False):
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]) if kind == "mirrored" else tf.distribute.get_strategy()
+    if kind == "multiworker":
+        strategy = kbz.distribution.get_strategy("multiworker")
+    elif kind == "mirrored":
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    else:
+        strategy = tf.distribute.get_strategy()
     keras.utils.set_random_seed(1)
     with strategy.scope():
         backbone = kbz.BertBackbone(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
@@ -45,6 +53,8 @@ def main(kind, jit=False):
         model = kbz.BertPretrainer(backbone)
         model.compile(learning_rate=1e-3, total_steps=8, jit_compile=jit, steps_per_execution=2 if jit else 1)
     history = model.fit(pretraining_batches(batches(), batch_size=8), epochs=2, verbose=0)
+    if os.environ.get("WEIGHTS_OUT"):
+        np.savez(os.environ["WEIGHTS_OUT"], *model.get_weights())
     print(json.dumps({"loss": history.history["loss"], "replicas": strategy.num_replicas_in_sync,
                       "checksum": float(sum(np.abs(w).sum() for w in model.get_weights()))}))
 

@@ -126,3 +126,47 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     assert metrics["resumed_at_step"] >= 10 and metrics["resumed_at_step"] % 5 == 0
     restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
     assert restored.backbone.num_layers == 2
+
+
+def _free_ports(count):
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_two_workers_train_in_step(tmp_path):
+    """MultiWorkerMirroredStrategy, two processes on 127.0.0.1: both end with the same weights."""
+    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    processes = []
+    for index in range(2):
+        env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers},
+                                                      "task": {"type": "worker", "index": index}}),
+                   WEIGHTS_OUT=str(tmp_path / f"worker{index}.npz"))
+        processes.append(subprocess.Popen([sys.executable, "-m", "tests.strategy_runner", "multiworker"], cwd=ROOT,
+                                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    try:
+        outputs = [p.communicate(timeout=240) for p in processes]
+    finally:
+        for p in processes:
+            p.kill()
+    assert all(p.returncode == 0 for p in processes), outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    assert [r["replicas"] for r in results] == [2, 2]
+    first, second = np.load(tmp_path / "worker0.npz"), np.load(tmp_path / "worker1.npz")
+    for name in first.files:
+        np.testing.assert_array_equal(first[name], second[name])
+    assert np.isfinite(results[0]["loss"]).all()
+
+
+def test_missing_tpu_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("TPU_NAME", raising=False)
+    with pytest.raises(ValueError, match="No TPU could be resolved .*Pass the TPU's name"):
+        kbz.distribution.get_strategy("tpu", tpu="no-such-tpu")
+    with pytest.raises(ValueError, match="Unknown strategy 'tpus'"):
+        kbz.distribution.get_strategy("tpus")

@@ -13,7 +13,7 @@ def _tpu_strategy(tpu):
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
-    except (ValueError, tf.errors.OpError) as e:
+    except Exception as e:  # resolvers fail with ValueError, OpError or network errors
         name = tpu or os.environ.get("TPU_NAME") or "(none given)"
         raise ValueError(f"No TPU could be resolved (TPU name: {name}): {e}. Pass the TPU's name or grpc:// "
                          "address as tpu= / --tpu (or set TPU_NAME), or use strategy 'gpus' or 'cpu'.") from None

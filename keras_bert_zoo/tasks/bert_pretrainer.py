@@ -5,10 +5,11 @@ from keras_hub.layers import MaskedLMHead
 
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.models.bert_backbone import BertBackbone
+from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
-class BertPretrainer(keras.Model):
+class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
     """A `BertBackbone` with BERT's masked-LM and next-sentence heads.
 
     The masked-LM head is keras-hub's `MaskedLMHead`: dense + activation +

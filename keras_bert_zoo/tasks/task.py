@@ -8,13 +8,14 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
 
 
 def _is_text_batch(x):
     return isinstance(x, (list, tuple)) and not (len(x) and isinstance(x[0], dict))
 
 
-class Task(keras.Model):
+class Task(MultiWorkerBuildMixin, keras.Model):
     """A functional Keras model over `BertBackbone` inputs plus the
     preprocessing that turns raw examples into those inputs.
 
