@@ -170,3 +170,20 @@ def test_missing_tpu_is_a_clear_error(monkeypatch):
         kbz.distribution.get_strategy("tpu", tpu="no-such-tpu")
     with pytest.raises(ValueError, match="Unknown strategy 'tpus'"):
         kbz.distribution.get_strategy("tpus")
+
+
+def test_mixed_bfloat16_pretraining_of_the_tiny_checkpoint(tmp_path):
+    import keras
+
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    sentences = ["all work and no play", "makes jack a dull boy", "all play and no work", "jack makes a boy dull"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join("\n".join(sentences[i:] + sentences[:i]) for i in range(4)) + "\n")
+    metrics = kbz.pretrain(str(tmp_path / "out"), str(corpus), preset=TINY_CHECKPOINT, batch_size=4, epochs=2,
+                           data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
+                                                                 dupe_factor=4),
+                           eval_fraction=0.25, strategy="cpu", mixed_precision=True, verbose=0)
+    assert keras.mixed_precision.dtype_policy().name == "float32"  # restored afterwards
+    assert np.isfinite(metrics["train_loss"]).all() and np.isfinite(metrics["after"]["loss"])
+    restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
+    assert restored.backbone.compute_dtype == "float32"  # the preset stores float32 weights
