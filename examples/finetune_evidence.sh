@@ -3,7 +3,7 @@
 # only (../shared/data): each holds out 10% of the train file (seeded) as its
 # evaluation set, since dev/test sets are kept apart. Results land in
 # runs/<name>/metrics.json. On 2 CPU cores: MRPC ~10 min, SST-2 (10k
-# examples) ~15 min, NCBI-disease ~20 min.
+# examples) ~15 min, NCBI-disease ~20 min, SQuAD sample ~30 min, COVID-QA ~1 h.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${KERAS_BERT_ZOO_SHARED_DATA:-../shared/data}
@@ -19,4 +19,13 @@ $BIN/keras-bert-zoo finetune --task classify --preset "$PRESET" --train "$DATA/g
 $BIN/keras-bert-zoo finetune --task ner --preset "$PRESET" --train "$DATA/ner/NCBI-disease/train.tsv" \
   --output runs/ncbi --epochs 3 --batch_size 32 --learning_rate 1e-4 --max_seq_length 128
 
-for run in mrpc sst2 ncbi; do echo "== $run"; cat "runs/$run/metrics.json"; done
+# SQuAD sample (articles 0-2 of dev-v1.1): run_squad's 384 / 128 windows.
+$BIN/keras-bert-zoo finetune --task qa --preset "$PRESET" --train "$DATA/squad/dev-v1.1-sample-articles0-2.json" \
+  --output runs/squad --epochs 2 --batch_size 16 --learning_rate 5e-5 --max_seq_length 384 --doc_stride 128
+
+# COVID-QA: ~6,000-piece articles, ~47 windows per question at 256 / 128; 200 questions (~1 h on 2 cores).
+$BIN/keras-bert-zoo finetune --task qa --preset "$PRESET" --train "$DATA/qa/covid_qa/train_docs0-77.json" \
+  --output runs/covidqa --epochs 2 --batch_size 16 --learning_rate 5e-5 --max_seq_length 256 --doc_stride 128 \
+  --max_train_examples 200 --seed 0
+
+for run in mrpc sst2 ncbi squad covidqa; do echo "== $run"; cat "runs/$run/metrics.json"; done

@@ -4,7 +4,7 @@ import keras
 from keras_hub.layers import MaskedLMHead
 
 from keras_bert_zoo.layers.activations import get_activation
-from keras_bert_zoo.models.bert_backbone import BertBackbone
+from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (docstring examples)
 from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
 
 
