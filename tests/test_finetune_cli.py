@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 
-
 from keras_bert_zoo.cli.main import main
 from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
