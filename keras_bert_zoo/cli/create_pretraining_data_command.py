@@ -10,7 +10,10 @@ def add_parser(subparsers):
         help="Write masked-LM + next-sentence pretraining instances as TFRecords.",
         description="Corpus files (one sentence per line, blank line between documents) to tf.train.Example "
                     "records with int64 features token_ids, segment_ids, padding_mask, mask_positions, "
-                    "mask_ids, mask_weights, next_sentence_label (0 = IsNext).",
+                    "mask_ids, mask_weights, next_sentence_label (0 = IsNext). One run holds its input in "
+                    "memory, as the original script does: for a larger corpus, run once per slice of the input "
+                    "files (each with its own --output_file and --random_seed) and train on all the records "
+                    "with a glob; reading streams.",
     )
     parser.add_argument("--input_file", required=True, help="Corpus file(s), comma-separated (globs allowed).")
     parser.add_argument("--output_file", required=True,
