@@ -62,8 +62,9 @@ def run(args):
         do_whole_word_mask=args.do_whole_word_mask, random_seed=args.random_seed,
     )
     inputs = sorted({f for pattern in args.input_file.split(",") for f in (tf.io.gfile.glob(pattern) or [pattern])})
-    documents = read_documents(inputs, _tokenizer(args), corpus_format=args.corpus_format, progress=True)
-    instances = create_pretraining_instances(documents, _tokenizer(args), config, progress=True)
+    tokenizer = _tokenizer(args)
+    documents = read_documents(inputs, tokenizer, corpus_format=args.corpus_format, progress=True)
+    instances = create_pretraining_instances(documents, tokenizer, config, progress=True)
     outputs = args.output_file.split(",")
     if len(outputs) == 1:
         outputs = shard_paths(outputs[0], args.num_shards)

@@ -26,13 +26,19 @@ def split_words_with_offsets(texts):
 
 
 def split_words(text):
-    """Split raw text into words with character offsets: `[(word, start, end)]`."""
-    words, starts, ends = split_words_with_offsets(tf.constant([text]))
-    to_char = byte_to_char(text)
-    return [
-        (text[to_char[s] : to_char[e]], int(to_char[s]), int(to_char[e]))
-        for s, e in zip(starts[0].numpy(), ends[0].numpy())
-    ]
+    """Split raw text into words with character offsets: `[(word, start, end)]`.
+
+    A list of texts gives one such list per text (split in one call).
+    """
+    texts = [text] if isinstance(text, str) else list(text)
+    if not texts:
+        return []
+    _, starts, ends = split_words_with_offsets(tf.constant(texts))
+    results = []
+    for t, s, e in zip(texts, starts.to_list(), ends.to_list()):
+        to_char = byte_to_char(t)
+        results.append([(t[to_char[a] : to_char[b]], int(to_char[a]), int(to_char[b])) for a, b in zip(s, e)])
+    return results[0] if isinstance(text, str) else results
 
 
 def _pad(ragged, length, value):

@@ -181,7 +181,7 @@ class BertTokenClassifier(Task):
         """Entities in raw texts: `[{"text", "label", "start", "end", "score"}]`
         per text, with character offsets; `score` is the mean probability
         of the entity's tags."""
-        split = [split_words(text) for text in texts]
+        split = split_words(list(texts))
         probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
         results = []
         for text, words, p in zip(texts, split, probabilities):
