@@ -3,6 +3,25 @@
 Flag names and semantics are google-research/bert's `create_pretraining_data.py`.
 """
 
+from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import file_patterns
+from keras_bert_zoo.cli.flag_types import fraction
+from keras_bert_zoo.cli.flag_types import non_negative_int
+from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import probability
+
+
+def add_instance_arguments(parser, dupe_factor):
+    """create_pretraining_data.py's flags for making instances (shared with `pretrain`)."""
+    parser.add_argument("--max_seq_length", type=positive_int, default=128)
+    parser.add_argument("--max_predictions_per_seq", type=positive_int, default=20)
+    parser.add_argument("--masked_lm_prob", type=fraction, default=0.15)
+    parser.add_argument("--dupe_factor", type=positive_int, default=dupe_factor,
+                        help="Times each document is used, with different masks.")
+    parser.add_argument("--short_seq_prob", type=probability, default=0.1)
+    parser.add_argument("--do_whole_word_mask", action="store_true", help="Mask whole words, not single word-pieces.")
+    parser.add_argument("--random_seed", type=non_negative_int, default=12345)
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -15,24 +34,18 @@ def add_parser(subparsers):
                     "files (each with its own --output_file and --random_seed) and train on all the records "
                     "with a glob; reading streams.",
     )
-    parser.add_argument("--input_file", required=True, help="Corpus file(s), comma-separated (globs allowed).")
+    parser.add_argument("--input_file", required=True, type=file_patterns, help="Corpus file(s), comma-separated (globs allowed).")
     parser.add_argument("--output_file", required=True,
                         help="Output TFRecord file, or comma-separated files (shards), written atomically.")
-    parser.add_argument("--num_shards", type=int, default=1,
+    parser.add_argument("--num_shards", type=positive_int, default=1,
                         help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
-    parser.add_argument("--vocab_file", help="WordPiece vocabulary (one token per line).")
+    parser.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
     parser.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
     parser.add_argument("--do_lower_case", action="store_true", help="Lower-case and strip accents (uncased vocabularies).")
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"), default="sentences",
                         help="sentences: one per line, blank line between documents (the original format); "
                              "documents: one document per line; wikitext: WikiText articles.")
-    parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
-    parser.add_argument("--masked_lm_prob", type=float, default=0.15)
-    parser.add_argument("--dupe_factor", type=int, default=10, help="Times each document is used, with different masks.")
-    parser.add_argument("--short_seq_prob", type=float, default=0.1)
-    parser.add_argument("--do_whole_word_mask", action="store_true", help="Mask whole words, not single word-pieces.")
-    parser.add_argument("--random_seed", type=int, default=12345)
+    add_instance_arguments(parser, dupe_factor=10)
     parser.set_defaults(run=run)
 
 
@@ -50,12 +63,15 @@ def _tokenizer(args):
 def run(args):
     import tensorflow as tf
 
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.data.pretraining_corpus import read_documents
     from keras_bert_zoo.data.pretraining_records import shard_paths
     from keras_bert_zoo.data.pretraining_records import write_pretraining_records
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 
+    if args.preset:
+        check_sequence_length(args.max_seq_length, args.preset)
     config = PretrainingDataConfig(
         max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
         masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,

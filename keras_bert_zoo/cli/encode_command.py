@@ -4,6 +4,10 @@ import json
 import os
 import sys
 
+from keras_bert_zoo.cli.flag_types import file_or_stdin
+from keras_bert_zoo.cli.flag_types import output_file
+from keras_bert_zoo.cli.flag_types import positive_int
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -12,14 +16,14 @@ def add_parser(subparsers):
         description="Encode texts (arguments, or one per line from --input) into vectors.",
     )
     parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input).")
-    parser.add_argument("--input", help="A text file with one text per line ('-' for stdin).")
-    parser.add_argument("--output", help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
+    parser.add_argument("--input", type=file_or_stdin, help="A text file with one text per line ('-' for stdin).")
+    parser.add_argument("--output", type=output_file, help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
     parser.add_argument("--preset", default="minilm_l6_h384_en_uncased", help="Preset name, directory, hf:// handle or URL.")
     parser.add_argument("--pooling", choices=("mean", "cls", "pooled"), default="mean",
                         help="mean: average of token vectors (sentence-transformers); cls: [CLS] vector; "
                              "pooled: BERT's tanh pooler output.")
-    parser.add_argument("--max_seq_length", "--max-seq-length", type=int, default=128)
-    parser.add_argument("--batch_size", "--batch-size", type=int, default=32)
+    parser.add_argument("--max_seq_length", "--max-seq-length", type=positive_int, default=128)
+    parser.add_argument("--batch_size", "--batch-size", type=positive_int, default=32)
     parser.add_argument("--normalize", action="store_true", help="L2-normalise the vectors.")
     parser.set_defaults(run=run)
 
@@ -41,9 +45,11 @@ def _read_texts(args):
 def run(args):
     import numpy as np
 
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.tasks.sentence_embedding import encode_texts
 
     texts = _read_texts(args)
+    check_sequence_length(args.max_seq_length, args.preset)
     vectors = encode_texts(
         texts,
         preset=args.preset,

@@ -1,6 +1,8 @@
 """`keras-bert-zoo export`: a fine-tuned model (or any preset) to a TF Serving version."""
 
-import os
+from keras_bert_zoo.cli.flag_types import positive_int
+
+DEFAULT_SEQUENCE_LENGTH = 128
 
 
 def add_parser(subparsers):
@@ -15,33 +17,48 @@ def add_parser(subparsers):
                              "preset (exported as an embedding model).")
     parser.add_argument("--output", required=True, help="EXPORT_BASE: the directory TF Serving's --model_base_path "
                                                         "points above.")
-    parser.add_argument("--version", type=int, help="Version number (default: one above the highest present).")
+    parser.add_argument("--version", type=positive_int,
+                        help="Version number (default: one above the highest present).")
     parser.add_argument("--model_name", "--model-name", help="Default: the task's name (e.g. bert_classifier).")
-    parser.add_argument("--max_seq_length", "--max-seq-length", type=int, default=128,
-                        help="Packed length for a bare preset's embedding export.")
+    parser.add_argument("--max_seq_length", "--max-seq-length", type=positive_int,
+                        help="Packed length for a bare preset's embedding export: at most the preset's positions "
+                             f"(default {DEFAULT_SEQUENCE_LENGTH}, or fewer if the preset has fewer).")
     parser.add_argument("--overwrite", action="store_true", help="Replace an existing version.")
     parser.set_defaults(run=run)
 
 
 def _load(model, max_seq_length):
     from keras_bert_zoo.cli.finetune_command import _load_task
+    from keras_bert_zoo.cli.finetune_command import fine_tuned_model_dir
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.models.bert_backbone import BertBackbone
+    from keras_bert_zoo.presets.errors import PresetNotFoundError
+    from keras_bert_zoo.presets.loader import load_backbone_config
     from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
-    from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
-    from keras_bert_zoo.training.finetune import MODEL_DIR
 
-    if os.path.isfile(os.path.join(model, MODEL_DIR, TASK_CONFIG_FILE)):
-        model = os.path.join(model, MODEL_DIR)
-    if os.path.isfile(os.path.join(model, TASK_CONFIG_FILE)):
+    if fine_tuned_model_dir(model) is not None:
         return _load_task(model), None
-    backbone = BertBackbone.from_preset(model)
-    return backbone, BertPreprocessor.from_preset(model, sequence_length=min(max_seq_length,
-                                                                             backbone.max_sequence_length))
+    try:
+        config = load_backbone_config(model)
+    except PresetNotFoundError as e:
+        raise PresetNotFoundError(f"--model: {e}") from None
+    if max_seq_length is None:
+        length = min(DEFAULT_SEQUENCE_LENGTH, config["max_sequence_length"])
+    else:
+        check_sequence_length(max_seq_length, model, config=config)
+        length = max_seq_length
+    return BertBackbone.from_preset(model), BertPreprocessor.from_preset(model, sequence_length=length)
 
 
 def run(args):
+    from keras_bert_zoo.export.export_for_serving import check_model_name
     from keras_bert_zoo.export.export_for_serving import export_for_serving
+    from keras_bert_zoo.utils.atomic import ensure_writable_directory
 
+    # Before loading and tracing: a bad name or an unwritable base fails in a second, not after ~25 s.
+    if args.model_name is not None:
+        check_model_name(args.model_name)
+    ensure_writable_directory(args.output)
     model, preprocessor = _load(args.model, args.max_seq_length)
     path = export_for_serving(model, args.output, version=args.version, model_name=args.model_name,
                               preprocessor=preprocessor, overwrite=args.overwrite)

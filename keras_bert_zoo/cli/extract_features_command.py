@@ -2,31 +2,41 @@
 
 import sys
 
+from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import int_list
+from keras_bert_zoo.cli.flag_types import output_file
+from keras_bert_zoo.cli.flag_types import positive_int
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "extract-features",
         help="Write per-token vectors from chosen layers (google-research/bert's extract_features.py format).",
     )
-    parser.add_argument("--input_file", required=True, help="One text per line; 'text_a ||| text_b' for pairs.")
-    parser.add_argument("--output_file", required=True, help="JSON lines output.")
+    parser.add_argument("--input_file", required=True, type=existing_file, help="One text per line; 'text_a ||| text_b' for pairs.")
+    parser.add_argument("--output_file", required=True, type=output_file, help="JSON lines output.")
     parser.add_argument("--preset", default="minilm_l6_h384_en_uncased")
-    parser.add_argument("--layers", default="-1,-2,-3,-4", help="Comma-separated; write --layers=-1,-2.")
-    parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--layers", type=int_list, default="-1,-2,-3,-4",
+                        help="Comma-separated encoder layers, -1 the last; write --layers=-1,-2.")
+    parser.add_argument("--max_seq_length", type=positive_int, default=128)
+    parser.add_argument("--batch_size", type=positive_int, default=8)
     parser.set_defaults(run=run)
 
 
 def run(args):
+    from keras_bert_zoo.cli.preset_limits import check_layers
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.tasks.feature_extraction import extract_features
     from keras_bert_zoo.tasks.feature_extraction import write_features
+
+    check_sequence_length(args.max_seq_length, args.preset)
+    check_layers(args.layers, args.preset)
 
     with open(args.input_file, encoding="utf-8") as f:
         lines = [line.strip() for line in f if line.strip()]
     # extract_features.py separates the two texts of a pair with " ||| ".
     texts = [tuple(part.strip() for part in line.split("|||", 1)) if "|||" in line else line for line in lines]
-    layers = [int(x) for x in args.layers.split(",")]
-    records = extract_features(texts, preset=args.preset, layers=layers, max_seq_length=args.max_seq_length,
+    records = extract_features(texts, preset=args.preset, layers=args.layers, max_seq_length=args.max_seq_length,
                                batch_size=args.batch_size, progress=True)
     write_features(records, args.output_file)
     print(f"Wrote features of {len(texts)} texts to {args.output_file}", file=sys.stderr)

@@ -4,6 +4,18 @@ import json
 import os
 import sys
 
+from keras_bert_zoo.cli.flag_types import existing_directory
+from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import finite_float
+from keras_bert_zoo.cli.flag_types import fraction
+from keras_bert_zoo.cli.flag_types import non_negative_int
+from keras_bert_zoo.cli.flag_types import output_file
+from keras_bert_zoo.cli.flag_types import positive_float
+from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.output_job import add_output_arguments
+from keras_bert_zoo.cli.output_job import flag_names
+from keras_bert_zoo.cli.output_job import output_job
+
 TASKS = ("classify", "ner", "qa")
 
 
@@ -22,40 +34,45 @@ def add_parser(subparsers):
     parser = subparsers.add_parser("finetune", help="Fine-tune a preset on a labelled file.")
     parser.add_argument("--task", choices=TASKS, required=True)
     parser.add_argument("--preset", default="minilm_l6_h384_en_uncased")
-    parser.add_argument("--train", required=True, help="Training file.")
-    parser.add_argument("--eval", help="Evaluation file (default: hold out --eval_fraction of --train).")
-    parser.add_argument("--eval_fraction", type=float, default=0.1)
-    parser.add_argument("--max_train_examples", type=int, help="Train on the first N examples only (quick runs).")
-    parser.add_argument("--output", required=True, help="Output directory (model/, metrics.json, backup/).")
+    parser.add_argument("--train", required=True, type=existing_file, help="Training file.")
+    parser.add_argument("--eval", type=existing_file,
+                        help="Evaluation file (default: hold out --eval_fraction of --train).")
+    parser.add_argument("--eval_fraction", type=fraction, default=0.1)
+    parser.add_argument("--max_train_examples", type=positive_int,
+                        help="Train on the first N examples only (quick runs).")
+    add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
     parser.add_argument("--problem_type", choices=("multi_class", "regression"), default="multi_class")
-    parser.add_argument("--epochs", "--num_train_epochs", type=int, default=3)
-    parser.add_argument("--batch_size", "--train_batch_size", type=int, default=32)
-    parser.add_argument("--learning_rate", type=float, default=5e-5)
-    parser.add_argument("--max_seq_length", type=int, help="Default 128 (classify, ner), 384 (qa).")
-    parser.add_argument("--doc_stride", type=int, default=128, help="QA: pieces between context windows.")
-    parser.add_argument("--max_query_length", type=int, default=64, help="QA: question pieces kept.")
-    parser.add_argument("--n_best_size", type=int, default=20, help="QA: spans considered per question.")
-    parser.add_argument("--max_answer_length", type=int, default=30, help="QA: longest answer, in pieces.")
+    parser.add_argument("--epochs", "--num_train_epochs", type=positive_int, default=3)
+    parser.add_argument("--batch_size", "--train_batch_size", type=positive_int, default=32)
+    parser.add_argument("--learning_rate", type=positive_float, default=5e-5)
+    parser.add_argument("--max_seq_length", type=positive_int, help="Default 128 (classify, ner), 384 (qa).")
+    parser.add_argument("--doc_stride", type=positive_int, default=128, help="QA: pieces between context windows.")
+    parser.add_argument("--max_query_length", type=positive_int, default=64, help="QA: question pieces kept.")
+    parser.add_argument("--n_best_size", type=positive_int, default=20, help="QA: spans considered per question.")
+    parser.add_argument("--max_answer_length", type=positive_int, default=30, help="QA: longest answer, in pieces.")
     parser.add_argument("--version_2_with_negative", action="store_true", help="QA: SQuAD v2.0 (may not answer).")
-    parser.add_argument("--null_score_diff_threshold", type=float, default=0.0)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--null_score_diff_threshold", type=finite_float, default=0.0)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     _add_data_options(parser)
     parser.set_defaults(run=run_finetune)
+    parser.set_defaults(flag_names=flag_names(parser))
 
     evaluate = subparsers.add_parser("evaluate", help="Score a fine-tuned model on a labelled file.")
-    evaluate.add_argument("--model", required=True, help="A fine-tuned model directory (OUTPUT/model).")
-    evaluate.add_argument("--eval", required=True)
-    evaluate.add_argument("--batch_size", type=int, default=32)
-    evaluate.add_argument("--output", help="Write the metrics JSON here.")
+    evaluate.add_argument("--model", required=True, type=existing_directory,
+                          help="A fine-tuned model directory (OUTPUT/model, or OUTPUT).")
+    evaluate.add_argument("--eval", required=True, type=existing_file)
+    evaluate.add_argument("--batch_size", type=positive_int, default=32)
+    evaluate.add_argument("--output", type=output_file, help="Write the metrics JSON here.")
     _add_data_options(evaluate)
     evaluate.set_defaults(run=run_evaluate)
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
-    predict.add_argument("--model", required=True)
-    predict.add_argument("--input", required=True, help="One text per line (text_a<TAB>text_b for pairs); "
+    predict.add_argument("--model", required=True, type=existing_directory,
+                         help="A fine-tuned model directory (OUTPUT/model, or OUTPUT).")
+    predict.add_argument("--input", required=True, type=existing_file, help="One text per line (text_a<TAB>text_b for pairs); "
                          'for QA, JSON lines {"question": ..., "context": ...}.')
-    predict.add_argument("--output", help="JSON lines output (default: stdout).")
-    predict.add_argument("--batch_size", type=int, default=32)
+    predict.add_argument("--output", type=output_file, help="JSON lines output (default: stdout).")
+    predict.add_argument("--batch_size", type=positive_int, default=32)
     predict.set_defaults(run=run_predict)
 
 
@@ -141,19 +158,48 @@ def _finetune_qa(args):
 FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _finetune_qa}
 
 
+def _check_qa_lengths(args):
+    """run_squad.py's lengths must leave room for the context, and windows must move forward."""
+    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
+
+    length = args.max_seq_length or BertQuestionAnswerer.default_sequence_length
+    if length <= args.max_query_length + 3:
+        raise ValueError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
+                         f"{args.max_query_length} question and 3 special tokens: raise it or lower --max_query_length.")
+    if args.doc_stride >= length:
+        raise ValueError(f"--doc_stride {args.doc_stride} must be less than --max_seq_length {length} "
+                         "(it is the step between context windows).")
+
+
 def run_finetune(args):
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.training.finetune import METRICS_FILE
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
 
-    task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
-    print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
-    task.compile(learning_rate=args.learning_rate)
-    finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed)
-    metrics = {"task": args.task, "preset": args.preset, "train_examples": len(x), "eval_examples": eval_count,
-               **evaluate()}
-    write_json(os.path.join(args.output, METRICS_FILE), metrics)
+    if args.task == "qa":
+        _check_qa_lengths(args)
+    check_sequence_length(args.max_seq_length, args.preset)
+    with output_job(args, file_flags=("train", "eval")):
+        task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
+        print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
+        task.compile(learning_rate=args.learning_rate)
+        finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed)
+        metrics = {"task": args.task, "preset": args.preset, "train_examples": len(x), "eval_examples": eval_count,
+                   **evaluate()}
+        write_json(os.path.join(args.output, METRICS_FILE), metrics)
     print(json.dumps(metrics, indent=2))
+
+
+def fine_tuned_model_dir(path):
+    """The saved task in `path`: a `finetune` output directory or its model/; None when neither."""
+    from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
+    from keras_bert_zoo.training.finetune import MODEL_DIR
+
+    for directory in (path, os.path.join(path, MODEL_DIR)):
+        if os.path.isfile(os.path.join(directory, TASK_CONFIG_FILE)):
+            return directory
+    return None
 
 
 def _load_task(path):
@@ -164,6 +210,11 @@ def _load_task(path):
     from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
     from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
+    found = fine_tuned_model_dir(path)
+    if found is None:
+        raise ValueError(f"--model {path} is not a fine-tuned model: expected a finetune output directory or "
+                         f"its model/ (with {TASK_CONFIG_FILE}).")
+    path = found
     kinds = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
     name = read_json(path, TASK_CONFIG_FILE).get("class_name")
     if name not in kinds:

@@ -3,6 +3,15 @@
 import argparse
 import json
 
+from keras_bert_zoo.cli.create_pretraining_data_command import add_instance_arguments
+from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import non_negative_int
+from keras_bert_zoo.cli.flag_types import positive_float
+from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.output_job import add_output_arguments
+from keras_bert_zoo.cli.output_job import flag_names
+from keras_bert_zoo.cli.output_job import output_job
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -14,52 +23,62 @@ def add_parser(subparsers):
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="Continue from this preset.")
-    source.add_argument("--config", help="JSON file of BertBackbone arguments for a fresh model.")
-    parser.add_argument("--corpus", required=True, nargs="+", help="Corpus files.")
+    source.add_argument("--config", type=existing_file, help="JSON file of BertBackbone arguments for a fresh model.")
+    parser.add_argument("--corpus", required=True, nargs="+", type=existing_file, help="Corpus files.")
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"), default="sentences")
-    parser.add_argument("--output", required=True)
+    add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
     parser.add_argument("--strategy", choices=("auto", "tpu", "gpus", "cpu", "multiworker"), default="auto")
     parser.add_argument("--tpu", help="TPU name or grpc:// address (strategy tpu/auto).")
-    parser.add_argument("--vocab-from-corpus", "--vocab_from_corpus", dest="vocab_from_corpus", type=int,
+    parser.add_argument("--vocab-from-corpus", "--vocab_from_corpus", dest="vocab_from_corpus", type=positive_int,
                         metavar="SIZE", help="Learn a WordPiece vocabulary of about SIZE tokens (needs --config).")
     parser.add_argument("--do_lower_case", action=argparse.BooleanOptionalAction, default=True,
                         help="Casing of a learned vocabulary (default: uncased).")
-    parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
-    parser.add_argument("--masked_lm_prob", type=float, default=0.15)
-    parser.add_argument("--dupe_factor", type=int, default=5)
-    parser.add_argument("--short_seq_prob", type=float, default=0.1)
-    parser.add_argument("--do_whole_word_mask", action="store_true")
+    add_instance_arguments(parser, dupe_factor=5)
     parser.add_argument("--dynamic_masking", action="store_true", help="Fresh masks every epoch.")
-    parser.add_argument("--random_seed", type=int, default=12345)
-    parser.add_argument("--train_batch_size", "--batch_size", dest="batch_size", type=int, default=32)
-    parser.add_argument("--num_train_epochs", "--epochs", dest="epochs", type=int, default=1)
-    parser.add_argument("--learning_rate", type=float, default=1e-4)
-    parser.add_argument("--num_warmup_steps", dest="warmup_steps", type=int,
+    parser.add_argument("--train_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
+    parser.add_argument("--num_train_epochs", "--epochs", dest="epochs", type=positive_int, default=1)
+    parser.add_argument("--learning_rate", type=positive_float, default=1e-4)
+    parser.add_argument("--num_warmup_steps", dest="warmup_steps", type=non_negative_int,
                         help="Default 10,000, or 10%% of a shorter run.")
-    parser.add_argument("--save_checkpoints_steps", dest="checkpoint_every", type=int,
+    parser.add_argument("--save_checkpoints_steps", dest="checkpoint_every", type=positive_int,
                         help="Back up every N steps (default: every epoch).")
     parser.add_argument("--mixed_precision", action="store_true", help="Train in mixed_bfloat16.")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, flag_names=flag_names(parser))
+
+
+def _read_config(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except ValueError as e:
+        raise ValueError(f"--config {path} is not valid JSON ({e}).") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"--config {path} must hold a JSON object of BertBackbone arguments.")
+    return config
 
 
 def run(args):
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
+
+    config = _read_config(args.config) if args.config else None
+    if args.vocab_from_corpus and not args.config:
+        raise ValueError("--vocab-from-corpus gives a new vocabulary, which needs a fresh model: pass --config.")
+    if args.config and not args.vocab_from_corpus:
+        raise ValueError("A fresh model (--config) needs a vocabulary: pass --vocab-from-corpus SIZE.")
+    check_sequence_length(args.max_seq_length, preset=args.preset, config=config)
+    with output_job(args, file_flags=("corpus", "config")):
+        _pretrain(args, config)
+
+
+def _pretrain(args, config):
     from keras_bert_zoo.distribution.get_strategy import get_strategy
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary
     from keras_bert_zoo.training.pretrain import pretrain
 
-    config = None
-    if args.config:
-        with open(args.config) as f:
-            config = json.load(f)
     vocabulary = None
     if args.vocab_from_corpus:
-        if not args.config:
-            raise ValueError("--vocab-from-corpus gives a new vocabulary, which needs a fresh model: pass --config.")
         vocabulary = learn_vocabulary(args.corpus, args.vocab_from_corpus, lowercase=args.do_lower_case)
-    elif args.config:
-        raise ValueError("A fresh model (--config) needs a vocabulary: pass --vocab-from-corpus SIZE.")
     data_config = PretrainingDataConfig(
         max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
         masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,

@@ -1,5 +1,6 @@
 """Write a task as a TF Serving model version that takes raw text."""
 
+import numbers
 import os
 import re
 
@@ -16,6 +17,7 @@ from keras_bert_zoo.export.warmup_requests import write_warmup_requests
 from keras_bert_zoo.layers.fused_ops import xla_fusion
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.utils.atomic import atomic_directory
+from keras_bert_zoo.utils.atomic import ensure_writable_directory
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
@@ -67,6 +69,21 @@ def serving_signatures(model, preprocessor=None):
             ids_signature(model, example_ids)], text_preprocessor.tokenizer
 
 
+def check_model_name(model_name):
+    """A model name is one plain path component: it names a directory under the export base."""
+    # No separators, and no leading '.': not '.', '..', nor a hidden name like the export's temporaries.
+    if not isinstance(model_name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", model_name):
+        raise ValueError(f"model_name '{model_name}' must use letters, digits, '_', '.' or '-' only, and not start "
+                         "with '.' or '-' (it is one directory under the export base and the name clients request).")
+    return model_name
+
+
+def _check_version(version):
+    if isinstance(version, bool) or not isinstance(version, numbers.Integral) or version < 1:
+        raise ValueError(f"version must be a positive integer (TF Serving's version directories); got {version!r}.")
+    return int(version)
+
+
 def _next_version(model_dir):
     versions = [int(name) for name in os.listdir(model_dir) if name.isdigit()] if os.path.isdir(model_dir) else []
     return max(versions, default=0) + 1
@@ -102,19 +119,16 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     >>> os.path.basename(path)
     '1'
     """
-    signatures, tokenizer = serving_signatures(model, preprocessor)
-    model_name = model_name or model.name
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", model_name):
-        raise ValueError(f"model_name '{model_name}' must use letters, digits, '_', '.' or '-' only "
-                         "(it is a directory and the name clients request).")
+    model_name = check_model_name(model_name or model.name)
     model_dir = os.path.join(export_base, model_name)
-    version = _next_version(model_dir) if version is None else int(version)
-    if version < 1:
-        raise ValueError(f"version must be a positive integer (TF Serving's version directories); got {version}.")
+    version = _next_version(model_dir) if version is None else _check_version(version)
     version_dir = os.path.join(model_dir, str(version))
     if os.path.exists(version_dir) and not overwrite:
         raise FileExistsError(f"{version_dir} already exists: pass another version (or none, for the next "
                               "number), or overwrite=True to replace it.")
+    # Before tracing, which takes ~25 s for a base model.
+    ensure_writable_directory(model_dir)
+    signatures, tokenizer = serving_signatures(model, preprocessor)
     with xla_fusion(False):  # TF Serving runs without XLA's CPU JIT.
         functions = {s.name: s.concrete_function() for s in signatures}
     functions["serving_default"] = functions[signatures[0].name]

@@ -1,9 +1,21 @@
-"""Atomic writes: a reader never sees a half-written file or directory."""
+"""Atomic writes: a reader never sees a half-written file or directory.
+
+Temporaries sit beside their target, named `.tmp-<target>-<pid>@<host>-<random>`
+(and `.old-...` for a directory being replaced), so the next write into the
+same directory can tell which ones a killed process left behind and remove them.
+"""
 
 import contextlib
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
+
+# A temporary whose writer cannot be checked (another host) is stale after this long.
+STALE_AFTER_SECONDS = 24 * 3600
+_TEMPORARY = re.compile(r"\.(?:tmp|old)-.*-(?P<pid>\d+)@(?P<host>[^/]+)-[A-Za-z0-9_]+")
 
 
 def _umask():
@@ -12,25 +24,96 @@ def _umask():
     return mask
 
 
+def process_is_alive(pid):
+    """Whether a process with this id runs on this host."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
+
+
+def _prefix(kind, final_path):
+    return f".{kind}-{os.path.basename(final_path)}-{os.getpid()}@{socket.gethostname()}-"
+
+
+def remove_stale_temporaries(directory):
+    """Remove temporaries in `directory` left by killed writers.
+
+    Only names this module makes are considered: one whose writer was on this
+    host and is gone, or one from another host older than `STALE_AFTER_SECONDS`.
+
+    Returns:
+        The removed paths.
+    """
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    host = socket.gethostname()
+    for name in names:
+        match = _TEMPORARY.fullmatch(name)
+        if not match:
+            continue
+        path = os.path.join(directory, name)
+        stale = False
+        if match["host"] == host:
+            stale = not process_is_alive(int(match["pid"]))
+        else:
+            with contextlib.suppress(OSError):
+                stale = time.time() - os.lstat(path).st_mtime > STALE_AFTER_SECONDS
+        if stale:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+            removed.append(path)
+    return removed
+
+
+def ensure_writable_directory(path):
+    """Create `path` if needed and check that files can be made in it, before any long work.
+
+    Raises:
+        PermissionError: `path` cannot be created or written (a one-line
+            reason: permissions, read-only file system, a file in the way).
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=_prefix("tmp", "probe"), dir=path)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise PermissionError(f"Cannot write in {path} ({e.strerror or e}): choose a writable directory.") from None
+
+
 @contextlib.contextmanager
 def atomic_directory(final_path):
     """Yield a temporary directory that replaces `final_path` on success.
 
     The temporary directory sits beside `final_path` (same file system), so
     the final `os.replace` is atomic. On any exception it is removed and
-    `final_path` is left as it was.
+    `final_path` is left as it was. Temporaries of killed earlier writers in
+    the same parent are removed first.
     """
     final_path = os.path.abspath(final_path)
     parent = os.path.dirname(final_path)
     os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(final_path) + "-", dir=parent)
+    remove_stale_temporaries(parent)
+    tmp = tempfile.mkdtemp(prefix=_prefix("tmp", final_path), dir=parent)
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private
     try:
         yield tmp
         if os.path.isdir(final_path):
             # os.replace cannot overwrite a non-empty directory: move the old
             # one aside first, then drop it once the new one is in place.
-            old = tempfile.mkdtemp(prefix=".old-", dir=parent)
+            old = tempfile.mkdtemp(prefix=_prefix("old", final_path), dir=parent)
             os.replace(final_path, os.path.join(old, "x"))
             os.replace(tmp, final_path)
             shutil.rmtree(old, ignore_errors=True)
@@ -47,7 +130,8 @@ def atomic_file(final_path, mode="wb"):
     final_path = os.path.abspath(final_path)
     parent = os.path.dirname(final_path)
     os.makedirs(parent, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(final_path) + "-", dir=parent)
+    remove_stale_temporaries(parent)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix("tmp", final_path), dir=parent)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private
     try:
         with os.fdopen(fd, mode) as f:

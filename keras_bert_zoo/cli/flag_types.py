@@ -1,0 +1,120 @@
+"""argparse `type=` functions: a bad flag value is a one-line usage error (exit 2) before anything loads.
+
+argparse names the flag itself ("argument --epochs/--num_train_epochs: ..."),
+so each message only says what the value must be.
+"""
+
+import argparse
+import glob
+import os
+
+
+def _number(text, kind, what):
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}; got '{text}'") from None
+
+
+def positive_int(text):
+    """An integer >= 1 (epochs, batch sizes, lengths, counts)."""
+    value = _number(text, int, "a positive integer")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {value}")
+    return value
+
+
+def non_negative_int(text):
+    """An integer >= 0 (warm-up steps, seeds)."""
+    value = _number(text, int, "an integer >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {value}")
+    return value
+
+
+def positive_float(text):
+    """A finite number > 0 (learning rates)."""
+    value = _number(text, float, "a positive number")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number; got {text}")
+    return value
+
+
+def finite_float(text):
+    """Any finite number (thresholds)."""
+    value = _number(text, float, "a number")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number; got {text}")
+    return value
+
+
+def fraction(text):
+    """A number strictly between 0 and 1 (held-out or masking fractions)."""
+    value = _number(text, float, "a number between 0 and 1")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive); got {text}")
+    return value
+
+
+def probability(text):
+    """A number from 0 to 1 inclusive (chances that may be never or always)."""
+    value = _number(text, float, "a probability from 0 to 1")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a probability from 0 to 1; got {text}")
+    return value
+
+
+def existing_file(text):
+    """A path to a file that exists."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is a directory; pass a file")
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no such file: '{text}'")
+    return text
+
+
+def file_or_stdin(text):
+    """An existing file, or '-' for standard input."""
+    return text if text == "-" else existing_file(text)
+
+
+def existing_directory(text):
+    """A path to a directory that exists (a model or preset directory)."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"no such directory: '{text}'")
+    return text
+
+
+def file_patterns(text):
+    """Comma-separated files or globs, each matching at least one file.
+
+    Remote patterns (gs://...) are left for TensorFlow's file system to read.
+    """
+    for pattern in text.split(","):
+        if "://" in pattern:
+            continue
+        if not any(os.path.isfile(path) for path in glob.glob(pattern)):
+            raise argparse.ArgumentTypeError(f"no file matches '{pattern}'")
+    return text
+
+
+def output_directory(text):
+    """A directory to write into: absent or a directory, not a file."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is a file; pass a directory (it gets model/, metrics.json ...)")
+    return text
+
+
+def output_file(text):
+    """A file to write: absent or a file, not a directory."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is a directory; pass a file name")
+    return text
+
+
+def int_list(text):
+    """Comma-separated integers, e.g. `-1,-2`."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated integers such as -1,-2; got '{text}'") from None

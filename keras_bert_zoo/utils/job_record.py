@@ -1,0 +1,170 @@
+"""`job.json`: which job wrote an output directory, so another job cannot silently continue or replace it.
+
+A job is identified by its fingerprint: what decides the result (task,
+preset, data files by size and SHA-256, hyper-parameters). Rerunning the
+same job resumes from its backup; a different job, or any job over a
+finished model, is refused unless the caller allows overwriting.
+"""
+
+import datetime
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sys
+
+from keras_bert_zoo.utils.atomic import atomic_file
+from keras_bert_zoo.utils.atomic import process_is_alive
+
+JOB_FILE = "job.json"
+
+
+class OutputDirectoryError(ValueError):
+    """An output directory belongs to another job, holds a finished result, or is in use."""
+
+
+def file_fingerprint(path):
+    """`{"path", "size", "sha256"}` of a file; the path is absolute, so a moved cwd does not matter."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return {"path": os.path.abspath(path), "size": os.path.getsize(path), "sha256": digest.hexdigest()}
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _versions():
+    import keras
+    import tensorflow as tf
+
+    from keras_bert_zoo.version import __version__
+
+    return {"keras_bert_zoo": __version__, "keras": keras.__version__, "tensorflow": tf.__version__,
+            "python": sys.version.split()[0]}
+
+
+def read_job(output_dir):
+    """The job record of `output_dir`, or None when it has none (or an unreadable one)."""
+    try:
+        with open(os.path.join(output_dir, JOB_FILE), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def write_job(output_dir, record):
+    """Write `record` as `output_dir/job.json`, atomically."""
+    with atomic_file(os.path.join(output_dir, JOB_FILE), "w") as f:
+        json.dump(record, f, indent=2)
+        f.write("\n")
+
+
+def _describe(value):
+    if isinstance(value, dict) and "sha256" in value:
+        return value["path"]
+    if isinstance(value, list):
+        return ", ".join(_describe(v) for v in value)
+    return json.dumps(value)
+
+
+def _same_content(old, new):
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(_same_content(a, b) for a, b in zip(old, new))
+    if isinstance(old, dict) and isinstance(new, dict) and "sha256" in new:
+        return (old.get("size"), old.get("sha256")) == (new["size"], new["sha256"])
+    return old == new
+
+
+def fingerprint_difference(old, new, output_dir):
+    """A one-line description of the first item where two fingerprints differ, or None."""
+    for key in sorted(set(old) | set(new)):
+        before, after = old.get(key), new.get(key)
+        if before == after:
+            continue
+        if isinstance(after, (dict, list)) and _describe(before) == _describe(after):
+            if not _same_content(before, after):
+                return (f"{key} differs: {_describe(after)} has changed since {output_dir} was written "
+                        "(its size or SHA-256 is not the one recorded)")
+            continue
+        return f"{key} differs: {output_dir} was written by a job with {key} {_describe(before)} (this one: " \
+               f"{_describe(after)})"
+    return None
+
+
+def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
+                     overwrite_flag="--overwrite_output_dir"):
+    """Check that this job may write `output_dir`, then record it there as running.
+
+    Call this before loading any model: it is where a job learns that the
+    directory belongs to someone else.
+
+    Args:
+        output_dir: the job's output directory (created if absent).
+        command: the command name recorded (e.g. "finetune").
+        fingerprint: dict of what decides the result, keyed by flag name.
+        args: the full arguments to record (JSON-able dict).
+        owned: (finished, in_progress) entry names the job writes, e.g.
+            (("model", "metrics.json"), ("backup",)).
+        overwrite: clear the job's entries (and job.json) instead of refusing.
+        overwrite_flag: how the caller spells the overwrite option, for messages.
+
+    Returns:
+        True when the job resumes from a backup of the same job, else False.
+
+    Raises:
+        OutputDirectoryError: the directory is a file, holds a finished
+            result, holds work of another (or an unknown) job, or a live
+            process of another job on this host is writing it.
+    """
+    finished, in_progress = owned
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise OutputDirectoryError(f"{output_dir} is a file, not a directory: choose another output directory.")
+    present = [name for name in (*finished, *in_progress) if os.path.exists(os.path.join(output_dir, name))]
+    job = read_job(output_dir)
+    if overwrite:
+        for name in present + ([JOB_FILE] if job is not None else []):
+            path = os.path.join(output_dir, name)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        present, job = [], None
+    difference = fingerprint_difference(job.get("fingerprint", {}), fingerprint, output_dir) if job else None
+    # The same job may run in several processes at once (the workers of a multi-worker strategy).
+    if difference and job.get("status") == "running" and job.get("host") == socket.gethostname() \
+            and process_is_alive(job.get("pid")):
+        raise OutputDirectoryError(f"{output_dir} is being written by another running job (pid {job['pid']}; "
+                                   f"{difference}): wait for it or choose another output directory.")
+    resume = False
+    if present:
+        if job is None or "fingerprint" not in job:
+            raise OutputDirectoryError(
+                f"{output_dir} holds {present[0]} from an unknown job (no {JOB_FILE}): pass {overwrite_flag} "
+                "to replace it, or choose another output directory.")
+        if difference:
+            raise OutputDirectoryError(f"{difference}; pass {overwrite_flag} to replace its work, or choose "
+                                       "another output directory.")
+        done = [name for name in finished if name in present]
+        if done:
+            raise OutputDirectoryError(
+                f"{output_dir} already holds a finished {command} ({done[0]}, written {job.get('finished', '?')}): "
+                f"pass {overwrite_flag} to replace it, or choose another output directory.")
+        resume = True
+    os.makedirs(output_dir, exist_ok=True)
+    write_job(output_dir, {
+        "command": command, "args": args or {}, "fingerprint": fingerprint, "versions": _versions(),
+        "started": _now(), "status": "running", "resumed": resume, "host": socket.gethostname(),
+        "pid": os.getpid(),
+    })
+    return resume
+
+
+def finish_job(output_dir, status="finished"):
+    """Record the end of the job in `output_dir/job.json` ("finished", "failed" or "interrupted")."""
+    record = read_job(output_dir)
+    if record is None:
+        return
+    record.update(status=status, finished=_now())
+    write_job(output_dir, record)

@@ -1,0 +1,416 @@
+"""Issue 8, CLI area: bad flags, occupied output directories and exports fail at the boundary, in one line.
+
+Every case runs the CLI in-process. Where a model must not load, the task
+builders are replaced by ones that fail the test if they are reached.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from keras_bert_zoo.cli import finetune_command
+from keras_bert_zoo.cli import pretrain_command
+from keras_bert_zoo.cli.main import main
+from keras_bert_zoo.export.export_for_serving import export_for_serving
+from keras_bert_zoo.utils import atomic
+from keras_bert_zoo.utils.job_record import JOB_FILE
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+
+def _refused(capsys, argv, *words):
+    """Run the CLI; it must exit 2 with one line naming `words`, and no traceback."""
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's usage errors
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("keras-bert-zoo ") and ": error: " in last, last
+    for word in words:
+        assert word in last, last
+    return last
+
+
+def _tsv(folder, rows=("good film\t1", "bad film\t0")):
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "train.tsv")
+    with open(path, "w") as f:
+        f.write("sentence\tlabel\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Loading a model (or building a task) fails the test."""
+    def forbidden(*args):
+        raise AssertionError("a model was loaded before the bad input was refused")
+
+    for task in finetune_command.FINETUNERS:
+        monkeypatch.setitem(finetune_command.FINETUNERS, task, forbidden)
+    monkeypatch.setattr(pretrain_command, "_pretrain", forbidden)
+
+
+# --- 12 and own cases: every numeric / path flag is checked by the parser (exit 2, flag named) ---
+
+@pytest.fixture
+def files(tmp_path):
+    train = _tsv(str(tmp_path / "SST-2"))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a b c.\nd e f.\n\ng h i.\n")
+    (tmp_path / "a_file").write_text("x")
+    return {"train": train, "corpus": str(corpus), "file": str(tmp_path / "a_file"), "tmp": str(tmp_path)}
+
+
+PARSER_CASES = [
+    (["finetune", "--epochs", "-1"], ["--epochs", "must be a positive integer; got -1"]),
+    (["finetune", "--batch_size", "0"], ["--batch_size", "positive integer; got 0"]),
+    (["finetune", "--eval_fraction", "1.5"], ["--eval_fraction", "between 0 and 1"]),
+    (["finetune", "--learning_rate", "0"], ["--learning_rate", "positive number"]),
+    (["finetune", "--learning_rate=-3e-5"], ["--learning_rate", "positive number"]),
+    (["finetune", "--learning_rate", "nan"], ["--learning_rate", "positive number"]),
+    (["finetune", "--max_seq_length", "0"], ["--max_seq_length", "positive integer"]),
+    (["finetune", "--doc_stride", "abc"], ["--doc_stride", "got 'abc'"]),
+    (["finetune", "--seed", "-1"], ["--seed", "integer >= 0"]),
+    (["finetune", "--max_train_examples", "0"], ["--max_train_examples", "positive integer"]),
+    (["finetune", "--null_score_diff_threshold", "inf"], ["--null_score_diff_threshold", "finite"]),
+    (["finetune", "--task", "summarize"], ["--task", "invalid choice: 'summarize'"]),
+    (["create-pretraining-data", "--num_shards", "0"], ["--num_shards", "positive integer"]),
+    (["create-pretraining-data", "--max_predictions_per_seq", "0"], ["--max_predictions_per_seq", "positive"]),
+    (["create-pretraining-data", "--masked_lm_prob", "2"], ["--masked_lm_prob", "between 0 and 1"]),
+    (["create-pretraining-data", "--short_seq_prob", "-0.1"], ["--short_seq_prob", "probability"]),
+    (["create-pretraining-data", "--dupe_factor", "0"], ["--dupe_factor", "positive integer"]),
+    (["pretrain", "--epochs", "0"], ["--num_train_epochs/--epochs", "positive integer"]),
+    (["pretrain", "--num_warmup_steps", "-5"], ["--num_warmup_steps", "integer >= 0"]),
+    (["pretrain", "--save_checkpoints_steps", "0"], ["--save_checkpoints_steps", "positive integer"]),
+    (["pretrain", "--vocab-from-corpus", "0"], ["--vocab-from-corpus", "positive integer"]),
+    (["encode", "--batch_size", "0"], ["--batch_size", "positive integer"]),
+    (["extract-features", "--layers", "last"], ["--layers", "comma-separated integers"]),
+    (["export", "--version", "0"], ["--version", "positive integer; got 0"]),
+    (["export", "--version", "-3"], ["--version", "positive integer; got -3"]),
+    (["predict", "--batch_size", "-2"], ["--batch_size", "positive integer"]),
+]
+
+
+def _complete(argv, files):
+    """A command line with every required flag valid except the one under test."""
+    command = argv[0]
+    base = {
+        "finetune": ["--task", "classify", "--train", files["train"], "--output", os.path.join(files["tmp"], "o")],
+        "create-pretraining-data": ["--input_file", files["corpus"], "--output_file", os.path.join(files["tmp"], "r"),
+                                    "--vocab_file", files["file"]],
+        "pretrain": ["--preset", TINY_CHECKPOINT, "--corpus", files["corpus"], "--output", os.path.join(files["tmp"], "p")],
+        "encode": ["x"],
+        "extract-features": ["--input_file", files["corpus"], "--output_file", os.path.join(files["tmp"], "f.jsonl")],
+        "export": ["--model", files["tmp"], "--output", os.path.join(files["tmp"], "e")],
+        "predict": ["--model", files["tmp"], "--input", files["corpus"]],
+    }[command]
+    return [command, *base, *argv[1:]]
+
+
+@pytest.mark.parametrize("argv, words", PARSER_CASES, ids=[" ".join(c[0]) for c in PARSER_CASES])
+def test_bad_numbers_are_usage_errors(argv, words, files, capsys, no_model):
+    _refused(capsys, _complete(argv, files), *words)
+    assert not os.path.exists(os.path.join(files["tmp"], "o"))  # nothing written
+
+
+def test_missing_and_wrong_kind_of_paths_name_the_flag(files, capsys, no_model):
+    tmp, missing = files["tmp"], os.path.join(files["tmp"], "glue", "MRPC", "train.tsv")
+    _refused(capsys, ["finetune", "--task", "classify", "--train", missing, "--output", tmp + "/o"],
+             "--train", f"no such file: '{missing}'")
+    _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--eval", missing,
+                      "--output", tmp + "/o"], "--eval", "no such file")
+    _refused(capsys, ["finetune", "--task", "classify", "--train", tmp, "--output", tmp + "/o"],
+             "--train", "is a directory")
+    _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", files["file"]],
+             "--output", "is a file")
+    _refused(capsys, ["pretrain", "--preset", TINY_CHECKPOINT, "--corpus", missing, "--output", tmp + "/p"],
+             "--corpus", "no such file")
+    _refused(capsys, ["pretrain", "--config", missing, "--corpus", files["corpus"], "--output", tmp + "/p"],
+             "--config", "no such file")
+    _refused(capsys, ["create-pretraining-data", "--input_file", tmp + "/shard-*.txt", "--output_file", tmp + "/r",
+                      "--vocab_file", files["file"]], "--input_file", "no file matches")
+    _refused(capsys, ["encode", "--input", missing], "--input", "no such file")
+    _refused(capsys, ["extract-features", "--input_file", missing, "--output_file", tmp + "/f"], "--input_file")
+    _refused(capsys, ["predict", "--model", tmp + "/nowhere", "--input", files["corpus"]], "--model",
+             "no such directory")
+    _refused(capsys, ["evaluate", "--model", tmp, "--eval", missing], "--eval", "no such file")
+    _refused(capsys, ["encode", "x", "--output", tmp], "--output", "is a directory")
+    assert not os.path.exists(tmp + "/o") and not os.path.exists(tmp + "/p")
+
+
+def test_a_directory_that_is_not_a_model_names_the_flag(files, capsys):
+    _refused(capsys, ["predict", "--model", files["tmp"], "--input", files["corpus"]],
+             f"--model {files['tmp']} is not a fine-tuned model")
+    _refused(capsys, ["evaluate", "--model", files["tmp"], "--eval", files["train"]], "is not a fine-tuned model")
+    _refused(capsys, ["export", "--model", files["tmp"], "--output", files["tmp"] + "/e"], "--model:",
+             "not a preset")
+
+
+def test_pretrain_config_that_is_not_json_names_the_flag(files, capsys, no_model):
+    bad = os.path.join(files["tmp"], "config.json")
+    with open(bad, "w") as f:
+        f.write("{num_layers: 2")
+    _refused(capsys, ["pretrain", "--config", bad, "--vocab-from-corpus", "100", "--corpus", files["corpus"],
+                      "--output", files["tmp"] + "/p"], f"--config {bad} is not valid JSON")
+
+
+# --- 10: --max_seq_length beyond the preset's positions is refused, not clamped (the tiny preset has 16) ---
+
+def test_sequence_length_beyond_the_preset_is_refused(files, capsys, no_model):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    out = files["tmp"] + "/o"
+    _refused(capsys, ["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", files["train"],
+                      "--output", out, "--max_seq_length", "9999"],
+             "--max_seq_length 9999 is more than the 16 positions", "pass at most 16")
+    assert not os.path.exists(out)
+    _refused(capsys, ["encode", "x", "--preset", TINY_CHECKPOINT, "--max_seq_length", "17"], "--max_seq_length 17")
+    _refused(capsys, ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
+                      "--preset", TINY_CHECKPOINT, "--max_seq_length", "512"], "--max_seq_length 512")
+    _refused(capsys, ["pretrain", "--preset", TINY_CHECKPOINT, "--corpus", files["corpus"], "--output",
+                      files["tmp"] + "/p", "--max_seq_length", "128"], "--max_seq_length 128", "16 positions")
+    _refused(capsys, ["export", "--model", TINY_CHECKPOINT, "--output", files["tmp"] + "/e", "--max_seq_length", "64"],
+             "--max_seq_length 64")
+    config = os.path.join(files["tmp"], "config.json")
+    with open(config, "w") as f:
+        json.dump({"num_layers": 1, "max_sequence_length": 64}, f)
+    _refused(capsys, ["pretrain", "--config", config, "--vocab-from-corpus", "100", "--corpus", files["corpus"],
+                      "--output", files["tmp"] + "/p", "--max_seq_length", "128"], "64 positions of the model config")
+
+
+def test_layers_the_preset_does_not_have_are_refused(files, capsys):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    _refused(capsys, ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
+                      "--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--layers=-1,2"],
+             "--layers 2 does not exist", "2 layers")
+    assert not os.path.exists(files["tmp"] + "/f")
+
+
+def test_qa_lengths_that_leave_no_window_are_refused(files, capsys, no_model):
+    squad = os.path.join(files["tmp"], "squad.json")
+    with open(squad, "w") as f:
+        json.dump({"data": []}, f)
+    argv = ["finetune", "--task", "qa", "--preset", TINY_CHECKPOINT, "--train", squad, "--output", files["tmp"] + "/q"]
+    _refused(capsys, argv + ["--max_seq_length", "16", "--doc_stride", "16", "--max_query_length", "4"],
+             "--doc_stride 16 must be less than --max_seq_length 16")
+    _refused(capsys, argv + ["--max_seq_length", "16", "--max_query_length", "13"],
+             "--max_seq_length 16 leaves no room", "--max_query_length 13")
+
+
+# --- General rule: one line, exit 2 (130 for Ctrl-C); --verbose shows the traceback ---
+
+def test_verbose_shows_the_traceback_before_or_after_the_subcommand(files, no_model):
+    argv = ["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", files["train"],
+            "--output", files["tmp"] + "/o", "--max_seq_length", "9999"]
+    with pytest.raises(ValueError, match="--max_seq_length 9999 is more than"):
+        main(["--verbose", *argv])
+    with pytest.raises(ValueError, match="--max_seq_length 9999 is more than"):
+        main([*argv, "--verbose"])
+
+
+def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", interrupted)
+    out = files["tmp"] + "/o"
+    assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "keras-bert-zoo finetune: interrupted" and "Traceback" not in err
+    assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
+
+
+def test_a_job_that_fails_before_writing_leaves_no_output_directory(files, capsys, monkeypatch):
+    def bad_data(args):
+        raise ValueError("train.tsv, line 3: unknown label 'maybe'")
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", bad_data)
+    out = files["tmp"] + "/o"
+    _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", out], "line 3")
+    assert not os.path.exists(out)
+
+
+# --- 2 and 3: an output directory belongs to one job; only that job resumes there ---
+
+class _Stop(Exception):
+    pass
+
+
+def _finetune(train, out, *extra):
+    return ["finetune", "--task", "classify", "--train", train, "--output", out, "--learning_rate", "1e-4", *extra]
+
+
+def _killed_after_a_backup(monkeypatch, *finished):
+    """A task builder standing for a run killed after its first epoch's backup (and `finished` entries)."""
+    def run(args):
+        os.makedirs(os.path.join(args.output, "backup"))
+        for name in finished:
+            os.makedirs(os.path.join(args.output, name))
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", run)
+
+
+def _reached(monkeypatch, seen):
+    def run(args):
+        seen.append(sorted(os.listdir(args.output)))
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", run)
+
+
+def test_another_job_cannot_resume_a_backup(tmp_path, capsys, monkeypatch):
+    mrpc, sst2 = _tsv(str(tmp_path / "glue" / "MRPC")), _tsv(str(tmp_path / "glue" / "SST-2"), ["fine\t1"])
+    out = str(tmp_path / "runs" / "x")
+    _killed_after_a_backup(monkeypatch)
+    assert main(_finetune(mrpc, out)) == 130
+    job = json.load(open(os.path.join(out, JOB_FILE)))
+    assert job["command"] == "finetune" and job["fingerprint"]["--train"]["path"] == os.path.abspath(mrpc)
+    assert {"keras_bert_zoo", "keras", "tensorflow"} <= set(job["versions"]) and job["started"]
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)  # nothing may load below
+    _refused(capsys, _finetune(sst2, out),
+             f"--train differs: {out} was written by a job with --train {os.path.abspath(mrpc)}",
+             "--overwrite_output_dir")
+    _refused(capsys, _finetune(mrpc, out, "--learning_rate", "3e-5"), "--learning_rate differs", "0.0001")
+    _refused(capsys, _finetune(mrpc, out, "--max_seq_length", "64"), "--max_seq_length differs")
+    with open(mrpc, "a") as f:
+        f.write("more film\t1\n")
+    _refused(capsys, _finetune(mrpc, out), f"--train differs: {os.path.abspath(mrpc)} has changed since {out}")
+    assert os.path.isdir(os.path.join(out, "backup"))  # the other job's work is untouched
+
+
+def test_the_same_job_resumes_even_with_more_epochs(tmp_path, capsys, monkeypatch):
+    train, out, seen = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run"), []
+    _killed_after_a_backup(monkeypatch)
+    assert main(_finetune(train, out, "--epochs", "2")) == 130
+    _reached(monkeypatch, seen)
+    assert main(_finetune(train, out, "--epochs", "5")) == 2
+    assert "Resuming the same finetune job" in capsys.readouterr().err
+    assert seen == [["backup", JOB_FILE]]
+    job = json.load(open(os.path.join(out, JOB_FILE)))
+    assert job["resumed"] is True and job["status"] == "failed" and job["args"]["epochs"] == 5
+
+
+def test_overwrite_output_dir_clears_the_other_jobs_work(tmp_path, capsys, monkeypatch):
+    mrpc, sst2 = _tsv(str(tmp_path / "MRPC")), _tsv(str(tmp_path / "SST-2"))
+    out, seen = str(tmp_path / "run"), []
+    _killed_after_a_backup(monkeypatch)
+    assert main(_finetune(mrpc, out)) == 130
+    (tmp_path / "run" / "notes.txt").write_text("mine")
+    _reached(monkeypatch, seen)
+    main(_finetune(sst2, out, "--overwrite_output_dir"))
+    assert seen == [[JOB_FILE, "notes.txt"]]  # backup gone; files that are not the job's stay
+    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["--train"]["path"] == os.path.abspath(sst2)
+
+
+def test_a_finished_model_is_not_replaced(tmp_path, capsys, monkeypatch):
+    train, out, seen = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run"), []
+    _killed_after_a_backup(monkeypatch, "model")
+    assert main(_finetune(train, out)) == 130
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    _refused(capsys, _finetune(train, out), f"{out} already holds a finished finetune (model",
+             "--overwrite_output_dir")
+    _reached(monkeypatch, seen)
+    main(_finetune(train, out, "--overwrite_output_dir"))
+    assert seen == [[JOB_FILE]]
+
+
+def test_work_of_an_unknown_job_is_not_taken_over(tmp_path, capsys, no_model):
+    train, out = _tsv(str(tmp_path / "SST-2")), tmp_path / "run"
+    (out / "backup").mkdir(parents=True)
+    _refused(capsys, _finetune(train, str(out)), "holds backup from an unknown job (no job.json)")
+    (out / "model").mkdir()
+    (out / JOB_FILE).write_text("{not json")
+    _refused(capsys, _finetune(train, str(out)), "unknown job")
+
+
+def test_a_live_job_of_another_kind_is_not_disturbed(tmp_path, capsys, monkeypatch):
+    train, out = _tsv(str(tmp_path / "SST-2")), tmp_path / "run"
+    out.mkdir()
+    import socket
+
+    (out / JOB_FILE).write_text(json.dumps({"status": "running", "host": socket.gethostname(), "pid": os.getppid(),
+                                            "fingerprint": {"--task": "ner"}}))
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    _refused(capsys, _finetune(train, str(out)), f"being written by another running job (pid {os.getppid()}",
+             "differs")
+
+
+def test_pretrain_output_follows_the_same_rule(tmp_path, capsys, monkeypatch):
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("one two.\nthree four.\n")
+    second.write_text("five six.\n")
+    out = str(tmp_path / "pre")
+
+    def killed(args, config):
+        os.makedirs(os.path.join(args.output, "backup"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pretrain_command, "_pretrain", killed)
+    argv = ["pretrain", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--output", out, "--corpus"]
+    assert main(argv + [str(first)]) == 130
+    monkeypatch.setattr(pretrain_command, "_pretrain", None)
+    _refused(capsys, argv + [str(second)], "--corpus differs", str(first), "--overwrite_output_dir")
+    _refused(capsys, argv + [str(first), "--train_batch_size", "8"], "--train_batch_size differs")
+
+
+# --- 11 and export: name, version and writability are checked before any model is looked at ---
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "../x", ".hidden", "-x", "a\\b"])
+def test_export_model_name_is_one_plain_directory(name, tmp_path):
+    with pytest.raises(ValueError, match="model_name '.*' must use letters, digits"):
+        export_for_serving(None, str(tmp_path / "base"), model_name=name)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("version", [0, -3, 1.5, True, "2"])
+def test_export_version_is_a_positive_integer(version, tmp_path):
+    with pytest.raises(ValueError, match="version must be a positive integer"):
+        export_for_serving(None, str(tmp_path), version=version, model_name="m")
+
+
+def test_export_refuses_an_existing_version_and_an_unwritable_base_before_tracing(tmp_path, capsys):
+    (tmp_path / "m" / "2").mkdir(parents=True)
+    with pytest.raises(FileExistsError, match="m/2 already exists: pass another version"):
+        export_for_serving(None, str(tmp_path), version=2, model_name="m")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(PermissionError, match="Cannot write in .*file/m"):
+        export_for_serving(None, str(tmp_path / "file"), model_name="m")
+    # The CLI says so before it loads anything (the --model below does not exist).
+    _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path / "file")],
+             "keras-bert-zoo export: error: Cannot write in")
+    _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--model_name", ".."],
+             "model_name '..'")
+
+
+# --- A killed export's temporaries are removed by the next write; live or foreign ones are kept ---
+
+def _dead_pid():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
+    import socket
+
+    host = socket.gethostname()
+    dead = tmp_path / f".tmp-3-{_dead_pid()}@{host}-abc123_x"
+    live = tmp_path / f".tmp-4-{os.getpid()}@{host}-abc123_y"
+    old_remote = tmp_path / ".tmp-5-77@elsewhere-abc123_z"
+    new_remote = tmp_path / ".old-6-77@elsewhere-abc123_w"
+    foreign = tmp_path / ".tmp-someone-elses"
+    for path in (dead, live, old_remote, new_remote, foreign):
+        path.mkdir()
+    stale = time.time() - atomic.STALE_AFTER_SECONDS - 60
+    os.utime(old_remote, (stale, stale))
+    with atomic.atomic_directory(str(tmp_path / "7")) as tmp:
+        assert os.path.basename(tmp).startswith(f".tmp-7-{os.getpid()}@{host}-")
+    assert sorted(os.listdir(tmp_path)) == sorted(["7", live.name, new_remote.name, foreign.name])
