@@ -34,7 +34,8 @@ def add_parser(subparsers):
                     "files (each with its own --output_file and --random_seed) and train on all the records "
                     "with a glob; reading streams.",
     )
-    parser.add_argument("--input_file", required=True, type=file_patterns, help="Corpus file(s), comma-separated (globs allowed).")
+    parser.add_argument("--input_file", required=True, type=file_patterns,
+                        help="Corpus file(s), comma-separated (globs allowed).")
     parser.add_argument("--output_file", required=True,
                         help="Output TFRecord file, or comma-separated files (shards), written atomically.")
     parser.add_argument("--num_shards", type=positive_int, default=1,

@@ -17,7 +17,8 @@ def add_parser(subparsers):
     )
     parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input).")
     parser.add_argument("--input", type=file_or_stdin, help="A text file with one text per line ('-' for stdin).")
-    parser.add_argument("--output", type=output_file, help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
+    parser.add_argument("--output", type=output_file,
+                        help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
     parser.add_argument("--preset", default="minilm_l6_h384_en_uncased", help="Preset name, directory, hf:// handle or URL.")
     parser.add_argument("--pooling", choices=("mean", "cls", "pooled"), default="mean",
                         help="mean: average of token vectors (sentence-transformers); cls: [CLS] vector; "

@@ -13,7 +13,8 @@ def add_parser(subparsers):
         "extract-features",
         help="Write per-token vectors from chosen layers (google-research/bert's extract_features.py format).",
     )
-    parser.add_argument("--input_file", required=True, type=existing_file, help="One text per line; 'text_a ||| text_b' for pairs.")
+    parser.add_argument("--input_file", required=True, type=existing_file,
+                        help="One text per line; 'text_a ||| text_b' for pairs.")
     parser.add_argument("--output_file", required=True, type=output_file, help="JSON lines output.")
     parser.add_argument("--preset", default="minilm_l6_h384_en_uncased")
     parser.add_argument("--layers", type=int_list, default="-1,-2,-3,-4",

@@ -69,7 +69,8 @@ def add_parser(subparsers):
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True, type=existing_directory,
                          help="A fine-tuned model directory (OUTPUT/model, or OUTPUT).")
-    predict.add_argument("--input", required=True, type=existing_file, help="One text per line (text_a<TAB>text_b for pairs); "
+    predict.add_argument("--input", required=True, type=existing_file,
+                         help="One text per line (text_a<TAB>text_b for pairs); "
                          'for QA, JSON lines {"question": ..., "context": ...}.')
     predict.add_argument("--output", type=output_file, help="JSON lines output (default: stdout).")
     predict.add_argument("--batch_size", type=positive_int, default=32)
@@ -165,7 +166,8 @@ def _check_qa_lengths(args):
     length = args.max_seq_length or BertQuestionAnswerer.default_sequence_length
     if length <= args.max_query_length + 3:
         raise ValueError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
-                         f"{args.max_query_length} question and 3 special tokens: raise it or lower --max_query_length.")
+                         f"{args.max_query_length} question and 3 special tokens: raise it or lower "
+                         "--max_query_length.")
     if args.doc_stride >= length:
         raise ValueError(f"--doc_stride {args.doc_stride} must be less than --max_seq_length {length} "
                          "(it is the step between context windows).")
