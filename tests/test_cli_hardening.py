@@ -360,6 +360,9 @@ def test_pretrain_output_follows_the_same_rule(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(pretrain_command, "_pretrain", None)
     _refused(capsys, argv + [str(second)], "--corpus differs", str(first), "--overwrite_output_dir")
     _refused(capsys, argv + [str(first), "--train_batch_size", "8"], "--train_batch_size differs")
+    train = _tsv(str(tmp_path / "SST-2"))
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    _refused(capsys, _finetune(train, out), f"{out} was written by a pretrain job, not finetune")
 
 
 # --- 11 and export: name, version and writability are checked before any model is looked at ---

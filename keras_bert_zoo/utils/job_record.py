@@ -132,6 +132,8 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
         present, job = [], None
     difference = fingerprint_difference(job.get("fingerprint", {}), fingerprint, output_dir) if job else None
+    if job and job.get("command", command) != command:
+        difference = f"{output_dir} was written by a {job['command']} job, not {command}"
     # The same job may run in several processes at once (the workers of a multi-worker strategy).
     if difference and job.get("status") == "running" and job.get("host") == socket.gethostname() \
             and process_is_alive(job.get("pid")):
