@@ -100,7 +100,7 @@ def _field(node, key, kind, path, where):
     value = node[key]
     if not isinstance(value, kind):
         expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise DataFormatError(f"{path}: {where}.{key} should be a {expected}; found {type(value).__name__}.")
+        raise DataFormatError(f"{path}: {where}.{key} should be {expected}; found {type(value).__name__} {value!r:.60}.")
     return value
 
 
