@@ -283,10 +283,10 @@ def test_empty_ner_sentence_is_skipped_with_a_warning(ner):
 def test_ner_tag_problems_are_named(ner):
     with pytest.raises(ValueError, match=r"Sentence 1 has 2 words but 1 tags"):
         ner.fit([["a"], ["apc2", "gene"]], [["O"], ["B-Gene"]], verbose=0)
-    with pytest.raises(ValueError, match=r"Sentence 1, word 0: unknown tag 'B-Disease'; the model's labels are "
-                                         r"\['O', 'B-Gene', 'I-Gene'\]"):
+    with pytest.raises(ValueError, match=r"Unknown tag\(s\) \['B-Disease'\] at sentence 1, word 0; the model's "
+                                         r"labels are \['O', 'B-Gene', 'I-Gene'\]"):
         ner.fit([["a"], ["gene"]], [["O"], ["B-Disease"]], verbose=0)
-    with pytest.raises(ValueError, match=r"Sentence 0, word 1: unknown tag 3"):
+    with pytest.raises(ValueError, match=r"Unknown tag\(s\) \[3\] at sentence 0, word 1"):
         ner.evaluate([["a", "gene"]], [[0, 3]], verbose=0)
     with pytest.raises(ValueError, match=r"No sentences: all 2 are empty"):
         ner.fit([[], []], [[], []], verbose=0)

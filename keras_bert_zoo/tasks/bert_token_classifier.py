@@ -110,7 +110,7 @@ class BertTokenClassifier(Task):
                 elif isinstance(tag, numbers.Integral) and not isinstance(tag, bool) and 0 <= tag < len(self.labels):
                     row.append(int(tag))
                 else:
-                    raise ValueError(f"Sentence {s}, word {w}: unknown tag {tag!r}; the model's labels are "
+                    raise ValueError(f"Unknown tag(s) [{tag!r}] at sentence {s}, word {w}; the model's labels are "
                                      f"{self.labels} (or their ids 0..{len(self.labels) - 1}).")
             ids.append(row)
         return ids

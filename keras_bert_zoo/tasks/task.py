@@ -34,8 +34,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     `fit`, `evaluate` and `predict` accept:
     - a `tf.data.Dataset` of `(examples, labels)` (batched or not), where an
       example is a string or a `(text_a, text_b)` tuple of strings;
-    - Python lists of examples (and labels);
+    - Python lists (or numpy arrays) of examples (and labels);
     - already packed inputs (a dict with `token_ids`, ...).
+
+    Python inputs are checked before any graph work: a non-string text is
+    named by its index (`check_texts`), labels by `prepare_labels`, packed
+    dicts must hold exactly the backbone's inputs. An empty list predicts an
+    empty result; training or evaluating on one is refused.
 
     If the task was compiled with the default optimizer ("auto"), `fit`
     re-creates it as BERT's AdamW with 10% linear warm-up and linear decay
