@@ -40,6 +40,9 @@ class ExampleBuilder:
     def __init__(self, source, label_names=None, regression=False, on_error="raise"):
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip'; got '{on_error}'.")
+        if label_names is not None and len(set(label_names)) != len(label_names):
+            repeated = sorted({n for n in label_names if list(label_names).count(n) > 1})
+            raise ValueError(f"label_names must be distinct; {repeated} appear more than once.")
         self.source = source
         self.label_names = list(label_names) if label_names is not None else None
         self.regression = regression
@@ -56,7 +59,9 @@ class ExampleBuilder:
     def add(self, line, texts, label):
         """Add one row; `texts` is a tuple of one or two strings."""
         for text in texts:
-            if text is None or not str(text).strip():
+            if text is not None and not isinstance(text, str):
+                return self.fail(line, f"the text {text!r} ({type(text).__name__}) is not a string.")
+            if text is None or not text.strip():
                 return self.fail(line, "empty text. Remove the row or pass on_error='skip'.")
         label = str(label).strip() if label is not None else ""
         if self.regression:

@@ -25,12 +25,18 @@ class TaggedSentences(ParallelExamples):
     _PARALLEL = ("words", "tags")
 
 
+def _split(line, layout):
+    return line.split("\t") if layout == "tab" else line.split()
+
+
 def read_conll(path, word_column=0, tag_column=-1, label_names=None):
     """Read a CoNLL / two-column BIO file.
 
-    Columns are split on tabs or spaces; `-DOCSTART-` lines are skipped.
-    Works for the BioBERT NER TSVs (`token<TAB>tag`) and SciERC's
-    space-separated `token POS O tag`.
+    The file's first token line (not blank, not `-DOCSTART-`) fixes its
+    layout: tab-separated if it holds a tab (BioBERT's `token<TAB>tag`
+    TSVs), else space-separated (SciERC's `token POS O tag`), and the number
+    of columns. Every token line must follow that layout; `-DOCSTART-` lines
+    are skipped.
 
     Args:
         path: the file.
@@ -38,28 +44,51 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
         label_names: the allowed tags; by default every tag found.
 
     Raises:
-        DataFormatError: a line without the tag column, or an unknown tag,
-            naming file and line.
+        DataFormatError: naming file and line: a line whose columns differ
+            from the first token line's, an empty word or tag, a word or tag
+            column the layout lacks, or an unknown tag.
     """
-    needed = max(word_column + 1, tag_column + 1 if tag_column >= 0 else -tag_column, 2)
     words, tags, sentence_words, sentence_tags = [], [], [], []
+    layout = None  # ("tab" | "space", column count, line number that set it)
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
-            fields = line.split()
-            if not fields:
+            line = line.rstrip("\r\n")
+            if not line.strip():
                 if sentence_words:
                     words.append(sentence_words)
                     tags.append(sentence_tags)
                 sentence_words, sentence_tags = [], []
                 continue
-            if fields[0] == "-DOCSTART-":
+            if line.split()[0] == "-DOCSTART-":
                 continue
-            if len(fields) < needed:
-                raise DataFormatError(f"{path}, line {number}: expected a token and a tag, found {fields}.")
-            tag = fields[tag_column]
+            if layout is None:
+                separator = "tab" if "\t" in line else "space"
+                layout = (separator, len(_split(line, separator)), number)
+                if layout[1] < 2:
+                    raise DataFormatError(f"{path}:{number}: expected a token and a tag, found {line!r}.")
+                for name, column in (("word_column", word_column), ("tag_column", tag_column)):
+                    if not -layout[1] <= column < layout[1]:
+                        raise DataFormatError(
+                            f"{path}:{number}: {name}={column} is not among the {layout[1]} "
+                            f"{separator}-separated column(s) of the first token line {line!r}."
+                        )
+            separator, count, first = layout
+            fields = _split(line, separator)
+            if len(fields) != count or (separator == "space" and "\t" in line):
+                raise DataFormatError(
+                    f"{path}:{number}: expected {count} {separator}-separated columns (as on line {first}), "
+                    f"found {len(fields)}: {line!r}. Fix the line (a word never holds a "
+                    f"{'tab' if separator == 'tab' else 'space or tab'})."
+                )
+            word, tag = fields[word_column].strip(), fields[tag_column].strip()
+            if not word or not tag or " " in word or " " in tag:
+                raise DataFormatError(
+                    f"{path}:{number}: expected one word and one tag, found word {word!r} and tag {tag!r} "
+                    "(one token per line, without spaces)."
+                )
             if label_names is not None and tag not in label_names:
-                raise DataFormatError(f"{path}, line {number}: unknown tag '{tag}'; expected one of {list(label_names)}.")
-            sentence_words.append(fields[word_column])
+                raise DataFormatError(f"{path}:{number}: unknown tag '{tag}'; expected one of {list(label_names)}.")
+            sentence_words.append(word)
             sentence_tags.append(tag)
     if sentence_words:
         words.append(sentence_words)

@@ -30,6 +30,12 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
                 "Name the columns with text_column / text_b_column / label_column."
             )
         for row in reader:
+            # DictReader files surplus fields under None and fills missing ones with None.
+            if None in row or None in row.values():
+                found = len(row) - 1 + len(row[None]) if None in row else sum(v is not None for v in row.values())
+                builder.fail(reader.line_num, f"{found} fields but the header has {len(reader.fieldnames)}. "
+                             "Quote fields that hold the delimiter.")
+                continue
             texts = (row[text_column],) + ((row[text_b_column],) if text_b_column else ())
             builder.add(reader.line_num, texts, row[label_column])
     return builder.build()

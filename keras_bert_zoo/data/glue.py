@@ -85,11 +85,18 @@ def read_glue(path, task=None, on_error="raise"):
         columns = {"text_a": spec.text_a, "label": spec.label}
         if spec.text_b is not None:
             columns["text_b"] = spec.text_b
+    # Every row has the header's columns (or, without a header, the first
+    # row's): a stray tab inside a text would shift the columns silently.
     needed = max(columns.values()) + 1
+    expected = len(header) if spec.header else max(needed, len(lines[0].split("\t")) if lines else 0)
     for number, line in enumerate(lines, start=first_line):
         fields = line.split("\t")
         if len(fields) < needed:
             builder.fail(number, f"expected at least {needed} tab-separated columns, found {len(fields)}.")
+            continue
+        if len(fields) != expected:
+            builder.fail(number, f"expected {expected} tab-separated columns (as line {first_line - 1 if spec.header else 1}), "
+                         f"found {len(fields)}; does a text hold a tab?")
             continue
         texts = (fields[columns["text_a"]],) + ((fields[columns["text_b"]],) if "text_b" in columns else ())
         builder.add(number, texts, fields[columns["label"]])

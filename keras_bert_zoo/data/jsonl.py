@@ -24,6 +24,9 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
             except json.JSONDecodeError as e:
                 builder.fail(number, f"not valid JSON ({e.msg}).")
                 continue
+            if not isinstance(row, dict):
+                builder.fail(number, f"expected a JSON object {{...}}, found {type(row).__name__} {row!r}."[:200])
+                continue
             keys = [k for k in (text_key, text_b_key, label_key) if k]
             missing = [k for k in keys if k not in row]
             if missing:

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import numbers
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
@@ -52,38 +53,102 @@ def _locate(context, text, start, window=64):
     return None
 
 
+def checked_answer(context, text, answer_start, where):
+    """The gold answer `(text, start)` after checking it against its context.
+
+    The one check of SQuAD answers, for files and for examples given as
+    dicts: the text must be found at `answer_start`, or near it (see
+    `_locate`: off-by-a-few offsets and stray spaces are repaired).
+
+    Args:
+        context: the paragraph.
+        text: the answer text.
+        answer_start: its claimed character offset in `context`.
+        where: how messages name the answer (file and JSON path, or
+            example index and id).
+
+    Returns:
+        `((text, start), repaired)`; `repaired` is True when the answer was
+        moved or stripped.
+
+    Raises:
+        DataFormatError: the text is not a non-empty string, the offset not
+            an integer, or the text is not near the offset.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise DataFormatError(f"{where}: the answer text must be a non-empty string; found {text!r}.")
+    if isinstance(answer_start, bool) or not isinstance(answer_start, numbers.Integral):
+        raise DataFormatError(f"{where}: answer_start must be an integer character offset; found {answer_start!r}.")
+    answer_start = int(answer_start)
+    found = _locate(context, text, answer_start)
+    if found is None:
+        raise DataFormatError(
+            f"{where}: the answer {text!r} is not near answer_start={answer_start} in its "
+            f"{len(context)}-character context. Fix answer_start (the answer's character offset in the "
+            "context) or the answer text."
+        )
+    start, found_text = found
+    return (found_text, start), (start, found_text) != (answer_start, text)
+
+
+def _field(node, key, kind, path, where):
+    """`node[key]` checked to be a `kind`; errors name the file and JSON path."""
+    if not isinstance(node, dict):
+        raise DataFormatError(f"{path}: {where} should be an object; found {type(node).__name__}.")
+    if key not in node:
+        raise DataFormatError(f"{path}: {where} has no '{key}' (SQuAD format: data[].paragraphs[].qas[]).")
+    value = node[key]
+    if not isinstance(value, kind):
+        expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise DataFormatError(f"{path}: {where}.{key} should be {expected}; found {type(value).__name__} {value!r:.60}.")
+    return value
+
+
 def read_squad(path):
     """Read a SQuAD-format JSON file.
 
     Answers whose `answer_start` does not point at their text are looked for
     nearby and corrected (counted in `relocated`); an answer that cannot be
     found raises an error naming the question.
+
+    Raises:
+        DataFormatError: not JSON, a missing or mistyped field (naming the
+            file and the JSON path, e.g. `data[0].paragraphs[2].qas[1].id`),
+            or an answer not found in its context.
     """
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)["data"]
-    except (json.JSONDecodeError, KeyError) as e:
+            document = json.load(f)
+    except json.JSONDecodeError as e:
         raise DataFormatError(f"{path} is not a SQuAD-format file ({e}).") from e
+    data = _field(document, "data", list, path, "the top level")
     ids, questions, contexts, answers = [], [], [], []
     relocated = 0
-    for article in data:
-        for paragraph in article["paragraphs"]:
-            context = paragraph["context"]
-            for qa in paragraph["qas"]:
+    for a, article in enumerate(data):
+        for p, paragraph in enumerate(_field(article, "paragraphs", list, path, f"data[{a}]")):
+            where = f"data[{a}].paragraphs[{p}]"
+            context = _field(paragraph, "context", str, path, where)
+            for q, qa in enumerate(_field(paragraph, "qas", list, path, where)):
+                where = f"data[{a}].paragraphs[{p}].qas[{q}]"
+                qa_id = _field(qa, "id", (str, int), path, where)
+                question = _field(qa, "question", str, path, where)
+                impossible = bool(qa.get("is_impossible", False))
                 gold = []
-                for answer in [] if qa.get("is_impossible") else qa.get("answers", []):
-                    found = _locate(context, answer["text"], int(answer["answer_start"]))
-                    if found is None:
-                        raise DataFormatError(
-                            f"{path}: question {qa['id']}: the answer {answer['text']!r} is not near "
-                            f"answer_start={answer['answer_start']} in its context."
-                        )
-                    relocated += found != (int(answer["answer_start"]), answer["text"])
-                    gold.append(found[::-1])
-                if not gold and not qa.get("is_impossible", False):
-                    raise DataFormatError(f"{path}: question {qa['id']} has no answer and is not marked impossible.")
-                ids.append(str(qa["id"]))
-                questions.append(qa["question"])
+                for n, answer in enumerate([] if impossible else _field(qa, "answers", list, path, where)):
+                    answer_path = f"{where}.answers[{n}]"
+                    found, repaired = checked_answer(
+                        context, _field(answer, "text", str, path, answer_path),
+                        _field(answer, "answer_start", int, path, answer_path),
+                        f"{path}: {answer_path}, question {qa_id}",
+                    )
+                    relocated += repaired
+                    gold.append(found)
+                if not gold and not impossible:
+                    raise DataFormatError(
+                        f"{path}: {where} (question {qa_id}) has no answer and is not marked is_impossible."
+                    )
+                ids.append(str(qa_id))
+                questions.append(question)
                 contexts.append(context)
                 answers.append(gold)
     return QAExamples(ids, questions, contexts, answers, path, relocated)

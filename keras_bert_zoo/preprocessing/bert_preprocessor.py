@@ -9,6 +9,7 @@ from keras_hub.layers import MultiSegmentPacker
 
 from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: F401 (docstring examples)
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
 
 def _as_segments(inputs):
@@ -29,11 +30,9 @@ def _as_segments(inputs):
             # One example: ("text a", "text b").
             return tuple(tf.constant([x]) for x in inputs)
         # Columns: (texts_a, texts_b).
-        return tuple(tf.constant(list(x), dtype=tf.string) for x in inputs)
-    inputs = list(inputs)
+        return tuple(tf.constant(check_texts(x, pairs=False), dtype=tf.string) for x in inputs)
+    inputs = check_texts(inputs)
     if inputs and all(isinstance(x, (tuple, list)) for x in inputs):
-        if {len(x) for x in inputs} != {2}:
-            raise ValueError("Each pair must be exactly (text_a, text_b).")
         return tuple(tf.constant(list(col), dtype=tf.string) for col in zip(*inputs))
     return (tf.constant(inputs, dtype=tf.string),)
 
@@ -110,6 +109,9 @@ class BertPreprocessor(TextPreprocessor):
             )
 
     def call(self, inputs):
+        if isinstance(inputs, list):
+            # Checked whole, so that a bad item is named by its index in the batch.
+            inputs = check_texts(inputs)
         if _is_mixed_batch(inputs):
             # Pack singles and pairs separately, then restore the input order.
             pair_rows = [i for i, x in enumerate(inputs) if isinstance(x, (tuple, list))]

@@ -4,7 +4,10 @@ import keras
 import numpy as np
 
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
+from keras_bert_zoo.tasks.class_labels import check_label_tensor
+from keras_bert_zoo.tasks.class_labels import class_labels
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
 
@@ -44,8 +47,20 @@ class BertClassifier(Task):
     ):
         if problem_type not in PROBLEM_TYPES:
             raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}; got '{problem_type}'.")
+        if not isinstance(num_classes, (int, np.integer)) or num_classes < 1:
+            raise ValueError(f"num_classes must be a positive integer; got {num_classes!r}.")
+        if problem_type == "multi_class" and num_classes == 1:
+            # A softmax over one class is 1.0 whatever the input.
+            raise ValueError(
+                "num_classes=1 with problem_type='multi_class' would predict that one class for every input. "
+                "Use num_classes=2 for a yes/no task, problem_type='regression' for one score, or "
+                "problem_type='multi_label' for one independent yes/no."
+            )
         if label_names is not None and len(label_names) != num_classes:
             raise ValueError(f"{len(label_names)} label_names for num_classes={num_classes}.")
+        if label_names is not None and len(set(label_names)) != len(label_names):
+            repeated = sorted({n for n in label_names if list(label_names).count(n) > 1}, key=str)
+            raise ValueError(f"label_names must be distinct; {repeated} appear more than once.")
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -86,6 +101,16 @@ class BertClassifier(Task):
             return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=float(np.log(self.threshold / (1 - self.threshold))))]
         return [keras.metrics.MeanAbsoluteError(name="mae")]
 
+    def prepare_labels(self, y):
+        """Labels as the loss takes them, checked (see `class_labels`)."""
+        return class_labels(y, self.problem_type, self.num_classes, self.label_names)
+
+    def preprocess(self, x, y=None, sample_weight=None):
+        # Labels of a tf.data input can only be checked as they stream by.
+        if y is not None:
+            y = check_label_tensor(y, self.problem_type, self.num_classes, self.label_names)
+        return super().preprocess(x, y, sample_weight)
+
     def predict_windowed(self, texts, batch_size=32, stride=None):
         """Logits of single texts of any length: a text longer than the
         window is read as overlapping windows (`stride` pieces apart, half a
@@ -98,6 +123,7 @@ class BertClassifier(Task):
         Returns:
             `[len(texts), num_classes]` logits.
         """
+        texts = check_texts(texts)
         if any(isinstance(t, (tuple, list)) for t in texts):
             return self.predict(texts, batch_size=batch_size)
         tokenizer = self.preprocessor.tokenizer
@@ -124,7 +150,7 @@ class BertClassifier(Task):
 
         Single texts longer than the window are read whole, by overlapping
         windows with averaged logits (`predict_windowed`)."""
-        if isinstance(x, list):
+        if isinstance(x, (list, np.ndarray)):
             logits = self.predict_windowed(x, batch_size=batch_size)
         else:
             logits = self.predict(x, batch_size=batch_size)

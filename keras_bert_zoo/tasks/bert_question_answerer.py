@@ -6,26 +6,58 @@ import keras
 import numpy as np
 
 from keras_bert_zoo.data.squad import QAExamples
+from keras_bert_zoo.data.squad import checked_answer
 from keras_bert_zoo.metrics.squad_metrics import squad_scores
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tokenizers.text_inputs import check_text
+
+
+def _answer_pairs(answers, where):
+    """`(text, answer_start)` pairs from SQuAD's list of dicts, HF datasets'
+    dict of lists, or `(text, start)` tuples."""
+    if isinstance(answers, dict) and isinstance(answers.get("text"), (list, tuple)):
+        answers = [{"text": t, "answer_start": a} for t, a in zip(answers["text"], answers.get("answer_start", []))]
+    pairs = []
+    for n, answer in enumerate(answers):
+        if isinstance(answer, dict) and {"text", "answer_start"} <= set(answer):
+            pairs.append((answer["text"], answer["answer_start"]))
+        elif isinstance(answer, (tuple, list)) and len(answer) == 2:
+            pairs.append(tuple(answer))
+        else:
+            raise ValueError(f"{where}: answer {n} is {answer!r}; give {{'text': ..., 'answer_start': ...}} "
+                             "or (text, answer_start).")
+    return pairs
 
 
 def _as_examples(x):
-    """QAExamples, or a list of `{"question", "context"[, "answers"]}` dicts."""
+    """QAExamples, or a list of `{"question", "context"[, "answers", "id"]}`
+    dicts, checked: texts are strings, and each answer is found in its context
+    at `answer_start` (or near it, as `read_squad` repairs)."""
     if isinstance(x, QAExamples):
         return x
     if isinstance(x, dict):
         x = [x]
-    missing = [i for i, e in enumerate(x) if not isinstance(e, dict) or not {"question", "context"} <= set(e)]
-    if missing:
-        raise ValueError(f"Example {missing[0]} is not a dict with 'question' and 'context'.")
-    answers = []
-    for e in x:
-        golds = e.get("answers") or []
-        answers.append([(a["text"], int(a["answer_start"])) if isinstance(a, dict) else tuple(a) for a in golds])
-    return QAExamples([str(e.get("id", i)) for i, e in enumerate(x)], [e["question"] for e in x],
-                      [e["context"] for e in x], answers)
+    ids, questions, contexts, answers = [], [], [], []
+    relocated = 0
+    for index, example in enumerate(x):
+        if not isinstance(example, dict) or not {"question", "context"} <= set(example):
+            found = sorted(example) if isinstance(example, dict) else type(example).__name__
+            raise ValueError(f"Example {index} is not a dict with 'question' and 'context' (found {found}).")
+        example_id = example.get("id", index)
+        where = f"QA example {index} (id {example_id!r})"
+        for key in ("question", "context"):
+            check_text(example[key], f"{where}: '{key}'")
+        gold = []
+        for n, (text, start) in enumerate(_answer_pairs(example.get("answers") or [], where)):
+            found, repaired = checked_answer(example["context"], text, start, f"{where}, answer {n}")
+            gold.append(found)
+            relocated += repaired
+        ids.append(str(example_id))
+        questions.append(example["question"])
+        contexts.append(example["context"])
+        answers.append(gold)
+    return QAExamples(ids, questions, contexts, answers, relocated=relocated)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -106,10 +138,28 @@ class BertQuestionAnswerer(Task):
         )
 
     def fit(self, x=None, y=None, batch_size=32, epochs=1, **kwargs):
-        """Train on examples (`QAExamples` or question/context/answers dicts)."""
-        features = self.features(_as_examples(x), with_answers=True)
+        """Train on examples (`QAExamples` or question/context/answers dicts).
+
+        In SQuAD v1.1 mode (`version_2_with_negative=False`) every example
+        must have an answer: one without would teach "no answer"."""
+        examples = self._labelled_examples(x)
+        features = self.features(examples, with_answers=True)
         labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
         return super().fit(features.inputs, labels, batch_size=batch_size, epochs=epochs, **kwargs)
+
+    def _labelled_examples(self, x):
+        examples = _as_examples(x)
+        if not len(examples):
+            raise ValueError("No examples: the input list is empty.")
+        if not self.version_2_with_negative:
+            unanswered = [i for i, golds in enumerate(examples.answers) if not golds]
+            if unanswered:
+                raise ValueError(
+                    f"QA example {unanswered[0]} (id {examples.ids[unanswered[0]]!r}) has no answer, but the model "
+                    "is in SQuAD v1.1 mode. Give it an answer, drop it, or create the model with "
+                    "version_2_with_negative=True."
+                )
+        return examples
 
     def predict_answers(self, x, batch_size=32):
         """Answers to raw questions: `[{"answer", "start", "end", "score"}]`.
@@ -119,6 +169,8 @@ class BertQuestionAnswerer(Task):
         prediction (v2.0) is `""` with start = end = -1.
         """
         examples = _as_examples(x)
+        if not len(examples):
+            return []
         features = self.features(examples)
         outputs = self.predict(features.inputs, batch_size=batch_size)
         results = []
@@ -161,6 +213,8 @@ class BertQuestionAnswerer(Task):
     def evaluate_squad(self, x, batch_size=32):
         """Exact match and F1 (official SQuAD normalisation) on answered examples."""
         examples = _as_examples(x)
+        if not len(examples):
+            raise ValueError("No examples: the input list is empty.")
         predictions = self.predict_answers(examples, batch_size)
         return squad_scores(
             {i: p["answer"] for i, p in zip(examples.ids, predictions)},

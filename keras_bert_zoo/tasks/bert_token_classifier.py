@@ -1,5 +1,8 @@
 """Token classification (NER): a tag per word, decoded to entity spans."""
 
+import numbers
+import warnings
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -10,8 +13,23 @@ from keras_bert_zoo.preprocessing.token_classification_preprocessor import Token
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tokenizers.text_inputs import check_text
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
 MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def _without_empty_sentences(sentences, tags):
+    """Drop sentences without words (nothing to learn from) with a warning."""
+    empty = [i for i, sentence in enumerate(sentences) if not sentence]
+    if not empty:
+        return sentences, tags
+    if len(empty) == len(sentences):
+        raise ValueError(f"No sentences: all {len(sentences)} are empty.")
+    warnings.warn(f"Skipped {len(empty)} empty sentence(s) (the first is sentence {empty[0]}): "
+                  "they have no words to tag.", stacklevel=4)
+    keep = [i for i, sentence in enumerate(sentences) if sentence]
+    return [sentences[i] for i in keep], [tags[i] for i in keep]
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -81,11 +99,35 @@ class BertTokenClassifier(Task):
     # --- Data ------------------------------------------------------------
 
     def tag_ids(self, tags):
+        """Tag strings (or tag ids) per sentence -> checked tag ids."""
         index = {t: i for i, t in enumerate(self.labels)}
-        unknown = sorted({t for sentence in tags for t in sentence} - set(index))
-        if unknown:
-            raise ValueError(f"Unknown tag(s) {unknown}; the model's labels are {self.labels}.")
-        return [[index[t] for t in sentence] for sentence in tags]
+        ids = []
+        for s, sentence in enumerate(tags):
+            row = []
+            for w, tag in enumerate(sentence):
+                if isinstance(tag, str) and tag in index:
+                    row.append(index[tag])
+                elif isinstance(tag, numbers.Integral) and not isinstance(tag, bool) and 0 <= tag < len(self.labels):
+                    row.append(int(tag))
+                else:
+                    raise ValueError(f"Unknown tag(s) [{tag!r}] at sentence {s}, word {w}; the model's labels are "
+                                     f"{self.labels} (or their ids 0..{len(self.labels) - 1}).")
+            ids.append(row)
+        return ids
+
+    @staticmethod
+    def check_sentences(sentences):
+        """Sentences as lists of word strings, checked; returns lists."""
+        checked = []
+        for s, sentence in enumerate(sentences):
+            if isinstance(sentence, (str, bytes)):
+                raise TypeError(f"Sentence {s} is a string; give each sentence as a list of words "
+                                "(predict_entities takes raw texts).")
+            sentence = list(sentence)
+            for w, word in enumerate(sentence):
+                check_text(word, f"Sentence {s}, word {w}")
+            checked.append(sentence)
+        return checked
 
     def preprocess(self, x, y=None, sample_weight=None):
         if y is None:
@@ -103,17 +145,17 @@ class BertTokenClassifier(Task):
         if isinstance(x, tf.data.Dataset):
             ds = x.ragged_batch(batch_size) if tf.nest.flatten(x.element_spec)[0].shape.rank == 1 else x
         else:
+            x = self.check_sentences(x)
             if not x:
                 raise ValueError("No sentences: the input list is empty.")
-            x = [list(s) for s in x]
             if y is not None:
                 if len(y) != len(x):
                     raise ValueError(f"{len(x)} sentences but {len(y)} tag sequences.")
                 for i, (sentence, tags) in enumerate(zip(x, y)):
                     if len(sentence) != len(tags):
                         raise ValueError(f"Sentence {i} has {len(sentence)} words but {len(tags)} tags.")
-                if y and y[0] and isinstance(y[0][0], str):
-                    y = self.tag_ids(y)
+                y = self.tag_ids(y)
+                x, y = _without_empty_sentences(x, y)
             windows = self.sentence_windows(x, doc_stride)
             words = tf.ragged.constant([x[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
             if y is not None:
@@ -155,7 +197,7 @@ class BertTokenClassifier(Task):
         default half the window), each word from its max-context window.
         Words with no word-pieces get uniform probabilities.
         """
-        sentences = [list(s) for s in sentences]
+        sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.labels)), 1.0 / len(self.labels), "float32") for s in sentences]
         windows = self.sentence_windows(sentences, doc_stride)
         for start in range(0, len(windows), batch_size):
@@ -181,7 +223,8 @@ class BertTokenClassifier(Task):
         """Entities in raw texts: `[{"text", "label", "start", "end", "score"}]`
         per text, with character offsets; `score` is the mean probability
         of the entity's tags."""
-        split = split_words(list(texts))
+        texts = check_texts(texts, pairs=False)
+        split = split_words(texts)
         probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
         results = []
         for text, words, p in zip(texts, split, probabilities):

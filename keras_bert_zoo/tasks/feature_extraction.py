@@ -7,6 +7,8 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
+
 DEFAULT_LAYERS = (-1, -2, -3, -4)
 
 
@@ -38,6 +40,7 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
     from keras_bert_zoo.models.bert_backbone import BertBackbone
     from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 
+    texts = check_texts(texts)
     backbone = _all_layers_backbone(backbone or BertBackbone.from_preset(preset))
     for layer in layers:
         if not -backbone.num_layers <= layer < backbone.num_layers:

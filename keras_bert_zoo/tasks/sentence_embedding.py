@@ -4,6 +4,8 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
+
 POOLINGS = ("mean", "cls", "pooled")
 
 
@@ -53,7 +55,11 @@ def encode_texts(
         progress: show a progress bar.
 
     Returns:
-        A numpy array `[len(texts), hidden_dim]`.
+        A numpy array `[len(texts), hidden_dim]` (`[0, hidden_dim]` for no texts).
+
+    Raises:
+        TypeError / ValueError: a text that is not a string (or a pair of
+            strings), named by its index, before any model is loaded.
 
     Examples:
     >>> vectors = encode_texts(["A cat sat.", "A dog ran."])
@@ -65,7 +71,10 @@ def encode_texts(
 
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}; got '{pooling}'.")
+    texts = check_texts(texts)
     backbone = backbone or BertBackbone.from_preset(preset)
+    if not texts:
+        return np.zeros((0, backbone.hidden_dim), "float32")
     preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=sequence_length)
 
     @tf.function(reduce_retracing=True)

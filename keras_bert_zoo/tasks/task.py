@@ -8,11 +8,23 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
 
 
 def _is_text_batch(x):
+    if isinstance(x, np.ndarray):
+        return x.ndim in (1, 2)
     return isinstance(x, (list, tuple)) and not (len(x) and isinstance(x[0], dict))
+
+
+def _example_count(x):
+    """How many examples a list / array / packed dict holds (None for a Dataset)."""
+    if isinstance(x, dict):
+        return len(next(iter(x.values()))) if x else 0
+    if _is_text_batch(x):
+        return len(x)
+    return None
 
 
 class Task(MultiWorkerBuildMixin, keras.Model):
@@ -22,8 +34,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     `fit`, `evaluate` and `predict` accept:
     - a `tf.data.Dataset` of `(examples, labels)` (batched or not), where an
       example is a string or a `(text_a, text_b)` tuple of strings;
-    - Python lists of examples (and labels);
+    - Python lists (or numpy arrays) of examples (and labels);
     - already packed inputs (a dict with `token_ids`, ...).
+
+    Python inputs are checked before any graph work: a non-string text is
+    named by its index (`check_texts`), labels by `prepare_labels`, packed
+    dicts must hold exactly the backbone's inputs. An empty list predicts an
+    empty result; training or evaluating on one is refused.
 
     If the task was compiled with the default optimizer ("auto"), `fit`
     re-creates it as BERT's AdamW with 10% linear warm-up and linear decay
@@ -35,6 +52,26 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     default_sequence_length = 128
     # Heads on token vectors leave the backbone's pooler without gradients.
     uses_pooler = True
+
+    def __init__(self, inputs, outputs, **kwargs):
+        self._check_preprocessor_fits_backbone()
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    def _check_preprocessor_fits_backbone(self):
+        """Ids or positions beyond the backbone's tables fail only inside the
+        graph (and read garbage on GPU): refuse them when the task is built."""
+        tokenizer, length = self.preprocessor.tokenizer, self.preprocessor.sequence_length
+        if length > self.backbone.max_sequence_length:
+            raise ValueError(
+                f"The preprocessor packs sequence_length={length} tokens but the backbone has "
+                f"{self.backbone.max_sequence_length} positions; use sequence_length <= "
+                f"{self.backbone.max_sequence_length}."
+            )
+        if tokenizer.vocabulary_size() > self.backbone.vocabulary_size:
+            raise ValueError(
+                f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the backbone embeds only "
+                f"{self.backbone.vocabulary_size}; they do not belong together (use the preset's vocabulary)."
+            )
 
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
@@ -98,6 +135,23 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     # --- Data ------------------------------------------------------------
 
+    def prepare_labels(self, y):
+        """Check labels given as a list or array before any graph work; return
+        what the model trains on. Tasks with class labels override this."""
+        return y
+
+    def _check_packed_inputs(self, x):
+        expected = sorted(self.backbone.input)
+        unknown = sorted(set(x) - set(expected))
+        missing = sorted(set(expected) - set(x))
+        if unknown or missing:
+            raise ValueError(
+                f"Packed inputs must have exactly the keys {expected}; "
+                + (f"unknown: {unknown}. " if unknown else "")
+                + (f"missing: {missing}. " if missing else "")
+                + "Pass raw texts to let the task pack them."
+            )
+
     def preprocess(self, x, y=None, sample_weight=None):
         """Turn a batch of raw examples (and labels) into model inputs."""
         return keras.utils.pack_x_y_sample_weight(self.preprocessor(x), y, sample_weight)
@@ -123,6 +177,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             if not labeled:
                 ds = ds.map(lambda *example: (example if len(example) > 1 else example[0],))
         elif isinstance(x, dict):
+            self._check_packed_inputs(x)
             return x  # already packed inputs
         else:
             if not _is_text_batch(x):
@@ -130,13 +185,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                     "Pass a tf.data.Dataset, a list of texts / (text_a, text_b) pairs, "
                     f"or a dict of packed inputs; got {type(x).__name__}."
                 )
-            x = list(x)
+            x = check_texts(x)
             if not x:
                 raise ValueError("No examples: the input list is empty.")
             if y is not None:
-                y = np.asarray(y)
                 if len(y) != len(x):
                     raise ValueError(f"{len(x)} examples but {len(y)} labels.")
+                y = np.asarray(self.prepare_labels(y))
             columns = self._columns(x)
             # A 1-tuple, so that map() passes a pair of texts as one argument.
             ds = tf.data.Dataset.from_tensor_slices((columns,) if y is None else (columns, y))
@@ -149,6 +204,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     # --- Keras API -------------------------------------------------------
 
     def fit(self, x=None, y=None, batch_size=32, epochs=1, validation_data=None, shuffle=True, **kwargs):
+        if isinstance(x, dict) and y is not None:
+            y = self.prepare_labels(y)
         ds = self.make_dataset(x, y, batch_size=batch_size, shuffle=shuffle)
         if validation_data is not None:
             if isinstance(validation_data, tuple) and len(validation_data) == 2 and not isinstance(validation_data[0], str):
@@ -172,12 +229,19 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=32, **kwargs):
+        if isinstance(x, dict) and y is not None:
+            y = self.prepare_labels(y)
         ds = self.make_dataset(x, y, batch_size=batch_size)
         if isinstance(ds, dict):
             return super().evaluate(ds, y, batch_size=batch_size, **kwargs)
         return super().evaluate(ds, **kwargs)
 
     def predict(self, x, batch_size=32, **kwargs):
+        if _example_count(x) == 0:
+            # Keras cannot predict without a batch; the model maps an empty
+            # batch to outputs of the right structure and width.
+            length = self.preprocessor.sequence_length
+            return self.predict_on_batch({name: np.zeros((0, length), "int32") for name in self.backbone.input})
         ds = self.make_dataset(x, batch_size=batch_size, labeled=False)
         kwargs.setdefault("verbose", 0)
         return super().predict(ds, **kwargs)

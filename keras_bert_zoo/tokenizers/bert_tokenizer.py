@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
 
 # BERT's `_clean_text` drops NUL, U+FFFD and every control/format character
@@ -80,6 +81,7 @@ class BertTokenizer(keras.layers.Layer):
             unknown_token=unknown_token,
             max_bytes_per_word=self.max_bytes_per_word,
             lower_case_nfd_strip_accents=False,
+            support_detokenization=True,
         )
         self.built = True  # no weights
 
@@ -139,7 +141,7 @@ class BertTokenizer(keras.layers.Layer):
             return inputs
         if isinstance(inputs, bytes) or isinstance(inputs, str):
             return tf.constant(inputs)
-        return tf.constant(list(inputs), dtype=tf.string)
+        return tf.constant(check_texts(inputs, pairs=False), dtype=tf.string)
 
     def call(self, inputs):
         """Tokenize strings into word-piece ids.
@@ -202,7 +204,39 @@ class BertTokenizer(keras.layers.Layer):
         return ids, starts.with_flat_values(source_starts), ends.with_flat_values(source_ends)
 
     def detokenize(self, token_ids):
-        """Join word-pieces back into space-separated words."""
+        """Join word-pieces back into space-separated words.
+
+        A `##` piece is glued to the piece before it (`un ##aff ##able` ->
+        `unaffable`); other pieces are joined with one space. The text comes
+        back normalised (lower-cased, accents stripped, punctuation split off
+        as separate words) and special tokens come back as written
+        (`[CLS]`, `[SEP]`, `[PAD]`, `[UNK]`): drop their ids first (e.g. with
+        the padding mask) if they are not wanted.
+
+        Args:
+            token_ids: ids of one text (a 1-D list / tensor) or of a batch
+                (a list of lists, a dense 2-D or a ragged tensor).
+
+        Returns:
+            A string tensor: scalar for one text, `[batch]` for a batch.
+
+        Raises:
+            ValueError: an id outside the vocabulary.
+        """
+        if not isinstance(token_ids, (tf.Tensor, tf.RaggedTensor)):
+            token_ids = tf.ragged.constant(token_ids, dtype=tf.int32)
+        token_ids = tf.cast(token_ids, tf.int32)
+        flat = token_ids.flat_values if isinstance(token_ids, tf.RaggedTensor) else token_ids
+        if tf.executing_eagerly():
+            outside = flat.numpy()[(flat.numpy() < 0) | (flat.numpy() >= self.vocabulary_size())]
+            if outside.size:
+                raise ValueError(f"Token id {int(outside[0])} is not in the vocabulary "
+                                 f"(ids run from 0 to {self.vocabulary_size() - 1}).")
+        else:
+            tf.debugging.assert_non_negative(flat, message="detokenize: a token id is negative.")
+            tf.debugging.assert_less(flat, self.vocabulary_size(), message="detokenize: a token id is not in the vocabulary.")
+        if token_ids.shape.rank == 1:
+            return self._fast_tokenizer.detokenize(token_ids[tf.newaxis])[0]
         return self._fast_tokenizer.detokenize(token_ids)
 
     def compute_output_spec(self, inputs):

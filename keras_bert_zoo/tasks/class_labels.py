@@ -1,0 +1,138 @@
+"""Checks of classifier labels: up front for Python data, in the graph for tf.data.
+
+A wrong label otherwise trains silently (0.7 is cast to class 0) or fails
+only after the training graph is traced, in a long TensorFlow error (on GPU,
+an out-of-range class gives a NaN loss instead).
+"""
+
+import math
+import numbers
+
+import numpy as np
+import tensorflow as tf
+
+
+def _class_id(label, index, num_classes, names):
+    """One multi_class label -> its class id, or an error naming it."""
+    if isinstance(label, bytes):
+        label = label.decode("utf-8", "replace")
+    if isinstance(label, str):
+        if names is None:
+            raise ValueError(
+                f"Label {index} is the string {label!r} but the classifier has no label_names: "
+                f"give class ids 0..{num_classes - 1}, or create it with label_names=[...]."
+            )
+        if label not in names:
+            raise ValueError(f"Label {index} {label!r} is not one of the label_names {list(names)}.")
+        return names[label]
+    if isinstance(label, (list, tuple, np.ndarray)) and np.size(label) == 1:
+        label = np.ravel(label).tolist()[0]  # an [n, 1] column
+    elif isinstance(label, (list, tuple, np.ndarray)):
+        raise ValueError(
+            f"Label {index} is a sequence ({list(np.ravel(label))[:8]}); multi_class takes one class per "
+            "example. For multi-hot labels use problem_type='multi_label'."
+        )
+    if not isinstance(label, numbers.Real):
+        raise TypeError(f"Label {index} is {label!r} ({type(label).__name__}); expected a class id or name.")
+    if not math.isfinite(label) or label != int(label):
+        raise ValueError(f"Label {index} is {label!r}, not a whole class id in [0, {num_classes}).")
+    if not 0 <= label < num_classes:
+        raise ValueError(f"Label {index} is {int(label)}, outside the classes [0, {num_classes}).")
+    return int(label)
+
+
+def _multi_hot(label, index, num_classes, names):
+    """One multi_label label (a multi-hot row, or a list of names) -> a 0/1 row."""
+    row = np.ravel(np.asarray(label, dtype=object)).tolist()
+    if names is not None and all(isinstance(v, str) for v in row):
+        unknown = [v for v in row if v not in names]
+        if unknown:
+            raise ValueError(f"Label {index} names {unknown!r}, not among the label_names {list(names)}.")
+        hot = np.zeros(num_classes, "float32")
+        hot[[names[v] for v in row]] = 1.0
+        return hot
+    if len(row) != num_classes:
+        raise ValueError(
+            f"Label {index} has {len(row)} values; multi_label takes num_classes={num_classes} "
+            "multi-hot values (0 or 1) per example" + (", or a list of label names." if names else ".")
+        )
+    bad = [v for v in row if isinstance(v, (str, bytes)) or v not in (0, 1)]
+    if bad:
+        raise ValueError(f"Label {index} holds {bad[0]!r}; multi-hot values must be 0 or 1.")
+    return np.asarray(row, "float32")
+
+
+def _target(label, index, num_classes):
+    """One regression label -> finite float32 target(s)."""
+    values = np.ravel(np.asarray(label, dtype=object)).tolist()
+    if len(values) != num_classes:
+        raise ValueError(f"Label {index} has {len(values)} values; regression has num_classes={num_classes} targets.")
+    for value in values:
+        if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"Label {index} is {value!r}; regression targets must be finite numbers.")
+    return np.asarray(values, "float32")
+
+
+def class_labels(labels, problem_type, num_classes, label_names=None):
+    """Check Python / numpy labels and return the array the loss takes.
+
+    Args:
+        labels: one label per example: a class id or name (`multi_class`;
+            whole floats such as 1.0 are ids), a multi-hot row or a list of
+            names (`multi_label`), or number(s) (`regression`).
+        problem_type / num_classes / label_names: the classifier's.
+
+    Returns:
+        int32 `[n]` class ids, or float32 `[n, num_classes]` multi-hot rows,
+        or float32 `[n]` (one target) / `[n, num_classes]` targets.
+
+    Raises:
+        ValueError / TypeError: naming the first bad label's index and value.
+    """
+    if isinstance(labels, (tf.Tensor, tf.RaggedTensor)):
+        labels = labels.numpy()
+    if isinstance(labels, np.ndarray):
+        labels = labels.tolist()
+    labels = list(labels)
+    names = {name: i for i, name in enumerate(label_names)} if label_names is not None else None
+    if problem_type == "multi_class":
+        return np.array([_class_id(v, i, num_classes, names) for i, v in enumerate(labels)], "int32")
+    if problem_type == "multi_label":
+        return np.stack([_multi_hot(v, i, num_classes, names) for i, v in enumerate(labels)]).reshape(-1, num_classes)
+    targets = np.stack([_target(v, i, num_classes) for i, v in enumerate(labels)]).reshape(-1, num_classes)
+    return targets[:, 0] if num_classes == 1 else targets
+
+
+def check_label_tensor(labels, problem_type, num_classes, label_names=None):
+    """In-graph label checks for tf.data inputs (they fail when the batch is read).
+
+    String class labels are mapped through `label_names`. Returns the labels
+    the loss takes.
+    """
+    if problem_type == "multi_class":
+        if labels.dtype == tf.string:
+            if not label_names:
+                raise TypeError("String labels in a tf.data input need a classifier created with label_names=[...].")
+            matches = tf.equal(labels[..., tf.newaxis], tf.constant(list(label_names)))
+            tf.debugging.assert_equal(tf.reduce_any(matches, -1), True,
+                                      message=f"A label is not one of the label_names {list(label_names)}.")
+            return tf.argmax(matches, -1, output_type=tf.int32)
+        if labels.dtype.is_floating:
+            tf.debugging.assert_equal(labels, tf.round(labels), message="A class label is not a whole number.")
+        ids = tf.cast(labels, tf.int64)
+        tf.debugging.assert_non_negative(ids, message=f"A class label is negative; classes are 0..{num_classes - 1}.")
+        tf.debugging.assert_less(ids, tf.constant(num_classes, tf.int64),
+                                 message=f"A class label is >= num_classes={num_classes}.")
+        return labels
+    if labels.dtype == tf.string:
+        raise TypeError(f"{problem_type} labels must be numbers; the tf.data input gives strings.")
+    values = tf.cast(labels, tf.float32)
+    if problem_type == "multi_label":
+        tf.debugging.assert_equal(tf.logical_or(values == 0.0, values == 1.0), True,
+                                  message="A multi-hot label value is not 0 or 1.")
+        if labels.shape.rank is not None and labels.shape[-1] is not None and labels.shape[-1] != num_classes:
+            raise ValueError(f"multi_label labels have {labels.shape[-1]} values per example; "
+                             f"expected num_classes={num_classes}.")
+    else:
+        tf.debugging.assert_all_finite(values, message="A regression target is NaN or infinite.")
+    return labels

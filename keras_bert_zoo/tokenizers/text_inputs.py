@@ -1,0 +1,69 @@
+"""The one check of Python text batches, shared by every entry point that takes texts.
+
+TensorFlow reports a `None`, a number or a missing value (NaN) inside a list
+of strings as "Can't convert Python sequence with mixed types"; these checks
+name the item instead, before any model or graph work.
+"""
+
+import math
+
+import numpy as np
+
+
+def _describe(item):
+    if isinstance(item, float) and math.isnan(item):
+        return "a missing value (float NaN)"
+    return f"{item!r} ({type(item).__name__})"
+
+
+def check_text(item, where):
+    """Check one text: a `str`, or `bytes` that decode as UTF-8.
+
+    Args:
+        item: the text.
+        where: how messages name it, e.g. `"text 3"`.
+
+    Raises:
+        TypeError: not a string.
+        ValueError: bytes that are not UTF-8.
+    """
+    if isinstance(item, str):
+        return
+    if isinstance(item, bytes):
+        try:
+            item.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{where} is bytes that are not UTF-8 ({e.reason} at byte {e.start}); "
+                             "decode it to str with its real encoding first.") from None
+        return
+    raise TypeError(f"{where} is {_describe(item)}; every text must be a string. Remove or fill that item.")
+
+
+def check_texts(texts, pairs=True):
+    """Check a batch of texts (and `(text_a, text_b)` pairs) held in Python.
+
+    Args:
+        texts: a list, tuple or 1-D/2-D numpy array of examples.
+        pairs: whether an example may be a `(text_a, text_b)` pair.
+
+    Returns:
+        The examples as a list (numpy arrays become lists of str / tuples).
+
+    Raises:
+        TypeError: an item that is not a string (or pair of strings), naming
+            its index and type.
+        ValueError: a pair that is not exactly two texts.
+    """
+    if isinstance(texts, np.ndarray):
+        texts = texts.tolist()
+    texts = list(texts)
+    for index, item in enumerate(texts):
+        if pairs and isinstance(item, (tuple, list)):
+            if len(item) != 2:
+                raise ValueError(f"Text {index} is a {len(item)}-item {type(item).__name__}; a pair must be "
+                                 "exactly (text_a, text_b).")
+            for part, text in zip("ab", item):
+                check_text(text, f"text_{part} of pair {index}")
+        else:
+            check_text(item, f"Text {index}")
+    return texts

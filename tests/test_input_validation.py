@@ -1,0 +1,412 @@
+"""Bad input to the data readers, tokenizer, preprocessors and tasks: a clear error at the
+boundary (naming the item, line or field and the fix) before any graph work, or the right result.
+
+Numbers refer to the problems of issue 8. Tiny models, no training beyond one step.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.data import DataFormatError
+from keras_bert_zoo.data import read_conll
+from keras_bert_zoo.data import read_csv
+from keras_bert_zoo.data import read_glue
+from keras_bert_zoo.data import read_jsonl
+from keras_bert_zoo.data import read_squad
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
+from keras_bert_zoo.tasks.bert_question_answerer import _as_examples
+from keras_bert_zoo.tasks.sentence_embedding import encode_texts
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "the", "cat", "sat", ".", "a",
+         "dog", "who", "ran", "ann", "bob", "apc", "##2", "gene", "##s", "x"]
+POSITIONS = 32
+
+
+def _backbone():
+    return kbz.BertBackbone(vocabulary_size=len(VOCAB), num_layers=1, num_heads=2, hidden_dim=16,
+                            intermediate_dim=32, max_sequence_length=POSITIONS)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return kbz.BertTokenizer(VOCAB)
+
+
+@pytest.fixture(scope="module")
+def preprocessor(tokenizer):
+    return BertPreprocessor(tokenizer, sequence_length=8, max_sequence_length=POSITIONS)
+
+
+@pytest.fixture(scope="module")
+def backbone():
+    return _backbone()
+
+
+@pytest.fixture(scope="module")
+def classifier(backbone, preprocessor):
+    return kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["neg", "pos"])
+
+
+@pytest.fixture(scope="module")
+def ner(backbone, tokenizer):
+    pre = TokenClassificationPreprocessor(tokenizer, sequence_length=12, max_sequence_length=POSITIONS)
+    return kbz.BertTokenClassifier(backbone, pre, labels=["O", "B-Gene", "I-Gene"])
+
+
+@pytest.fixture(scope="module")
+def qa(backbone, tokenizer):
+    return kbz.BertQuestionAnswerer(backbone, BertPreprocessor(tokenizer, sequence_length=24, max_sequence_length=POSITIONS),
+                                    doc_stride=8)
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+# A context where "ann" lies more than read_squad's 64-character search window from the end.
+FAR_CONTEXT = "ann ran. " + "x " * 40 + "bob ran."
+
+
+# --- 6: QA dict examples are checked against their context, as read_squad checks files ---
+
+def test_qa_dict_answer_not_at_its_answer_start_is_refused(qa):
+    bob = FAR_CONTEXT.index("bob")
+    examples = [{"id": "q1", "question": "who ran", "context": FAR_CONTEXT,
+                 "answers": [{"text": "ann", "answer_start": bob}]}]
+    with pytest.raises(DataFormatError, match=rf"QA example 0 \(id 'q1'\), answer 0: the answer 'ann' is not near "
+                                              rf"answer_start={bob} .*Fix answer_start"):
+        qa.fit(examples, verbose=0)
+
+
+def test_qa_dict_answer_start_past_the_end_is_refused_not_trained_as_no_answer(qa):
+    examples = [{"question": "who ran", "context": FAR_CONTEXT,
+                 "answers": [{"text": "ann", "answer_start": len(FAR_CONTEXT)}]}]
+    with pytest.raises(DataFormatError, match=rf"QA example 0 \(id 0\), answer 0: the answer 'ann' is not near "
+                                              rf"answer_start={len(FAR_CONTEXT)}"):
+        qa.fit(examples, verbose=0)
+
+
+def test_qa_dict_answers_are_repaired_exactly_as_read_squad_repairs_them(tmp_path):
+    context = "ann ran. bob ran."
+    answers = [{"text": "bob", "answer_start": 7}, {"text": "bob\n", "answer_start": 9}]  # off by 2; stray newline
+    examples = _as_examples([{"id": "q", "question": "who ran", "context": context, "answers": answers}])
+    path = _write(tmp_path, "s.json", json.dumps({"data": [{"paragraphs": [{"context": context, "qas": [
+        {"id": "q", "question": "who ran", "answers": answers}]}]}]}))
+    from_file = read_squad(path)
+    assert examples.answers == from_file.answers == [[("bob", 9), ("bob", 9)]]
+    assert examples.relocated == from_file.relocated == 2
+
+
+def test_qa_v1_fit_refuses_an_example_without_answer(qa):
+    with pytest.raises(ValueError, match=r"QA example 1 \(id 'q2'\) has no answer.*version_2_with_negative=True"):
+        qa.fit([{"id": "q1", "question": "who", "context": "ann ran.", "answers": [("ann", 0)]},
+                {"id": "q2", "question": "who", "context": "ann ran."}], verbose=0)
+
+
+# --- 7: read_conll keeps the column layout of the file's first token line ---
+
+def test_conll_extra_tab_column_is_refused_not_a_new_label(tmp_path):
+    path = _write(tmp_path, "ner.tsv", "-DOCSTART-\tO\n\nBRCA1\tB-Gene\nAPC2\tO\textra\n")
+    with pytest.raises(DataFormatError, match=r"ner.tsv:4: expected 2 tab-separated columns \(as on line 3\), "
+                                              r"found 3: 'APC2\\tO\\textra'"):
+        read_conll(path)
+
+
+def test_conll_word_with_a_space_is_refused_not_cut(tmp_path):
+    path = _write(tmp_path, "ner.tsv", "BRCA1\tB-Gene\nAPC2 gene\tO\n")
+    with pytest.raises(DataFormatError, match=r"ner.tsv:2: expected one word and one tag, found word 'APC2 gene'"):
+        read_conll(path)
+
+
+def test_conll_space_separated_line_with_a_missing_column(tmp_path):
+    path = _write(tmp_path, "sciie.txt", "-DOCSTART- NN O O\n\nEnglish NN O I-Material\nis NN O\n")
+    with pytest.raises(DataFormatError, match=r"sciie.txt:4: expected 4 space-separated columns \(as on line 3\), found 3"):
+        read_conll(path)
+
+
+def test_conll_layouts_read_correctly(tmp_path):
+    tab = read_conll(_write(tmp_path, "a.tsv", "-DOCSTART-\tO\n\nBRCA1\tB-Gene\nis\tO\n\nAPC2\tB-Gene\n"))
+    assert (tab.words, tab.tags, tab.label_names) == ([["BRCA1", "is"], ["APC2"]], [["B-Gene", "O"], ["B-Gene"]],
+                                                      ["O", "B-Gene"])
+    spaced = read_conll(_write(tmp_path, "b.txt", "English NN O I-M\nis  VB O O\n"))
+    assert (spaced.words, spaced.tags) == ([["English", "is"]], [["I-M", "O"]])
+
+
+# --- 8: class labels are checked before any graph is traced ---
+
+@pytest.mark.parametrize("labels, error, message", [
+    ([0.7, 1], ValueError, r"Label 0 is 0.7, not a whole class id in \[0, 2\)"),
+    ([0, 5], ValueError, r"Label 1 is 5, outside the classes \[0, 2\)"),
+    ([-1, 0], ValueError, r"Label 0 is -1, outside the classes \[0, 2\)"),
+    ([0, float("nan")], ValueError, r"Label 1 is nan, not a whole class id"),
+    (["neg", "pso"], ValueError, r"Label 1 'pso' is not one of the label_names \['neg', 'pos'\]"),
+    ([0, None], TypeError, r"Label 1 is None \(NoneType\)"),
+    ([[0, 1], [1, 0]], ValueError, r"Label 0 is a sequence .*problem_type='multi_label'"),
+])
+def test_bad_class_labels_are_named_before_training(classifier, labels, error, message):
+    with pytest.raises(error, match=message):
+        classifier.fit(["the cat", "a dog"], labels, verbose=0)
+
+
+def test_string_labels_without_label_names_are_refused(backbone, preprocessor):
+    clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
+    with pytest.raises(ValueError, match=r"Label 0 is the string 'pos' but the classifier has no label_names"):
+        clf.evaluate(["the cat"], ["pos"], verbose=0)
+
+
+def test_labels_are_mapped_through_label_names_and_whole_floats_accepted(classifier):
+    labels = classifier.prepare_labels(["pos", "neg", 1.0, np.int64(0), [1]])
+    assert labels.tolist() == [1, 0, 1, 0, 1] and labels.dtype == np.int32
+
+
+def test_multi_label_and_regression_labels(backbone, preprocessor):
+    tags = kbz.BertClassifier(backbone, preprocessor, num_classes=2, problem_type="multi_label",
+                              label_names=["warm", "vehicle"])
+    assert tags.prepare_labels([[1, 0], ["vehicle"], []]).tolist() == [[1, 0], [0, 1], [0, 0]]
+    with pytest.raises(ValueError, match=r"Label 1 has 3 values; multi_label takes num_classes=2"):
+        tags.fit(["a", "b"], [[1, 0], [1, 0, 1]], verbose=0)
+    with pytest.raises(ValueError, match=r"Label 0 holds 0.5; multi-hot values must be 0 or 1"):
+        tags.fit(["a"], [[0.5, 1]], verbose=0)
+    score = kbz.BertClassifier(backbone, preprocessor, num_classes=1, problem_type="regression")
+    assert score.prepare_labels([1, 2.5]).tolist() == [1.0, 2.5]
+    with pytest.raises(ValueError, match=r"Label 1 is '2.5'; regression targets must be finite numbers"):
+        score.fit(["a", "b"], [1.0, "2.5"], verbose=0)
+    with pytest.raises(ValueError, match=r"Label 0 is inf; regression targets"):
+        score.fit(["a"], [float("inf")], verbose=0)
+
+
+def test_tf_data_labels_are_checked_as_they_stream(classifier):
+    ds = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], [0, 5]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"A class label is >= num_classes=2"):
+        list(classifier.make_dataset(ds, batch_size=2))
+    ds = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], ["pos", "neg"]))
+    _, labels = next(iter(classifier.make_dataset(ds, batch_size=2)))
+    assert labels.numpy().tolist() == [1, 0]
+
+
+# --- 9: one class with softmax predicts 1.0 for everything ---
+
+def test_num_classes_1_multi_class_is_refused(backbone, preprocessor):
+    with pytest.raises(ValueError, match=r"num_classes=1 with problem_type='multi_class'.*num_classes=2.*"
+                                         r"problem_type='regression'.*problem_type='multi_label'"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=1)
+
+
+# --- 13: structural problems of SQuAD files name the file and the JSON path ---
+
+@pytest.mark.parametrize("document, message", [
+    ({"data": [{"paragraphs": []}, {"title": "x"}]}, r"data\[1\] has no 'paragraphs'"),
+    ({"data": [{"paragraphs": [{"qas": []}]}]}, r"data\[0\].paragraphs\[0\] has no 'context'"),
+    ({"data": [{"paragraphs": [{"context": "abc", "qas": {"id": 1}}]}]},
+     r"data\[0\].paragraphs\[0\].qas should be list; found dict"),
+    ({"data": [{"paragraphs": [{"context": "abc", "qas": [{"id": "q", "question": "?",
+                                                         "answers": [{"text": "abc", "answer_start": "0"}]}]}]}]},
+     r"data\[0\].paragraphs\[0\].qas\[0\].answers\[0\].answer_start should be int; found str '0'"),
+    ({"data": [{"paragraphs": [{"context": "abc", "qas": [{"id": "q", "answers": []}]}]}]},
+     r"data\[0\].paragraphs\[0\].qas\[0\] has no 'question'"),
+    ({"version": "1.1"}, r"the top level has no 'data'"),
+])
+def test_squad_structure_errors_name_file_and_json_path(tmp_path, document, message):
+    path = _write(tmp_path, "bad.json", json.dumps(document))
+    with pytest.raises(DataFormatError, match=r"bad.json: " + message):
+        read_squad(path)
+
+
+# --- 14: an empty list gives an empty result of the right shape; training on nothing is refused ---
+
+def test_empty_predictions_have_the_right_shape(classifier, ner, qa, backbone, preprocessor):
+    probabilities = classifier.predict_proba([])
+    assert probabilities.shape == (0, 2)
+    assert classifier.predict_labels([]) == []
+    regression = kbz.BertClassifier(backbone, preprocessor, num_classes=1, problem_type="regression")
+    assert regression.predict_labels([]).shape == (0,)
+    assert qa.predict_answers([]) == []
+    assert ner.predict_entities([]) == [] and ner.predict_tags([]) == []
+    vectors = encode_texts([], backbone=backbone, preprocessor=preprocessor)
+    assert vectors.shape == (0, 16) and vectors.dtype == np.float32
+
+
+def test_training_on_no_examples_is_refused(classifier, qa):
+    with pytest.raises(ValueError, match="No examples: the input list is empty"):
+        classifier.evaluate([], [], verbose=0)
+    with pytest.raises(ValueError, match="No examples: the input list is empty"):
+        qa.fit([], verbose=0)
+    with pytest.raises(ValueError, match="No examples: the input list is empty"):
+        qa.evaluate_squad([])
+
+
+# --- 15: a non-string in a text batch is named by index and type, at every entry point ---
+
+def test_bad_text_items_are_named_at_every_entry_point(classifier, preprocessor, tokenizer):
+    with pytest.raises(TypeError, match=r"Text 1 is None \(NoneType\); every text must be a string"):
+        preprocessor(["the cat", None])
+    with pytest.raises(TypeError, match=r"Text 2 is 7 \(int\)"):
+        classifier.predict_proba(["a", "b", 7])
+    with pytest.raises(TypeError, match=r"Text 1 is None"):
+        classifier.fit(["a", None], [0, 1], verbose=0)
+    with pytest.raises(TypeError, match=r"text_b of pair 0 is None"):
+        classifier.predict([("a", None)])
+    with pytest.raises(TypeError, match=r"Text 0 is 3.5 \(float\)"):
+        tokenizer([3.5])
+    # Checked before the (here non-existent) preset would be loaded.
+    with pytest.raises(TypeError, match=r"Text 1 is None"):
+        encode_texts(["a", None], preset="/no/such/preset")
+
+
+def test_utf8_bytes_are_texts_and_other_bytes_are_refused(preprocessor):
+    as_bytes = preprocessor([b"the cat", "a dog"])["token_ids"].numpy()
+    as_str = preprocessor(["the cat", "a dog"])["token_ids"].numpy()
+    np.testing.assert_array_equal(as_bytes, as_str)
+    with pytest.raises(ValueError, match=r"Text 1 is bytes that are not UTF-8 .*decode it"):
+        preprocessor(["ok", b"caf\xe9"])
+
+
+# --- 16: NER sentences: empty ones, length mismatches, unknown tags ---
+
+def test_empty_ner_sentence_is_skipped_with_a_warning(ner):
+    with pytest.warns(UserWarning, match=r"Skipped 1 empty sentence\(s\) \(the first is sentence 0\)"):
+        ds = ner.make_dataset([[], ["apc2", "gene"]], [[], ["B-Gene", "I-Gene"]], batch_size=4)
+    _, labels, weights = next(iter(ds))
+    # [CLS] apc ##2 gene [SEP]: tags on first pieces only.
+    assert labels.numpy()[:, :5].tolist() == [[0, 1, 1, 2, 0]]
+    assert weights.numpy()[:, :5].tolist() == [[0, 1, 0, 1, 0]]
+
+
+def test_ner_tag_problems_are_named(ner):
+    with pytest.raises(ValueError, match=r"Sentence 1 has 2 words but 1 tags"):
+        ner.fit([["a"], ["apc2", "gene"]], [["O"], ["B-Gene"]], verbose=0)
+    with pytest.raises(ValueError, match=r"Unknown tag\(s\) \['B-Disease'\] at sentence 1, word 0; the model's "
+                                         r"labels are \['O', 'B-Gene', 'I-Gene'\]"):
+        ner.fit([["a"], ["gene"]], [["O"], ["B-Disease"]], verbose=0)
+    with pytest.raises(ValueError, match=r"Unknown tag\(s\) \[3\] at sentence 0, word 1"):
+        ner.evaluate([["a", "gene"]], [[0, 3]], verbose=0)
+    with pytest.raises(ValueError, match=r"No sentences: all 2 are empty"):
+        ner.fit([[], []], [[], []], verbose=0)
+
+
+# --- 17: detokenize ---
+
+def test_detokenize_joins_word_pieces(tokenizer):
+    ids = tokenizer(["Unaffable cat sat.", "the CATS", "zebra dog"])
+    assert ids.to_list() == [[5, 6, 7, 9, 10, 11], [8, 9, 21], [1, 13]]
+    assert tokenizer.detokenize(ids).numpy().tolist() == [b"unaffable cat sat .", b"the cats", b"[UNK] dog"]
+    assert tokenizer.detokenize([5, 6, 7]).numpy() == b"unaffable"
+    # Special tokens and padding come back as written; a leading suffix piece keeps its ##.
+    assert tokenizer.detokenize(tf.constant([[2, 5, 6, 7, 3, 0]])).numpy().tolist() == [b"[CLS] unaffable [SEP] [PAD]"]
+    assert tokenizer.detokenize([[21, 9]]).numpy().tolist() == [b"##s cat"]
+
+
+# --- Further cases ---
+
+def test_glue_row_with_a_stray_tab_names_file_and_line(tmp_path):
+    path = _write(tmp_path, "MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+                                              "1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n")
+    with pytest.raises(DataFormatError, match=r"train.tsv, line 3: expected 5 tab-separated columns \(as line 1\), "
+                                              r"found 6; does a text hold a tab"):
+        read_glue(path)
+
+
+def test_jsonl_line_that_is_not_an_object(tmp_path):
+    path = _write(tmp_path, "a.jsonl", '{"text": "a", "label": "x"}\n5\n')
+    with pytest.raises(DataFormatError, match=r"a.jsonl, line 2: expected a JSON object \{...\}, found int 5"):
+        read_jsonl(path)
+
+
+def test_jsonl_text_that_is_not_a_string(tmp_path):
+    path = _write(tmp_path, "b.jsonl", '{"text": "a", "label": "x"}\n{"text": 7, "label": "y"}\n')
+    with pytest.raises(DataFormatError, match=r"b.jsonl, line 2: the text 7 \(int\) is not a string"):
+        read_jsonl(path)
+
+
+def test_csv_rows_with_more_or_fewer_fields_than_the_header(tmp_path):
+    path = _write(tmp_path, "c.csv", "text,label\nhi,1\nhello, world,0\n")
+    with pytest.raises(DataFormatError, match=r"c.csv, line 3: 3 fields but the header has 2"):
+        read_csv(path, "text", "label")
+    path = _write(tmp_path, "d.csv", "text,label\nhi,1\nhello\n")
+    with pytest.raises(DataFormatError, match=r"d.csv, line 3: 1 fields but the header has 2"):
+        read_csv(path, "text", "label")
+
+
+def test_duplicate_label_names_are_refused(tmp_path, backbone, preprocessor):
+    with pytest.raises(ValueError, match=r"label_names must be distinct; \['a'\] appear more than once"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["a", "a"])
+    path = _write(tmp_path, "e.csv", "text,label\nhi,1\n")
+    with pytest.raises(ValueError, match=r"label_names must be distinct; \['1'\]"):
+        read_csv(path, "text", "label", label_names=["1", "1"])
+
+
+def test_qa_example_missing_keys_and_non_string_question(qa):
+    with pytest.raises(ValueError, match=r"Example 0 is not a dict with 'question' and 'context' "
+                                         r"\(found \['answers', 'question'\]\)"):
+        qa.predict_answers([{"question": "who", "answers": []}])
+    with pytest.raises(TypeError, match=r"QA example 1 \(id 'b'\): 'question' is 5 \(int\)"):
+        qa.predict_answers([{"question": "who", "context": "ann"}, {"id": "b", "question": 5, "context": "ann"}])
+
+
+def test_qa_answers_malformed_and_hf_style(qa):
+    with pytest.raises(ValueError, match=r"QA example 0 \(id 0\): answer 0 is \{'text': 'ann'\}; give"):
+        qa.fit([{"question": "who", "context": "ann ran.", "answers": [{"text": "ann"}]}], verbose=0)
+    # HF datasets' layout: a dict of lists.
+    examples = _as_examples([{"question": "who", "context": "ann ran.", "answers": {"text": ["ran"], "answer_start": [4]}}])
+    assert examples.answers == [[("ran", 4)]]
+
+
+def test_pairs_of_the_wrong_arity_are_named(classifier):
+    with pytest.raises(ValueError, match=r"Text 1 is a 3-item tuple; a pair must be exactly \(text_a, text_b\)"):
+        classifier.fit([("a", "b"), ("a", "b", "c")], [0, 1], verbose=0)
+
+
+def test_preprocessor_that_does_not_fit_the_backbone_is_refused(backbone, tokenizer):
+    with pytest.raises(ValueError, match=r"sequence_length=64 tokens but the backbone has 32 positions"):
+        kbz.BertClassifier(backbone, BertPreprocessor(tokenizer, sequence_length=64), num_classes=2)
+    bigger = kbz.BertTokenizer(VOCAB + ["extra"])
+    with pytest.raises(ValueError, match=r"tokenizer has 24 tokens but the backbone embeds only 23"):
+        kbz.BertClassifier(backbone, BertPreprocessor(bigger, sequence_length=8), num_classes=2)
+
+
+def test_numpy_object_array_with_a_missing_value(classifier):
+    with pytest.raises(TypeError, match=r"Text 1 is a missing value \(float NaN\)"):
+        classifier.predict_labels(np.array(["the cat", np.nan], dtype=object))
+    assert len(classifier.predict_labels(np.array(["the cat", "a dog"], dtype=object))) == 2
+
+
+def test_packed_inputs_with_unknown_or_missing_keys(classifier):
+    packed = {name: np.zeros((1, 8), "int32") for name in ("token_ids", "segment_ids", "padding_mask")}
+    with pytest.raises(ValueError, match=r"unknown: \['attention_mask'\]"):
+        classifier.predict({**packed, "attention_mask": packed["padding_mask"]})
+    with pytest.raises(ValueError, match=r"missing: \['segment_ids'\]"):
+        classifier.predict({k: v for k, v in packed.items() if k != "segment_ids"})
+
+
+def test_detokenize_out_of_vocabulary_id(tokenizer):
+    with pytest.raises(ValueError, match=r"Token id 99 is not in the vocabulary \(ids run from 0 to 22\)"):
+        tokenizer.detokenize([5, 99])
+
+
+def test_ner_sentence_given_as_a_string_or_with_a_none_word(ner):
+    with pytest.raises(TypeError, match=r"Sentence 0 is a string; give each sentence as a list of words"):
+        ner.predict_tags(["apc2 gene"])
+    with pytest.raises(TypeError, match=r"Sentence 0, word 1 is None"):
+        ner.predict_tags([["apc2", None]])
+    with pytest.raises(TypeError, match=r"Text 1 is 3 \(int\)"):
+        ner.predict_entities(["apc2 gene", 3])
+
+
+def test_conll_tag_column_outside_the_layout(tmp_path):
+    path = _write(tmp_path, "ner.tsv", "\nBRCA1\tB-Gene\n")
+    with pytest.raises(DataFormatError, match=r"ner.tsv:2: tag_column=3 is not among the 2 tab-separated column"):
+        read_conll(path, tag_column=3)
+
+
+def test_labels_as_a_column_vector_are_accepted(classifier):
+    assert classifier.prepare_labels(np.array([[0], [1], [1]])).tolist() == [0, 1, 1]
+    with pytest.raises(ValueError, match=r"2 examples but 3 labels"):
+        classifier.fit(["the cat", "a dog"], np.array([[0], [1], [1]]), verbose=0)
