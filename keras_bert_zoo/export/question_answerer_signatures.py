@@ -127,10 +127,10 @@ def question_answerer_signatures(qa):
         top_score, best = _n_best(pair_score, tf.gather(example, pair_window), batch, qa.n_best_size)
         best_score = top_score[:, 0]
         best_window = tf.gather(pair_window, best)
-        window_first = tf.gather(first_piece, best_window)
-        window_offset = tf.gather(offset[:, 0], best_window)
-        byte_start = _gather_or_zero(piece_starts.flat_values, window_first + tf.gather(pair_start, best) - window_offset)
-        byte_end = _gather_or_zero(piece_ends.flat_values, window_first + tf.gather(pair_end, best) - window_offset)
+        # Window position -> the piece's index among all contexts' pieces.
+        to_piece = tf.gather(first_piece, best_window) - tf.gather(offset[:, 0], best_window)
+        byte_start = _gather_or_zero(piece_starts.flat_values, to_piece + tf.gather(pair_start, best))
+        byte_end = _gather_or_zero(piece_ends.flat_values, to_piece + tf.gather(pair_end, best))
         probability = 1.0 / tf.reduce_sum(tf.exp(top_score - best_score[:, None]), axis=1)
 
         answered = tf.math.is_finite(best_score)
