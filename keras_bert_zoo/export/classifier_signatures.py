@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import pack_texts
 from keras_bert_zoo.export.serving_signature import ServingSignature
 
@@ -39,11 +40,11 @@ def classifier_signatures(classifier):
 
     @tf.function(input_signature=[_TEXT])
     def classify(text):
-        return outputs(*pack_texts(classifier.preprocessor, text))
+        return outputs(*pack_texts(classifier.preprocessor, *checked_request(text=text)))
 
     @tf.function(input_signature=[_TEXT, _TEXT_B])
     def classify_pairs(text, text_b):
-        return outputs(*pack_texts(classifier.preprocessor, text, text_b))
+        return outputs(*pack_texts(classifier.preprocessor, *checked_request(text=text, text_b=text_b)))
 
     return [
         ServingSignature("classify", classify, {"text": ["A warm, funny film."]}),

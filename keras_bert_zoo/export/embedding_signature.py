@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import pack_texts
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.tasks.sentence_embedding import pool
@@ -18,7 +19,7 @@ def embedding_signature(backbone, preprocessor):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def embed(text):
-        inputs, truncated = pack_texts(preprocessor, text)
+        inputs, truncated = pack_texts(preprocessor, *checked_request(text=text))
         outputs = backbone(inputs, training=False)
         return {
             "pooled_output": tf.cast(outputs["pooled_output"], tf.float32),

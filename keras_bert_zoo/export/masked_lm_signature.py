@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
@@ -14,8 +15,8 @@ def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
 
     Returns a dict: `top_token_ids` / `top_scores` `[batch, masks, top_k]`
     (probabilities over the vocabulary), `mask_count` `[batch]`, `truncated`.
-    Masks are counted inside the packed window; rows with fewer masks are
-    padded with id 0 and score 0.
+    Masks are counted inside the packed window; rows with fewer masks (and
+    the one column of a batch without any) are padded with id 0 and score 0.
     """
     tokens = [tokenize_with_masks(preprocessor.tokenizer, column) for column in columns]
     truncated = tf.add_n([t.row_lengths() for t in tokens]) + 1 + len(tokens) > preprocessor.sequence_length
@@ -23,7 +24,11 @@ def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
     is_mask = inputs["token_ids"] == preprocessor.tokenizer.mask_token_id
     positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(is_mask)[1]), tf.shape(is_mask)), is_mask)
     mask_count = tf.cast(positions.row_lengths(), tf.int32)
-    logits = pretrainer({**inputs, "mask_positions": positions.to_tensor(default_value=0)}, training=False)
+    # At least one (padding) column: the head's gather cannot reshape an
+    # empty batch with zero masks.
+    positions = positions.to_tensor(default_value=0)
+    positions = tf.pad(positions, [[0, 0], [0, tf.maximum(0, 1 - tf.shape(positions)[1])]])
+    logits = pretrainer({**inputs, "mask_positions": positions}, training=False)
     probabilities = tf.nn.softmax(tf.cast(logits["masked_lm_logits"], tf.float32), axis=-1)
     scores, ids = tf.math.top_k(probabilities, k=top_k)
     real = tf.sequence_mask(mask_count, tf.shape(ids)[1])[:, :, None]
@@ -50,12 +55,12 @@ def masked_lm_signatures(pretrainer, preprocessor, top_k=5):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def fill_mask(text):
-        return outputs(text)
+        return outputs(*checked_request(text=text))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text"),
                                   tf.TensorSpec([None], tf.string, name="text_b")])
     def fill_mask_pairs(text, text_b):
-        return outputs(text, text_b)
+        return outputs(*checked_request(text=text, text_b=text_b))
 
     return [
         ServingSignature("fill_mask", fill_mask, {"text": ["The patient was given [MASK]."]}),

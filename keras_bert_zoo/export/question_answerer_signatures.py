@@ -9,6 +9,7 @@ softmax score over the n best, and SQuAD v2.0's null threshold.
 import tensorflow as tf
 
 from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
+from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
@@ -36,11 +37,36 @@ def _max_context(relative, length, flat_piece, is_context, total_pieces):
     window_ids = tf.boolean_mask(tf.broadcast_to(tf.range(tf.shape(relative)[0])[:, None], tf.shape(relative)),
                                  is_context)
     best_score = tf.math.unsorted_segment_max(scores, keys, total_pieces)
-    # The first window with the best score wins, as in run_squad.
+    # The first window with the best score wins, as in run_squad. A spare
+    # last segment keeps the gather below valid when no context has pieces.
     contender = tf.where(scores >= tf.gather(best_score, keys), window_ids, tf.int32.max)
-    best_window = tf.math.unsorted_segment_min(contender, keys, total_pieces)
-    chosen = tf.gather(best_window, tf.clip_by_value(flat_piece, 0, tf.maximum(total_pieces - 1, 0)))
+    best_window = tf.math.unsorted_segment_min(contender, keys, total_pieces + 1)
+    chosen = tf.gather(best_window, tf.clip_by_value(flat_piece, 0, total_pieces))
     return is_context & (chosen == tf.range(tf.shape(relative)[0])[:, None])
+
+
+def _n_best(scores, example, batch, n_best_size):
+    """Each example's `n_best_size` highest `scores` (`-inf` padded) and
+    the index of its best; ties go to the earlier index, as in `top_k`.
+
+    Sorting keeps memory linear in the candidates: padding every example
+    to the longest context's count would grow with batch x longest.
+    """
+    order = tf.argsort(scores, direction="DESCENDING", stable=True)
+    order = tf.gather(order, tf.argsort(tf.gather(example, order), stable=True))
+    counts = tf.math.bincount(example, minlength=batch, maxlength=batch)
+    starts = tf.cumsum(counts, exclusive=True)
+    rank = tf.range(tf.size(order)) - tf.repeat(starts, counts)
+    kept = rank < n_best_size
+    top = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(tf.gather(scores, order), kept),
+                                            tf.boolean_mask(tf.repeat(tf.range(batch), counts), kept), nrows=batch)
+    return top.to_tensor(default_value=-float("inf"), shape=[None, n_best_size]), tf.gather(order, starts)
+
+
+def _gather_or_zero(values, index):
+    """`values[index]`, or 0 where `values` is empty (a batch of empty contexts)."""
+    padded = tf.concat([values, tf.zeros([1], values.dtype)], 0)
+    return tf.gather(padded, tf.clip_by_value(index, 0, tf.size(values)))
 
 
 def question_answerer_signatures(qa):
@@ -60,6 +86,7 @@ def question_answerer_signatures(qa):
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="question"),
                                   tf.TensorSpec([None], tf.string, name="context")])
     def answer(question, context):
+        question, context = checked_request(question=question, context=context)
         context = clean_text(context)
         batch = tf.shape(context)[0]
         query = tokenizer(clean_text(question))[:, : qa.max_query_length]
@@ -93,27 +120,17 @@ def question_answerer_signatures(qa):
                  & tf.gather(is_context, end_at, batch_dims=1)[:, None, :]
                  & (e >= s) & (e - s + 1 <= qa.max_answer_length))
         pair_score = tf.where(valid, start_score[:, :, None] + end_score[:, None, :], -float("inf"))
-        windows = tf.shape(pair_score)[0]
-        pair_score = tf.reshape(pair_score, [windows, -1])
-        pair_start = tf.reshape(tf.broadcast_to(s, tf.shape(valid)), [windows, -1])
-        pair_end = tf.reshape(tf.broadcast_to(e, tf.shape(valid)), [windows, -1])
-        pair_window = tf.broadcast_to(tf.range(windows)[:, None], tf.shape(pair_start))
-
-        def per_example(values, default):
-            ragged = tf.RaggedTensor.from_value_rowids(values, tf.cast(example, tf.int64), nrows=tf.cast(batch, tf.int64))
-            return ragged.merge_dims(1, 2).to_tensor(default_value=default)
-
-        scores = per_example(pair_score, -float("inf"))
-        top_score, top_at = tf.math.top_k(scores, tf.minimum(qa.n_best_size, tf.shape(scores)[1]))
+        pair_score = tf.reshape(pair_score, [-1])
+        pair_start = tf.reshape(tf.broadcast_to(s, tf.shape(valid)), [-1])
+        pair_end = tf.reshape(tf.broadcast_to(e, tf.shape(valid)), [-1])
+        pair_window = tf.repeat(tf.range(tf.shape(valid)[0]), k * k)
+        top_score, best = _n_best(pair_score, tf.gather(example, pair_window), batch, qa.n_best_size)
         best_score = top_score[:, 0]
-        best = top_at[:, 0]
-        best_window = tf.gather(per_example(pair_window, 0), best, batch_dims=1)
-        best_start = tf.gather(per_example(pair_start, 0), best, batch_dims=1)
-        best_end = tf.gather(per_example(pair_end, 0), best, batch_dims=1)
-        window_first = tf.gather(first_piece, best_window)
-        window_offset = tf.gather(offset[:, 0], best_window)
-        byte_start = tf.gather(piece_starts.flat_values, tf.maximum(window_first + best_start - window_offset, 0))
-        byte_end = tf.gather(piece_ends.flat_values, tf.maximum(window_first + best_end - window_offset, 0))
+        best_window = tf.gather(pair_window, best)
+        # Window position -> the piece's index among all contexts' pieces.
+        to_piece = tf.gather(first_piece, best_window) - tf.gather(offset[:, 0], best_window)
+        byte_start = _gather_or_zero(piece_starts.flat_values, to_piece + tf.gather(pair_start, best))
+        byte_end = _gather_or_zero(piece_ends.flat_values, to_piece + tf.gather(pair_end, best))
         probability = 1.0 / tf.reduce_sum(tf.exp(top_score - best_score[:, None]), axis=1)
 
         answered = tf.math.is_finite(best_score)

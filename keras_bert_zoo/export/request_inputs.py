@@ -1,6 +1,11 @@
 """What every serving signature does to a request before the model runs.
 
-Requests are batches of raw strings. Bytes that are not UTF-8 become U+FFFD
+Requests are batches of raw strings. TF Serving hands the graph whatever
+shape a client sends, so each signature first checks, with ops inside the
+graph, that every input is a vector `[batch]` and that the inputs of one
+request hold the same number of strings: anything else is an
+`InvalidArgumentError` naming the input, never a crash of the server.
+Bytes that are not UTF-8 become U+FFFD
 (so every text has a defined result), and packed inputs are cut to the
 smallest of a few bucket lengths that holds the batch's longest text: short
 requests do not pay for 512 positions, and the runtime sees only a handful
@@ -10,6 +15,31 @@ of shapes.
 import tensorflow as tf
 
 BUCKETS = (16, 32, 64, 128, 256, 384, 512)
+
+
+def checked_request(**columns):
+    """The request's string inputs, checked before any other op reads them.
+
+    Args:
+        **columns: the signature's inputs by name, first the one the others
+            pair with (e.g. `text=..., text_b=...`).
+
+    Returns:
+        The inputs in the same order, each known to be `[batch]` with one
+        common batch size (else `InvalidArgumentError` when the graph runs).
+    """
+    # EnsureShape checks at run time; a rank test would be folded away by
+    # the graph optimizer, which trusts the signature's declared shape.
+    checked = {name: tf.ensure_shape(column, [None], name=f"{name}_must_be_a_vector")
+               for name, column in columns.items()}
+    (first, first_column), *others = checked.items()
+    same_batch = [
+        tf.debugging.assert_equal(tf.size(column), tf.size(first_column),
+                                  message=f"{name} must hold one string per string of {first}")
+        for name, column in others
+    ]
+    with tf.control_dependencies(same_batch):
+        return [tf.identity(column) for column in checked.values()]
 
 
 def clean_text(text):

@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
+from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
@@ -52,7 +53,7 @@ def token_classifier_signatures(tagger):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def entities(text):
-        text = clean_text(text)
+        text = clean_text(*checked_request(text=text))
         batch = tf.shape(text)[0]
         words, starts, ends = split_words_with_offsets(text)
         packed = preprocessor(words)
@@ -60,13 +61,14 @@ def token_classifier_signatures(tagger):
         word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
         probabilities = tf.nn.softmax(tf.cast(tagger(inputs, training=False), tf.float32), axis=-1)
 
-        # Tag probabilities per word, read off first pieces; untagged words uniform.
+        # Tag probabilities per word (flat over the batch, so memory follows the
+        # words sent), read off first pieces; untagged words uniform.
         words_per_text = tf.cast(words.row_lengths(), tf.int32)
-        per_word = tf.fill([batch, tf.reduce_max(tf.concat([words_per_text, [0]], 0)), num_labels], 1.0 / num_labels)
         first_pieces = tf.where(word_index >= 0)
-        targets = tf.stack([first_pieces[:, 0], tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64)], axis=1)
-        per_word = tf.tensor_scatter_nd_update(per_word, targets, tf.gather_nd(probabilities, first_pieces))
-        per_word = tf.RaggedTensor.from_tensor(per_word, lengths=words_per_text).flat_values
+        flat_word = (tf.gather(words.row_starts(), first_pieces[:, 0])
+                     + tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64))
+        per_word = tf.tensor_scatter_nd_update(tf.fill([tf.size(words.flat_values), num_labels], 1.0 / num_labels),
+                                               flat_word[:, None], tf.gather_nd(probabilities, first_pieces))
         pieces = tf.reduce_sum(tf.ragged.map_flat_values(
             lambda w: tf.cast(preprocessor.tokenizer(w).row_lengths(), tf.int32), words), axis=1)
         truncated = pieces + 2 > preprocessor.sequence_length
