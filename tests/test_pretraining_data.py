@@ -171,7 +171,11 @@ def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tm
     example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(str(out)))).numpy())
     assert sorted(example.features.feature) == sorted(["token_ids", "segment_ids", "padding_mask", "mask_positions",
                                                        "mask_ids", "mask_weights", "next_sentence_label"])
-    assert main(["create-pretraining-data", "--input_file", "x", "--output_file", str(out)]) == 2  # no vocabulary
+    sample = shared_path("corpus", "bert_sample_text", "sample_text.txt")
+    assert main(["create-pretraining-data", "--input_file", sample, "--output_file", str(out)]) == 2  # no vocabulary
+    with pytest.raises(SystemExit) as exit_info:  # a missing input is a usage error of the parser
+        main(["create-pretraining-data", "--input_file", "x", "--output_file", str(out)])
+    assert exit_info.value.code == 2 and "--input_file" in capsys.readouterr().err
 
 
 def test_dynamic_masking_draws_fresh_masks_each_epoch(tokenizer, wikitext):
