@@ -113,23 +113,26 @@ def test_qa_v1_fit_refuses_an_example_without_answer(qa):
 
 # --- 7: read_conll keeps the column layout of the file's first token line ---
 
-def test_conll_extra_tab_column_is_refused_not_a_new_label(tmp_path):
-    path = _write(tmp_path, "ner.tsv", "-DOCSTART-\tO\n\nBRCA1\tB-Gene\nAPC2\tO\textra\n")
-    with pytest.raises(DataFormatError, match=r"ner.tsv:4: expected 2 tab-separated columns \(as on line 3\), "
-                                              r"found 3: 'APC2\\tO\\textra'"):
-        read_conll(path)
+_FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the problem)
+    ("ner.tsv", "-DOCSTART-\tO\n\nBRCA1\tB-Gene\nAPC2\tO\textra\n", read_conll,  # 7: not a new label
+     r"ner.tsv:4: expected 2 tab-separated columns \(as on line 3\), found 3: 'APC2\\tO\\textra'"),
+    ("ner.tsv", "BRCA1\tB-Gene\nAPC2 gene\tO\n", read_conll,  # 7: the word is not cut
+     r"ner.tsv:2: expected one word and one tag, found word 'APC2 gene'"),
+    ("sciie.txt", "-DOCSTART- NN O O\n\nEnglish NN O I-Material\nis NN O\n", read_conll,
+     r"sciie.txt:4: expected 4 space-separated columns \(as on line 3\), found 3"),
+    ("MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n", read_glue,
+     r"train.tsv, line 3: expected 5 tab-separated columns \(as line 1\), found 6; does a text hold a tab"),
+    ("a.jsonl", '{"text": "a", "label": "x"}\n5\n', read_jsonl,
+     r"a.jsonl, line 2: expected a JSON object \{...\}, found int 5"),
+    ("b.jsonl", '{"text": "a", "label": "x"}\n{"text": 7, "label": "y"}\n', read_jsonl,
+     r"b.jsonl, line 2: the text 7 \(int\) is not a string"),
+]
 
 
-def test_conll_word_with_a_space_is_refused_not_cut(tmp_path):
-    path = _write(tmp_path, "ner.tsv", "BRCA1\tB-Gene\nAPC2 gene\tO\n")
-    with pytest.raises(DataFormatError, match=r"ner.tsv:2: expected one word and one tag, found word 'APC2 gene'"):
-        read_conll(path)
-
-
-def test_conll_space_separated_line_with_a_missing_column(tmp_path):
-    path = _write(tmp_path, "sciie.txt", "-DOCSTART- NN O O\n\nEnglish NN O I-Material\nis NN O\n")
-    with pytest.raises(DataFormatError, match=r"sciie.txt:4: expected 4 space-separated columns \(as on line 3\), found 3"):
-        read_conll(path)
+@pytest.mark.parametrize("name,content,reader,message", _FORMAT_ERRORS, ids=[c[0] + c[3][-12:] for c in _FORMAT_ERRORS])
+def test_reader_format_errors_name_file_and_line(tmp_path, name, content, reader, message):
+    with pytest.raises(DataFormatError, match=message):
+        reader(_write(tmp_path, name, content))
 
 
 def test_conll_layouts_read_correctly(tmp_path):
@@ -305,26 +308,6 @@ def test_detokenize_joins_word_pieces(tokenizer):
 
 
 # --- Further cases ---
-
-def test_glue_row_with_a_stray_tab_names_file_and_line(tmp_path):
-    path = _write(tmp_path, "MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
-                                              "1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n")
-    with pytest.raises(DataFormatError, match=r"train.tsv, line 3: expected 5 tab-separated columns \(as line 1\), "
-                                              r"found 6; does a text hold a tab"):
-        read_glue(path)
-
-
-def test_jsonl_line_that_is_not_an_object(tmp_path):
-    path = _write(tmp_path, "a.jsonl", '{"text": "a", "label": "x"}\n5\n')
-    with pytest.raises(DataFormatError, match=r"a.jsonl, line 2: expected a JSON object \{...\}, found int 5"):
-        read_jsonl(path)
-
-
-def test_jsonl_text_that_is_not_a_string(tmp_path):
-    path = _write(tmp_path, "b.jsonl", '{"text": "a", "label": "x"}\n{"text": 7, "label": "y"}\n')
-    with pytest.raises(DataFormatError, match=r"b.jsonl, line 2: the text 7 \(int\) is not a string"):
-        read_jsonl(path)
-
 
 def test_csv_rows_with_more_or_fewer_fields_than_the_header(tmp_path):
     path = _write(tmp_path, "c.csv", "text,label\nhi,1\nhello, world,0\n")
