@@ -1,9 +1,51 @@
 """The BERT encoder: embeddings, a stack of post-LN Transformer layers, pooler."""
 
+import inspect
+import math
+import numbers
+
 import keras
+
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.layers.bert_embedding import BertEmbedding
 from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+
+_SIZES = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "max_sequence_length",
+          "num_segments")
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_backbone_config(**config):
+    """Refuse a config that cannot describe a BERT, before anything is built.
+
+    Every path to a backbone (a saved preset's `config.json`, a converted
+    checkpoint, a user's arguments) passes here, so a bad value is named
+    here rather than surfacing as a shape error or an exhausted memory.
+
+    Raises:
+        ValueError: naming the first bad entry and what it must be.
+    """
+    for key in _SIZES:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{key} must be a positive integer; got {value!r}.")
+    if config["hidden_dim"] % config["num_heads"]:
+        raise ValueError(f"hidden_dim={config['hidden_dim']} is not divisible by num_heads={config['num_heads']}: "
+                         "each head gets hidden_dim / num_heads dimensions.")
+    if not _is_number(config["dropout"]) or not 0 <= config["dropout"] < 1:
+        raise ValueError(f"dropout must be a rate in [0, 1); got {config['dropout']!r}.")
+    for key in ("layer_norm_epsilon", "initializer_range"):
+        if not _is_number(config[key]) or config[key] <= 0:
+            raise ValueError(f"{key} must be a positive number; got {config[key]!r}.")
+    try:
+        get_activation(config["hidden_activation"])
+    except (ValueError, TypeError):
+        raise ValueError(f"hidden_activation {config['hidden_activation']!r} is unknown: use 'gelu' (erf), "
+                         "'gelu_tanh' (Google's original), 'relu' or another Keras activation name.") from None
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -69,11 +111,12 @@ class BertBackbone(keras.Model):
         dtype=None,
         **kwargs,
     ):
-        if hidden_dim % num_heads:
-            raise ValueError(
-                f"hidden_dim={hidden_dim} is not divisible by num_heads={num_heads}; "
-                "check the checkpoint's config."
-            )
+        check_backbone_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
+            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon, hidden_activation=hidden_activation,
+            initializer_range=initializer_range,
+        )
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
 
         # === Layers ===
@@ -172,6 +215,12 @@ class BertBackbone(keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        # keras.Model swallows unknown keyword arguments: a misspelt key would be ignored silently.
+        known = set(inspect.signature(cls.__init__).parameters) | {"name", "trainable"}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            keys = ", ".join(sorted(known - {"self", "kwargs"}))
+            raise ValueError(f"unknown config key '{unknown[0]}'; the keys are: {keys}.")
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(**config)

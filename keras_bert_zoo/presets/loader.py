@@ -279,10 +279,42 @@ def load_tokenizer(preset, cls=None, **kwargs):
     return cls(**config)
 
 
+def _source_of(resolved):
+    if resolved.checkpoint is not None:
+        return resolved.checkpoint.source
+    return os.path.join(resolved.saved_dir, preset_io.CONFIG_FILE)
+
+
+def _check_vocabulary_size(resolved, size):
+    """A saved preset's vocabulary must fit its config, checked before an
+    embedding of `vocabulary_size` rows is allocated (converted checkpoints
+    are checked when read)."""
+    if resolved.saved_dir is None:
+        return
+    path = os.path.join(resolved.saved_dir, preset_io.VOCABULARY_FILE)
+    if not os.path.isfile(path):
+        return  # a backbone-only preset; its tokenizer is refused on load
+    count = len(load_vocabulary(path))
+    if count != size:
+        raise PresetError(
+            f"{_source_of(resolved)} says vocabulary_size={size!r} but {path} has {count} tokens: the config "
+            "does not belong to this vocabulary. Fix vocabulary_size or save the preset again."
+        )
+
+
+def _build(resolved, build, config):
+    """`build(config)` with a config error named after the file it came from."""
+    _check_vocabulary_size(resolved, config.get("vocabulary_size"))
+    try:
+        return build(config)
+    except (ValueError, TypeError) as e:
+        raise PresetError(f"{_source_of(resolved)} is not a valid BERT config: {e}") from e
+
+
 def _build_backbone(resolved, cls, kwargs):
     config = _config_of(resolved)
     config.update(kwargs)
-    return cls.from_config(config)
+    return _build(resolved, cls.from_config, config)
 
 
 def load_backbone(preset, cls, load_weights=True, **kwargs):
@@ -337,7 +369,12 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     if resolved.saved_dir and os.path.isfile(task_config):
         config = preset_io.read_json(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
         if config.get("class_name") == cls.__name__:
-            task = keras.saving.deserialize_keras_object(config)
+            backbone_config = config.get("config", {}).get("backbone", {}).get("config", {})
+            _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
+            try:
+                task = keras.saving.deserialize_keras_object(config)
+            except (ValueError, TypeError) as e:
+                raise PresetError(f"{task_config} is not a valid {cls.__name__} config: {e}") from e
             if sequence_length is not None:
                 task.preprocessor = cls.make_preprocessor(
                     task.preprocessor.tokenizer, sequence_length, task.backbone.max_sequence_length

@@ -3,6 +3,7 @@
 import datetime
 import json
 import os
+import re
 
 import keras
 # Public `save_weights` cannot leave the optimizer out; this can.
@@ -99,8 +100,55 @@ def read_json(directory, name):
         raise PresetError(f"{path} is not valid JSON ({e}).") from e
 
 
+_ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")
+
+
+def _stored_arrays(path):
+    """`({dataset name: nbytes}, number of encoder layers)` of a weights file, read from its header only."""
+    import h5py
+
+    arrays, encoder_layers = {}, set()
+
+    def visit(name, item):
+        if isinstance(item, h5py.Dataset):
+            arrays[name] = item.size * item.dtype.itemsize
+        elif _ENCODER_LAYER.search(name):
+            encoder_layers.add(name)
+
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems(visit)
+    except OSError as e:
+        raise CheckpointError(f"Cannot read the weights file {path} ({e}): it is corrupt or truncated. "
+                              "Save the preset again.") from e
+    return arrays, len(encoder_layers)
+
+
+def _check_weights_file(model, path):
+    """Refuse a weights file that describes more memory than it holds, or
+    other weights than the model built from config.json (Keras would skip
+    the surplus silently: a config with fewer layers would drop them)."""
+    arrays, encoder_layers = _stored_arrays(path)
+    size = os.path.getsize(path)
+    for name, nbytes in arrays.items():
+        if nbytes > size:
+            raise CheckpointError(f"{path}: the array '{name}' claims {nbytes} bytes but the file has only "
+                                  f"{size}. The file is corrupt or crafted; it is refused.")
+    expected = len(model.weights)
+    if len(arrays) != expected:
+        backbone = getattr(model, "backbone", model)
+        layers = getattr(backbone, "num_layers", None)
+        why = (f"weights for {encoder_layers} encoder layers, but config.json says num_layers={layers}"
+               if layers is not None and encoder_layers != layers else
+               f"{len(arrays)} weight arrays, but the model built from config.json has {expected}")
+        raise CheckpointError(f"{path} holds {why}. The weights do not belong to this config: fix config.json "
+                              "or save the preset again.")
+
+
 def load_weights_file(model, path):
-    """`model.load_weights` with a clear error for a corrupt or truncated file."""
+    """`model.load_weights` with a clear error for a corrupt, truncated or
+    mismatched file (checked against its header before any array is read)."""
+    _check_weights_file(model, path)
     try:
         saving_lib.load_weights_only(model, path, objects_to_skip=_optimizer_of(model))
     except (OSError, ValueError, KeyError) as e:

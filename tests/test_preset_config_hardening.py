@@ -1,0 +1,172 @@
+"""A saved preset's config.json, task.json and model.weights.h5 are untrusted: each is checked against the
+others before a model is built or a weight is read (issue 8, problems 4 and 5)."""
+
+import json
+import os
+import shutil
+
+import h5py
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.presets.errors import PresetError
+from keras_bert_zoo.presets.loader import read_checkpoint_dir
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+# The tiny checkpoint: vocabulary 15, 2 layers, 4 heads, hidden 4.
+TINY = dict(vocabulary_size=15, num_layers=2, num_heads=4, hidden_dim=4, intermediate_dim=16, max_sequence_length=16)
+
+
+@pytest.fixture(scope="module")
+def saved_tiny(tmp_path_factory):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    directory = str(tmp_path_factory.mktemp("tiny") / "preset")
+    kbz.convert_checkpoint(read_checkpoint_dir(TINY_CHECKPOINT), directory)
+    return directory
+
+
+@pytest.fixture
+def preset(saved_tiny, tmp_path):
+    """A private copy of the saved tiny preset, to corrupt."""
+    target = str(tmp_path / "preset")
+    shutil.copytree(saved_tiny, target)
+    return target
+
+
+def _edit_json(path, edit):
+    with open(path) as f:
+        document = json.load(f)
+    edit(document)
+    with open(path, "w") as f:
+        json.dump(document, f)
+
+
+def _set_config(preset, **values):
+    _edit_json(os.path.join(preset, "config.json"), lambda d: d["config"].update(values))
+
+
+# === The backbone's own check: every path to a model passes it ===
+
+@pytest.mark.parametrize("key, value, words", [
+    ("num_layers", 0, "num_layers must be a positive integer; got 0"),
+    ("num_layers", -1, "num_layers must be a positive integer; got -1"),
+    ("num_layers", 2.0, "num_layers must be a positive integer; got 2.0"),
+    ("vocabulary_size", True, "vocabulary_size must be a positive integer; got True"),
+    ("vocabulary_size", "15", "vocabulary_size must be a positive integer; got '15'"),
+    ("max_sequence_length", 0, "max_sequence_length must be a positive integer"),
+    ("num_segments", -2, "num_segments must be a positive integer"),
+    ("intermediate_dim", None, "intermediate_dim must be a positive integer; got None"),
+    ("num_heads", 3, "hidden_dim=4 is not divisible by num_heads=3"),
+    ("dropout", 1.0, "dropout must be a rate in [0, 1); got 1.0"),
+    ("dropout", -0.1, "dropout must be a rate in [0, 1)"),
+    ("layer_norm_epsilon", float("nan"), "layer_norm_epsilon must be a positive number; got nan"),
+    ("initializer_range", 0, "initializer_range must be a positive number; got 0"),
+    ("hidden_activation", "gelu_fancy", "hidden_activation 'gelu_fancy' is unknown"),
+])
+def test_backbone_refuses_a_config_that_cannot_describe_bert(key, value, words):
+    with pytest.raises(ValueError) as error:
+        kbz.BertBackbone(**{**TINY, key: value})
+    assert words in str(error.value)
+
+
+def test_backbone_accepts_any_keras_activation_name():
+    backbone = kbz.BertBackbone(**TINY, hidden_activation="silu")
+    assert backbone.get_config()["hidden_activation"] == "silu"
+
+
+# === config.json of a saved preset ===
+
+@pytest.mark.parametrize("values, words", [
+    ({"num_layers": 0}, "num_layers must be a positive integer; got 0"),
+    ({"num_layers": -1}, "num_layers must be a positive integer; got -1"),
+    ({"num_heads": 3}, "hidden_dim=4 is not divisible by num_heads=3"),
+    ({"dropout": 7}, "dropout must be a rate in [0, 1)"),
+    ({"num_layer": 1}, "unknown config key 'num_layer'; the keys are: dropout, dtype"),  # named, not ignored
+])
+def test_invalid_saved_config_is_named_with_its_file(preset, values, words):
+    _set_config(preset, **values)
+    with pytest.raises(PresetError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    message = str(error.value)
+    assert os.path.join(preset, "config.json") in message and "is not a valid BERT config" in message
+    assert words in message
+
+
+@pytest.mark.parametrize("num_layers", [1, 3])
+def test_weights_of_another_depth_are_refused_not_dropped(preset, num_layers):
+    _set_config(preset, num_layers=num_layers)
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert f"holds weights for 2 encoder layers, but config.json says num_layers={num_layers}" in str(error.value)
+    assert "model.weights.h5" in str(error.value)
+
+
+def test_task_weights_of_another_depth_are_refused(preset):
+    # The pretrainer reads task.weights.h5, whose config comes from config.json too.
+    _set_config(preset, num_layers=1)
+    with pytest.raises(CheckpointError, match="task.weights.h5 holds weights for 2 encoder layers"):
+        kbz.BertPretrainer.from_preset(preset)
+
+
+def test_absurd_vocabulary_size_is_compared_with_the_vocabulary_before_building(preset, monkeypatch):
+    _set_config(preset, vocabulary_size=2**33)
+    built = []
+    monkeypatch.setattr(kbz.BertBackbone, "__init__", lambda self, **kw: built.append(kw))
+    with pytest.raises(PresetError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert "says vocabulary_size=8589934592 but" in str(error.value)
+    assert "vocabulary.txt has 15 tokens" in str(error.value)
+    assert built == []  # refused before a 2**33-row embedding was asked for
+
+
+def test_saved_task_config_is_checked_against_the_vocabulary(preset, tmp_path):
+    classifier = kbz.BertClassifier.from_preset(preset, num_classes=2, sequence_length=8)
+    task_dir = str(tmp_path / "task")
+    classifier.save_to_preset(task_dir)
+    _edit_json(os.path.join(task_dir, "task.json"),
+               lambda d: d["config"]["backbone"]["config"].update(vocabulary_size=2**33))
+    with pytest.raises(PresetError, match="says vocabulary_size=8589934592 but .* has 15 tokens"):
+        kbz.BertClassifier.from_preset(task_dir)
+
+
+def test_saved_task_config_with_a_bad_backbone_is_named(preset, tmp_path):
+    classifier = kbz.BertClassifier.from_preset(preset, num_classes=2, sequence_length=8)
+    task_dir = str(tmp_path / "task")
+    classifier.save_to_preset(task_dir)
+    _edit_json(os.path.join(task_dir, "task.json"), lambda d: d["config"]["backbone"]["config"].update(num_heads=3))
+    with pytest.raises(PresetError) as error:
+        kbz.BertClassifier.from_preset(task_dir)
+    assert "task.json is not a valid BertClassifier config" in str(error.value)
+    assert "hidden_dim=4 is not divisible by num_heads=3" in str(error.value)
+
+
+# === model.weights.h5: bounds before reading ===
+
+def test_weights_array_claiming_more_bytes_than_the_file_is_refused(preset):
+    path = os.path.join(preset, "model.weights.h5")
+    with h5py.File(path, "r+") as f:
+        name = "layers/dense/vars/0"
+        del f[name]
+        # Chunked and never written: HDF5 would hand back 4 TiB of fill value on read.
+        f.create_dataset(name, shape=(1 << 20, 1 << 20), dtype="float32", chunks=(1, 1024))
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert "the array 'layers/dense/vars/0' claims 4398046511104 bytes" in str(error.value)
+    assert "corrupt or crafted" in str(error.value)
+
+
+def test_weights_file_that_is_not_hdf5_is_refused(preset):
+    with open(os.path.join(preset, "model.weights.h5"), "wb") as f:
+        f.write(b"\x89HDF\r\n\x1a\n" + b"\0" * 50)
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        kbz.BertBackbone.from_preset(preset)
+
+
+def test_a_valid_saved_preset_still_loads_exactly(preset):
+    backbone = kbz.BertBackbone.from_preset(preset)
+    reference = kbz.BertBackbone.from_preset(TINY_CHECKPOINT)
+    for mine, theirs in zip(backbone.weights, reference.weights):
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
