@@ -34,6 +34,7 @@ from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
 from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary  # noqa: E402
 from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig  # noqa: E402
 from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances  # noqa: E402
+from keras_bert_zoo.training.finetune import finetune  # noqa: E402
 from keras_bert_zoo.training.pretrain import pretrain  # noqa: E402
 from keras_bert_zoo.version import __version__  # noqa: E402
 
@@ -59,6 +60,7 @@ __all__ = [
     "convert_checkpoint",
     "create_pretraining_instances",
     "encode_texts",
+    "finetune",
     "gelu_tanh",
     "learn_vocabulary",
     "list_presets",

@@ -14,6 +14,7 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.data.squad import read_squad
 from keras_bert_zoo.export.request_inputs import bucket_length
 from keras_bert_zoo.export.warmup_requests import read_warmup_requests
+from keras_bert_zoo.utils.job_record import content_digest
 from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
 
@@ -161,7 +162,13 @@ def test_warmup_records_are_prediction_logs_for_real_signatures(exported):
 def test_layout_assets_and_single_copy_of_the_weights(exported):
     classifier, path = exported["classifier"]
     assert path == os.path.join(exported["base"], "sentiment", "1")
-    assert sorted(os.listdir(path)) == ["assets", "assets.extra", "fingerprint.pb", "saved_model.pb", "variables"]
+    assert sorted(os.listdir(path)) == ["assets", "assets.extra", "fingerprint.pb", "job.json", "saved_model.pb",
+                                        "variables"]
+    job = json.load(open(os.path.join(path, "job.json")))
+    assert (job["command"], job["model"], job["model_name"], job["version"]) == ("export", "BertClassifier",
+                                                                                 "sentiment", 1)
+    assert job["weights_sha256"] == content_digest([w.numpy() for w in classifier.weights])
+    assert job["status"] == "finished" and job["signatures"][0] == "classify" and job["versions"]["tensorflow"]
     vocabulary = open(os.path.join(path, "assets", "vocab.txt"), encoding="utf-8").read().split("\n")[:-1]
     assert vocabulary == classifier.preprocessor.tokenizer.get_vocabulary()
     assert open(os.path.join(path, "assets", "labels.txt")).read().split() == ["neg", "neu", "pos"]
@@ -215,9 +222,12 @@ def test_buckets_follow_the_longest_text():
 def test_cli_exports_a_preset_as_an_embedding_model(default_preset_dir, tmp_path):
     from keras_bert_zoo.cli.main import main
 
-    assert main(["export", "--model", default_preset_dir, "--output", str(tmp_path), "--model_name", "minilm",
-                 "--max_seq_length", "32"]) == 0
+    argv = ["export", "--model", default_preset_dir, "--output", str(tmp_path), "--model_name", "minilm",
+            "--max_seq_length", "32"]
+    assert main(argv) == 0
     path = str(tmp_path / "minilm" / "1")
+    job = json.load(open(os.path.join(path, "job.json")))
+    assert job["args"] == {"argv": argv, "model": default_preset_dir} and job["model"] == "BertBackbone"
     outputs = _run_in_fresh_process(tmp_path, [
         {"key": "embed", "path": str(tmp_path / "minilm"), "signature": "serving_default", "inputs": {"text": TEXTS}},
     ])

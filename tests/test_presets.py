@@ -88,6 +88,20 @@ def test_offline_default_preset_loads_by_name_and_is_cached():
         assert json.load(f)["parameter_count"] == get_preset_spec("minilm_l6_h384_en_uncased")["params"]
 
 
+def test_substitute_preset_switch_maps_named_presets_to_one_that_is_here(monkeypatch):
+    from keras_bert_zoo.presets.loader import load_backbone_config
+
+    monkeypatch.setenv("KERAS_BERT_ZOO_SUBSTITUTE_PRESET", "minilm_l6_h384_en_uncased")
+    with pytest.warns(UserWarning, match="loading preset 'minilm_l6_h384_en_uncased' in place of 'bert_large_en_cased'"):
+        config = load_backbone_config("bert_large_en_cased")
+    assert (config["num_layers"], config["hidden_dim"]) == (6, 384)  # MiniLM's, not BERT-Large's 24 x 1024
+    with pytest.raises(kbz.PresetNotFoundError, match="Unknown preset 'bert_huge'"):
+        load_backbone_config("bert_huge")
+    monkeypatch.setenv("KERAS_BERT_ZOO_SUBSTITUTE_PRESET", "no_such_preset")
+    with pytest.raises(kbz.PresetNotFoundError, match="Unknown preset 'no_such_preset'"):
+        load_backbone_config("bert_base_en_uncased")
+
+
 def test_pretrainer_without_heads_warns(default_preset_dir):
     with pytest.warns(UserWarning, match="freshly initialised"):
         model = kbz.BertPretrainer.from_preset(default_preset_dir)

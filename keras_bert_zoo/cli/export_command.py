@@ -61,5 +61,6 @@ def run(args):
     ensure_writable_directory(args.output)
     model, preprocessor = _load(args.model, args.max_seq_length)
     path = export_for_serving(model, args.output, version=args.version, model_name=args.model_name,
-                              preprocessor=preprocessor, overwrite=args.overwrite)
+                              preprocessor=preprocessor, overwrite=args.overwrite,
+                              job_args={"argv": args.argv, "model": args.model})
     print(path)

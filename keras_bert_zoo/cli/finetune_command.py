@@ -186,7 +186,8 @@ def run_finetune(args):
         task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
         task.compile(learning_rate=args.learning_rate)
-        finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed)
+        finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
+                 claim_output_dir=False)
         metrics = {"task": args.task, "preset": args.preset, "train_examples": len(x), "eval_examples": eval_count,
                    **evaluate()}
         write_json(os.path.join(args.output, METRICS_FILE), metrics)

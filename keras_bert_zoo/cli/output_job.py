@@ -1,10 +1,5 @@
 """The output directory of `finetune` and `pretrain`: claimed by one job, resumed only by the same job."""
 
-import contextlib
-import os
-import shutil
-import sys
-
 # Arguments that do not change what the job writes. Left out on purpose:
 # epochs (rerunning with more continues the same training) and where it runs.
 NOT_IN_FINGERPRINT = {"run", "command", "argv", "verbose", "flag_names", "output", "overwrite_output_dir", "epochs",
@@ -40,37 +35,15 @@ def job_fingerprint(args, file_flags):
     return fingerprint
 
 
-@contextlib.contextmanager
 def output_job(args, file_flags=()):
-    """Claim `args.output` for this job (see `claim_output_dir`), and record how it ended.
+    """Claim `args.output` for this job before any model loads (see `running_job`).
 
-    Yields:
-        True when the job resumes its own backup.
+    Returns:
+        A context manager yielding True when the job resumes its own backup.
     """
-    from keras_bert_zoo.training.finetune import BACKUP_DIR
-    from keras_bert_zoo.training.finetune import METRICS_FILE
-    from keras_bert_zoo.training.finetune import MODEL_DIR
-    from keras_bert_zoo.utils.job_record import JOB_FILE
-    from keras_bert_zoo.utils.job_record import claim_output_dir
-    from keras_bert_zoo.utils.job_record import finish_job
+    from keras_bert_zoo.training.finetune import OUTPUTS
+    from keras_bert_zoo.utils.job_record import running_job
 
-    created = not os.path.exists(args.output)
     recorded = {k: v for k, v in vars(args).items() if k not in ("run", "flag_names", "argv")}
-    resume = claim_output_dir(
-        args.output, args.command, job_fingerprint(args, file_flags), args={"argv": args.argv, **recorded},
-        owned=((MODEL_DIR, METRICS_FILE), (BACKUP_DIR,)), overwrite=args.overwrite_output_dir,
-    )
-    if resume:
-        print(f"Resuming the same {args.command} job from {args.output}'s backup.", file=sys.stderr)
-    try:
-        yield resume
-    except KeyboardInterrupt:
-        finish_job(args.output, "interrupted")
-        raise
-    except BaseException:
-        if created and os.listdir(args.output) == [JOB_FILE]:
-            shutil.rmtree(args.output)  # failed before writing anything: leave no empty output behind
-        else:
-            finish_job(args.output, "failed")
-        raise
-    finish_job(args.output)
+    return running_job(args.output, args.command, job_fingerprint(args, file_flags),
+                       args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir)

@@ -90,5 +90,6 @@ def _pretrain(args, config):
         dynamic=args.dynamic_masking, strategy=get_strategy(args.strategy, tpu=args.tpu), batch_size=args.batch_size,
         epochs=args.epochs, learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
         checkpoint_every=args.checkpoint_every, mixed_precision=args.mixed_precision,
+        claim_output_dir=False,
     )
     print(json.dumps(metrics, indent=2))

@@ -18,6 +18,9 @@ from keras_bert_zoo.layers.fused_ops import xla_fusion
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.utils.atomic import atomic_directory
 from keras_bert_zoo.utils.atomic import ensure_writable_directory
+from keras_bert_zoo.utils.job_record import content_digest
+from keras_bert_zoo.utils.job_record import finished_job_record
+from keras_bert_zoo.utils.job_record import write_job
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
@@ -89,7 +92,8 @@ def _next_version(model_dir):
     return max(versions, default=0) + 1
 
 
-def export_for_serving(model, export_base, version=None, model_name=None, preprocessor=None, overwrite=False):
+def export_for_serving(model, export_base, version=None, model_name=None, preprocessor=None, overwrite=False,
+                       job_args=None):
     """Export `model` for TensorFlow Serving, raw strings in.
 
     Writes `export_base/<model_name>/<version>/` (`saved_model.pb`,
@@ -107,6 +111,9 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         model_name: default `model.name`.
         preprocessor: only for a bare backbone.
         overwrite: replace an existing version instead of refusing.
+        job_args: what the caller was asked (e.g. the command line), recorded
+            in the version's `job.json` beside the model's class and weights'
+            SHA-256 (TF Serving ignores the file).
 
     Returns:
         The version directory.
@@ -145,6 +152,11 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
                 f.write("\n".join(map(str, labels)) + "\n")
         os.makedirs(os.path.join(tmp, "assets.extra"))
         write_warmup_requests(os.path.join(tmp, WARMUP_FILE), model_name, signatures)
+        write_job(tmp, finished_job_record(
+            "export", model=type(model).__name__, model_name=model_name, version=version,
+            weights_sha256=content_digest([w.numpy() for w in model.weights]),
+            signatures=sorted(functions), args=job_args or {},
+        ))
     return version_dir
 
 

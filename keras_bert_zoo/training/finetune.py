@@ -1,5 +1,6 @@
 """Fine-tune a task with checkpoints that survive a kill, then save and score it."""
 
+import contextlib
 import json
 import os
 import sys
@@ -7,10 +8,14 @@ import sys
 import keras
 
 from keras_bert_zoo.utils.atomic import atomic_file
+from keras_bert_zoo.utils.job_record import content_digest
+from keras_bert_zoo.utils.job_record import running_job
 
 MODEL_DIR = "model"
 BACKUP_DIR = "backup"
 METRICS_FILE = "metrics.json"
+# What a training job writes into its output directory: (finished results, work in progress).
+OUTPUTS = ((MODEL_DIR, METRICS_FILE), (BACKUP_DIR,))
 
 
 def write_json(path, obj):
@@ -20,28 +25,73 @@ def write_json(path, obj):
         f.write("\n")
 
 
-def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=None, verbose=None, seed=None):
+def _without_names(config):
+    """A Keras config without layer names, which count up per session (`bert_classifier_1`...)."""
+    if isinstance(config, dict):
+        return {k: _without_names(v) for k, v in config.items() if k != "name"}
+    if isinstance(config, list):
+        return [_without_names(v) for v in config]
+    return config
+
+
+def finetune_fingerprint(task, x, y, validation_data, batch_size, seed):
+    """What decides a fine-tuning job's result: the task (class, config, starting backbone
+    weights) and its data, each by SHA-256, and the hyper-parameters. Epochs are left out:
+    rerunning with more continues the same training."""
+    weights = content_digest([w.numpy() for w in task.backbone.weights])
+    config = content_digest(json.dumps(_without_names(keras.saving.serialize_keras_object(task)), sort_keys=True,
+                                       default=str))
+    return {"task": type(task).__name__, "task_config": config, "backbone_weights": weights,
+            "x": content_digest(x), "y": content_digest(y), "validation_data": content_digest(validation_data),
+            "batch_size": batch_size, "seed": seed}
+
+
+def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=None, verbose=None, seed=None,
+             overwrite_output_dir=False, claim_output_dir=True):
     """Train `task` on `(x, y)`, resumable, and save it to `output_dir/model`.
 
     Training state is backed up to `output_dir/backup` after every epoch
-    (`keras.callbacks.BackupAndRestore`): running the same command again
-    after a crash or kill continues from the last completed epoch. The
-    fine-tuned task is written as a preset (`from_preset` loads it).
+    (`keras.callbacks.BackupAndRestore`): running the same job again after a
+    crash or kill continues from the last completed epoch. The fine-tuned
+    task is written as a preset (`from_preset` loads it).
+
+    `output_dir/job.json` records which job wrote the directory (see
+    `finetune_fingerprint`): a different job, or any job over a finished
+    model, is refused unless `overwrite_output_dir=True`.
+
+    Args:
+        task: a compiled task (`BertClassifier`, `BertTokenClassifier`...).
+        x, y: training data, as the task's `fit` takes it.
+        output_dir: gets `model/`, `backup/` and `job.json`.
+        epochs / batch_size / validation_data / verbose: as `fit`.
+        seed: seeds Keras' random generators first.
+        overwrite_output_dir: replace another job's work in `output_dir`.
+        claim_output_dir: False when the caller has already claimed
+            `output_dir` (the CLI does, before it loads the model).
 
     Returns:
         The Keras `History`.
+
+    Raises:
+        OutputDirectoryError: `output_dir` holds a finished model or
+            another job's work.
     """
-    if seed is not None:
-        keras.utils.set_random_seed(seed)
-    if verbose is None:
-        # A live progress bar on a terminal; one line per epoch in a log file.
-        verbose = 1 if sys.stdout.isatty() else 2
-    os.makedirs(output_dir, exist_ok=True)
-    backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
-                                              double_checkpoint=True)
-    history = task.fit(
-        x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, callbacks=[backup],
-        verbose=verbose,
-    )
-    task.save_to_preset(os.path.join(output_dir, MODEL_DIR))
+    job = contextlib.nullcontext()
+    if claim_output_dir:
+        job = running_job(output_dir, "finetune", finetune_fingerprint(task, x, y, validation_data, batch_size, seed),
+                          owned=OUTPUTS, overwrite=overwrite_output_dir, overwrite_flag="overwrite_output_dir=True")
+    with job:
+        if seed is not None:
+            keras.utils.set_random_seed(seed)
+        if verbose is None:
+            # A live progress bar on a terminal; one line per epoch in a log file.
+            verbose = 1 if sys.stdout.isatty() else 2
+        os.makedirs(output_dir, exist_ok=True)
+        backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
+                                                  double_checkpoint=True)
+        history = task.fit(
+            x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, callbacks=[backup],
+            verbose=verbose,
+        )
+        task.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     return history

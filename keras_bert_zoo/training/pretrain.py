@@ -22,7 +22,11 @@ from keras_bert_zoo.preprocessing.pretraining_instances import create_pretrainin
 from keras_bert_zoo.training.finetune import BACKUP_DIR
 from keras_bert_zoo.training.finetune import METRICS_FILE
 from keras_bert_zoo.training.finetune import MODEL_DIR
+from keras_bert_zoo.training.finetune import OUTPUTS
 from keras_bert_zoo.training.finetune import write_json
+from keras_bert_zoo.utils.job_record import content_digest
+from keras_bert_zoo.utils.job_record import file_fingerprint
+from keras_bert_zoo.utils.job_record import running_job
 
 
 class _ResumedAt(keras.callbacks.Callback):
@@ -76,7 +80,7 @@ def _model(preset, config, tokenizer):
 def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowercase=True,
              corpus_format="sentences", data_config=None, dynamic=False, strategy="auto", batch_size=32,
              epochs=1, learning_rate=1e-4, warmup_steps=None, eval_fraction=0.1, checkpoint_every=None,
-             mixed_precision=False, verbose=None):
+             mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True):
     """Pretrain with masked-LM + next-sentence prediction and save a preset.
 
     Args:
@@ -101,15 +105,42 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         checkpoint_every: back up every N steps (default: each epoch); a
             killed run restarted with the same arguments resumes there.
         mixed_precision: train in `mixed_bfloat16`.
+        overwrite_output_dir: replace another job's work in `output_dir`
+            (else only the same job may continue there; see `job.json`).
+        claim_output_dir: False when the caller has already claimed
+            `output_dir` (the CLI does, before reading anything).
 
     Returns:
         The metrics dict written to `metrics.json`.
+
+    Raises:
+        OutputDirectoryError: `output_dir` holds a finished model or
+            another job's work.
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
+    data_config = data_config or PretrainingDataConfig()
+    if not claim_output_dir:
+        return _pretrain(**locals())  # the arguments as given
+    corpus_files = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    fingerprint = {
+        "corpus": [file_fingerprint(path) for path in corpus_files], "preset": preset, "config": config,
+        "vocabulary": file_fingerprint(vocabulary) if isinstance(vocabulary, (str, os.PathLike))
+        else content_digest(vocabulary), "lowercase": lowercase, "corpus_format": corpus_format,
+        "data_config": vars(data_config), "dynamic": dynamic, "batch_size": batch_size,
+        "learning_rate": learning_rate, "warmup_steps": warmup_steps, "eval_fraction": eval_fraction,
+        "checkpoint_every": checkpoint_every, "mixed_precision": mixed_precision,
+    }
+    with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
+                     overwrite_flag="overwrite_output_dir=True"):
+        return _pretrain(**locals())
+
+
+def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_format, data_config, dynamic,
+              strategy, batch_size, epochs, learning_rate, warmup_steps, eval_fraction, checkpoint_every,
+              mixed_precision, verbose, **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
-    data_config = data_config or PretrainingDataConfig()
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
     documents = read_documents(corpus, tokenizer, corpus_format=corpus_format, progress=verbose == 1)

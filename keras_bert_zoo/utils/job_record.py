@@ -6,13 +6,17 @@ same job resumes from its backup; a different job, or any job over a
 finished model, is refused unless the caller allows overwriting.
 """
 
+import contextlib
 import datetime
 import hashlib
 import json
+import numbers
 import os
 import shutil
 import socket
 import sys
+
+import numpy as np
 
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.atomic import process_is_alive
@@ -31,6 +35,42 @@ def file_fingerprint(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return {"path": os.path.abspath(path), "size": os.path.getsize(path), "sha256": digest.hexdigest()}
+
+
+def content_digest(value):
+    """SHA-256 of in-memory training data (nested lists, tuples, dicts, arrays, strings, numbers).
+
+    A `tf.data.Dataset` cannot be read without consuming it: it counts by
+    its element spec only.
+    """
+    digest = hashlib.sha256()
+    _feed(digest, value)
+    return digest.hexdigest()
+
+
+def _feed(digest, value):
+    if isinstance(value, (list, tuple)):
+        digest.update(f"{type(value).__name__}[{len(value)}](".encode())
+        for item in value:
+            _feed(digest, item)
+        digest.update(b")")
+    elif isinstance(value, dict):
+        digest.update(f"dict[{len(value)}](".encode())
+        for key in sorted(value, key=str):
+            _feed(digest, str(key))
+            _feed(digest, value[key])
+        digest.update(b")")
+    elif isinstance(value, (str, bytes, numbers.Number, type(None))):
+        digest.update(f"{type(value).__name__}:{len(repr(value))}:{value!r}".encode())
+    elif hasattr(value, "element_spec"):
+        digest.update(f"dataset:{value.element_spec!r}".encode())
+    else:
+        array = np.asarray(value)
+        if array.dtype == object:
+            _feed(digest, array.tolist())
+        else:
+            digest.update(f"array:{array.dtype.str}:{array.shape}:".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
 
 
 def _now():
@@ -163,6 +203,12 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
     return resume
 
 
+def finished_job_record(command, **fields):
+    """The `job.json` of a job that writes its output in one atomic step (an export)."""
+    return {"command": command, **fields, "versions": _versions(), "host": socket.gethostname(), "pid": os.getpid(),
+            "status": "finished", "finished": _now()}
+
+
 def finish_job(output_dir, status="finished"):
     """Record the end of the job in `output_dir/job.json` ("finished", "failed" or "interrupted")."""
     record = read_job(output_dir)
@@ -170,3 +216,33 @@ def finish_job(output_dir, status="finished"):
         return
     record.update(status=status, finished=_now())
     write_job(output_dir, record)
+
+
+@contextlib.contextmanager
+def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
+                overwrite_flag="--overwrite_output_dir"):
+    """Claim `output_dir` for a job (see `claim_output_dir`) and record how it ended.
+
+    A job that fails before writing anything leaves no directory behind; one
+    that fails later is marked "failed" (or "interrupted" on Ctrl-C).
+
+    Yields:
+        True when the job resumes its own backup.
+    """
+    created = not os.path.exists(output_dir)
+    resume = claim_output_dir(output_dir, command, fingerprint, args=args, owned=owned, overwrite=overwrite,
+                              overwrite_flag=overwrite_flag)
+    if resume:
+        print(f"Resuming the same {command} job from {output_dir}'s backup.", file=sys.stderr)
+    try:
+        yield resume
+    except KeyboardInterrupt:
+        finish_job(output_dir, "interrupted")
+        raise
+    except BaseException:
+        if created and os.listdir(output_dir) == [JOB_FILE]:
+            shutil.rmtree(output_dir)  # failed before writing anything: leave no empty output behind
+        else:
+            finish_job(output_dir, "failed")
+        raise
+    finish_job(output_dir)

@@ -1,0 +1,98 @@
+"""`kbz.finetune` and `kbz.pretrain` guard their output directory as the CLI does: one job per
+directory, the same job resumes, a finished model is not replaced without `overwrite_output_dir=True`."""
+
+import json
+import os
+
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.utils.job_record import JOB_FILE
+from keras_bert_zoo.utils.job_record import OutputDirectoryError
+from keras_bert_zoo.utils.job_record import content_digest
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+TEXTS = ["all work", "no play", "a dull boy", "so it goes"]
+
+
+def _classifier():
+    """What a rerun of the user's script builds: the same task from the same preset."""
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    task = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=8)
+    task.compile(learning_rate=1e-4)
+    return task
+
+
+@pytest.fixture
+def classifier():
+    return _classifier()
+
+
+def _killed_after_a_backup(task, monkeypatch):
+    """`fit` standing for a run killed after its first epoch's backup."""
+    def fit(*args, callbacks=(), **kwargs):
+        os.makedirs(callbacks[0].backup_dir)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(task, "fit", fit)
+
+
+def test_content_digest_follows_the_data_not_its_container():
+    import numpy as np
+
+    assert content_digest(["a", "b"]) == content_digest(["a", "b"])
+    assert content_digest(np.array([1, 2])) == content_digest(np.array([1, 2]))
+    assert len({content_digest(v) for v in (["a", "b"], ["b", "a"], ("a", "b"), ["ab"], [1, 2], [1.0, 2.0],
+                                            np.array([1, 2]), np.array([1, 2], "int32"), None)}) == 9
+
+
+def test_a_finished_model_is_not_replaced(classifier, tmp_path):
+    out = str(tmp_path / "run")
+    kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
+    job = json.load(open(os.path.join(out, JOB_FILE)))
+    assert job["command"] == "finetune" and job["status"] == "finished"
+    assert job["fingerprint"]["task"] == "BertClassifier" and job["fingerprint"]["y"] == content_digest([0, 1, 0, 1])
+    assert kbz.BertClassifier.from_preset(os.path.join(out, "model")).num_classes == 2
+    with pytest.raises(OutputDirectoryError) as error:
+        kbz.finetune(_classifier(), TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
+    assert f"{out} already holds a finished finetune (model" in str(error.value)
+    assert "pass overwrite_output_dir=True to replace it" in str(error.value)
+    with pytest.raises(OutputDirectoryError, match="backbone_weights differs"):  # a trained task starts elsewhere
+        kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
+    kbz.finetune(classifier, TEXTS, [1, 0, 1, 0], out, epochs=1, batch_size=2, verbose=0, overwrite_output_dir=True)
+    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["y"] == content_digest([1, 0, 1, 0])
+
+
+def test_another_job_cannot_continue_a_backup_but_the_same_one_does(classifier, tmp_path, monkeypatch, capsys):
+    out = str(tmp_path / "run")
+    with monkeypatch.context() as patch:
+        _killed_after_a_backup(classifier, patch)
+        with pytest.raises(KeyboardInterrupt):
+            kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=2, batch_size=2)
+    assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
+    for y, batch_size, words in (([1, 1, 0, 0], 2, "y differs"), ([0, 1, 0, 1], 4, "batch_size differs")):
+        with pytest.raises(OutputDirectoryError) as error:
+            kbz.finetune(classifier, TEXTS, y, out, epochs=2, batch_size=batch_size)
+        assert words in str(error.value) and "overwrite_output_dir=True" in str(error.value)
+        assert os.path.isdir(os.path.join(out, "backup"))  # the other job's work is untouched
+    # The same job, even asked for more epochs, resumes (and finishes) there.
+    kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=3, batch_size=2, verbose=0)
+    assert "Resuming the same finetune job" in capsys.readouterr().err
+    job = json.load(open(os.path.join(out, JOB_FILE)))
+    assert job["resumed"] is True and job["status"] == "finished"
+
+
+def test_pretrain_claims_its_output_before_reading_the_corpus(tmp_path, classifier):
+    out = str(tmp_path / "run")
+    kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
+    missing_corpus = str(tmp_path / "not_read.txt")
+    with pytest.raises(OutputDirectoryError, match=f"{out} was written by a finetune job, not pretrain"):
+        kbz.pretrain(out, [], preset=TINY_CHECKPOINT, vocabulary=[missing_corpus])
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one two three.\nfour five six.\n\nseven eight.\nnine ten.\n")
+    out = str(tmp_path / "pre")
+    os.makedirs(os.path.join(out, "backup"))
+    with pytest.raises(OutputDirectoryError, match="holds backup from an unknown job .no job.json.: pass "
+                                                   "overwrite_output_dir=True"):
+        kbz.pretrain(out, str(corpus), preset=TINY_CHECKPOINT)
