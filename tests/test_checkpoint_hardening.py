@@ -1,0 +1,229 @@
+"""Checkpoints are untrusted input: every reader bounds-checks what it reads
+against the bytes it has and never allocates more than the file describes.
+
+The PyTorch files here are written by hand (torch is not a dependency): a
+zip with `archive/data.pkl`, pickled with stand-ins that name the same
+globals torch.save names, and `archive/data/<key>` raw storage bytes.
+"""
+
+import collections
+import io
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.converters import torch_pickle
+from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+
+# --- Hand-written pytorch_model.bin ---------------------------------------
+
+
+def _torch_global(module, name):
+    """A stand-in class that pickles as the global `module.name`."""
+    return type(name, (), {"torch_global": (module, name)})
+
+
+_REBUILD_TENSOR = _torch_global("torch._utils", "_rebuild_tensor_v2")
+_STORAGE_TYPES = {name: _torch_global("torch", name) for name in ("FloatStorage", "LongStorage", "HalfStorage")}
+
+
+class _Storage:
+    def __init__(self, key, storage_type="FloatStorage", numel=None):
+        self.key, self.storage_type, self.numel = key, storage_type, numel
+
+
+class _Tensor:
+    """Pickles as `_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`."""
+
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride, False, collections.OrderedDict())
+
+    def __reduce__(self):
+        return _REBUILD_TENSOR, self.args
+
+
+class _TorchPickler(pickle._Pickler):
+    """The pure-Python pickler, writing stand-ins as the torch globals they name."""
+
+    def save_global(self, obj, name=None):
+        if not hasattr(obj, "torch_global"):
+            return super().save_global(obj, name)
+        module, qualname = obj.torch_global
+        self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
+        self.memoize(obj)
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _Storage):
+            return ("storage", _STORAGE_TYPES[obj.storage_type], obj.key, "cpu", obj.numel)
+        return None
+
+
+def _write_torch_bin(path, state, members, compression=zipfile.ZIP_STORED):
+    """`state`: {name: _Tensor or anything}; `members`: {storage key: raw bytes}."""
+    buffer = io.BytesIO()
+    _TorchPickler(buffer, protocol=2).dump(collections.OrderedDict(state))
+    with zipfile.ZipFile(path, "w", compression) as z:
+        z.writestr("archive/data.pkl", buffer.getvalue())
+        for key, raw in members.items():
+            z.writestr(f"archive/data/{key}", raw)
+    return str(path)
+
+
+def _contiguous(array, key, offset=0, storage_numel=None):
+    """A `_Tensor` for `array` laid out C-contiguously in storage `key`."""
+    strides = tuple(s // array.itemsize for s in array.strides)
+    numel = array.size if storage_numel is None else storage_numel
+    return _Tensor(_Storage(key, numel=numel), offset, array.shape, strides)
+
+
+WEIGHT = np.arange(12, dtype=np.float32).reshape(3, 4)
+BIAS = np.array([0.5, -1.5, 2.5], dtype=np.float32)
+
+
+def _valid_bin(path):
+    state = {"dense.weight": _contiguous(WEIGHT, "0"), "dense.bias": _contiguous(BIAS, "1")}
+    return _write_torch_bin(path, state, {"0": WEIGHT.tobytes(), "1": BIAS.tobytes()})
+
+
+def test_hand_written_torch_bin_loads_with_its_values(tmp_path):
+    state = load_torch_state_dict(_valid_bin(tmp_path / "pytorch_model.bin"))
+    assert sorted(state) == ["dense.bias", "dense.weight"]
+    np.testing.assert_array_equal(state["dense.weight"], WEIGHT)
+    np.testing.assert_array_equal(state["dense.bias"], BIAS)
+    assert state["dense.weight"].dtype == np.float32 and state["dense.weight"].flags.writeable
+
+
+def _refused(error, path, *words, read=load_torch_state_dict):
+    """`read(path)` raises exactly `error`, naming `path` and every one of `words`."""
+    with pytest.raises(error) as info:
+        read(str(path))
+    message = str(info.value)
+    assert type(info.value) is error, message
+    for word in (str(path), *words):
+        assert word in message, (word, message)
+    return message
+
+
+def _bin_with_tensor(path, offset, size, stride, numel=12):
+    """One tensor viewing storage '0', which holds `numel` floats 0, 1, 2, ..."""
+    storage = np.arange(numel, dtype=np.float32)
+    tensor = _Tensor(_Storage("0", numel=numel), offset, size, stride)
+    return _write_torch_bin(path, {"t": tensor}, {"0": storage.tobytes()})
+
+
+STORAGE = np.arange(12, dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "offset, size, stride, expected",
+    [
+        (0, (4, 3), (1, 4), STORAGE.reshape(3, 4).T),  # a transposed view
+        (4, (2, 4), (4, 1), STORAGE[4:].reshape(2, 4)),  # a view past the start
+        (11, (), (), np.float32(11)),  # 0-dim: the last element
+        (12, (0, 4), (4, 1), np.zeros((0, 4), np.float32)),  # empty: no element is read
+        (4, (3, 4), (0, 1), np.broadcast_to(STORAGE[4:8], (3, 4))),  # an expanded row
+    ],
+    ids=["transposed", "offset", "0-dim", "empty", "expanded"],
+)
+def test_legal_tensor_layouts_read_the_right_values(tmp_path, offset, size, stride, expected):
+    state = load_torch_state_dict(_bin_with_tensor(tmp_path / "pytorch_model.bin", offset, size, stride))
+    assert state["t"].shape == expected.shape
+    np.testing.assert_array_equal(state["t"], expected)
+
+
+@pytest.mark.parametrize(
+    "offset, size, stride, numel, words",
+    [
+        # From the issue: used to crash the interpreter (SIGSEGV).
+        (0, (1 << 28,), (1,), 4, "has 268435456 elements but its storage holds only 4"),
+        # From the issue: used to copy 48 floats of whatever memory follows.
+        (0, (15, 4), (4, 1), 12, "has 60 elements but its storage holds only 12"),
+        (0, (3, 4), (5, 1), 12, "reaches element 13 but its storage holds only 12"),
+        (4, (3, 4), (4, 1), 12, "reaches element 15 but its storage holds only 12"),
+        (12, (), (), 12, "reaches element 12 but its storage holds only 12"),
+        (13, (0, 4), (4, 1), 12, "offset 13 is past the end of its storage (12 elements)"),
+        (0, (1 << 20,), (0,), 12, "has 1048576 elements but its storage holds only 12"),
+        (-1, (3, 4), (4, 1), 12, "offset -1 is negative"),
+        (0, (-1, 4), (4, 1), 12, "size (-1, 4): -1 is negative"),
+        (8, (3, 4), (-4, 1), 12, "stride (-4, 1): -4 is negative"),
+        (0, (3, 4), (4,), 12, "size (3, 4) and stride (4,) have different lengths"),
+        (0, (3.0, 4), (4, 1), 12, "size (3.0, 4): 3.0 is not an integer"),
+        (0, (3, 4), (True, 1), 12, "stride (True, 1): True is not an integer"),
+        ("0", (3, 4), (4, 1), 12, "offset '0' is not an integer"),
+        (0, (1 << 70,), (1,), 12, f"size ({1 << 70},): {1 << 70} is too large"),
+        (0, 12, (1,), 12, "size 12 and stride (1,) are not tuples"),
+    ],
+    ids=["issue-huge-size", "issue-heap-read", "stride-past-end", "offset-past-end", "0-dim-past-end", "empty-past-end", "expanded-too-big",
+         "negative-offset", "negative-size", "negative-stride", "rank-mismatch", "float-size", "bool-stride",
+         "str-offset", "huge-int", "size-not-tuple"],
+)
+def test_tensor_outside_its_storage_is_refused(tmp_path, offset, size, stride, numel, words):
+    path = _bin_with_tensor(tmp_path / "pytorch_model.bin", offset, size, stride, numel)
+    _refused(kbz.CheckpointError, path, "tensor on storage '0'", words, "corrupt or crafted")
+
+
+def _zeros_member_bin(path, numel, declared, compression=zipfile.ZIP_STORED):
+    tensor = _Tensor(_Storage("0", numel=declared), 0, (min(numel, declared),), (1,))
+    return _write_torch_bin(path, {"t": tensor}, {"0": bytes(4 * numel)}, compression)
+
+
+def test_storage_smaller_than_declared_is_refused_before_reading(tmp_path):
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel=12, declared=1 << 40)
+    _refused(kbz.CheckpointError, path, "storage '0' declares 1099511627776 elements but its member archive/data/0 holds 12")
+
+
+def test_storage_larger_than_declared_is_refused(tmp_path):
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel=13, declared=12)
+    _refused(kbz.CheckpointError, path, "storage '0' declares 12 elements but its member archive/data/0 holds 13")
+
+
+def test_storage_of_partial_elements_is_refused(tmp_path):
+    tensor = _Tensor(_Storage("0", numel=12), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(50)})
+    _refused(kbz.CheckpointError, path, "storage '0' is 50 bytes, not a whole number of 4-byte float32 values")
+
+
+def test_missing_storage_member_names_the_key(tmp_path):
+    tensor = _Tensor(_Storage("7", numel=12), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "has no member 'archive/data/7' for storage '7'", "download it again")
+
+
+def test_storage_element_count_must_be_an_integer(tmp_path):
+    tensor = _Tensor(_Storage("0", numel="12"), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "storage '0' declares '12' elements, which is not a count")
+
+
+def test_zip_bomb_storage_is_refused_before_inflating(tmp_path):
+    # 8 MiB of zeros deflate to about 8 kB: a small file that would make us allocate 1000x its size.
+    numel = 2 << 20
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel, numel, zipfile.ZIP_DEFLATED)
+    _refused(kbz.CheckpointError, path, "storage '0' inflates from", "bytes to 8388608 bytes")
+
+
+def test_compressed_but_plausible_storage_loads(tmp_path):
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", 1000, 1000, zipfile.ZIP_DEFLATED)
+    np.testing.assert_array_equal(load_torch_state_dict(path)["t"], np.zeros(1000, np.float32))
+
+
+def test_huge_pickle_is_refused(tmp_path, monkeypatch):
+    path = _valid_bin(tmp_path / "pytorch_model.bin")
+    size = zipfile.ZipFile(path).getinfo("archive/data.pkl").file_size
+    monkeypatch.setattr(torch_pickle, "_MAX_PICKLE_BYTES", size - 1)
+    _refused(kbz.CheckpointError, path, f"archive/data.pkl is {size} bytes")
+
+
+def test_rebuild_of_something_that_is_not_a_storage_is_refused(tmp_path):
+    tensor = _Tensor(("0", "FloatStorage"), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "rebuilds a tensor from ('0', 'FloatStorage'), which is not a storage")
+
+
+@pytest.mark.parametrize("state", [{"t": 3}, {1: _contiguous(BIAS, "1")}], ids=["int-value", "int-key"])
+def test_state_dict_of_non_tensors_is_refused(tmp_path, state):
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", state, {"1": BIAS.tobytes()})
+    _refused(kbz.UnsafeCheckpointError, path, "is not a state dict of named tensors")
