@@ -8,6 +8,7 @@ globals torch.save names, and `archive/data/<key>` raw storage bytes.
 
 import collections
 import io
+import json
 import pickle
 import zipfile
 
@@ -16,6 +17,7 @@ import pytest
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.presets.converters import torch_pickle
+from keras_bert_zoo.presets.converters.hf_checkpoint import load_safetensors
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 
 # --- Hand-written pytorch_model.bin ---------------------------------------
@@ -227,3 +229,68 @@ def test_rebuild_of_something_that_is_not_a_storage_is_refused(tmp_path):
 def test_state_dict_of_non_tensors_is_refused(tmp_path, state):
     path = _write_torch_bin(tmp_path / "pytorch_model.bin", state, {"1": BIAS.tobytes()})
     _refused(kbz.UnsafeCheckpointError, path, "is not a state dict of named tensors")
+
+
+# --- model.safetensors ------------------------------------------------------
+
+
+def _safetensors_bytes(header, data=bytes(28)):
+    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return len(raw).to_bytes(8, "little") + raw + data
+
+
+def _safetensors_header(**changes):
+    """Two F32 tensors, 'a' [2, 2] then 'b' [3], filling a 28-byte buffer; `changes` replace entry fields."""
+    header = {"a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+              "b": {"dtype": "F32", "shape": [3], "data_offsets": [16, 28]}}
+    for key, value in changes.items():
+        name, field = key.split("_", 1)
+        header[name][field] = value
+    return header
+
+
+def test_hand_written_safetensors_loads_with_its_values(tmp_path):
+    path = tmp_path / "model.safetensors"
+    data = np.arange(4, dtype=np.float32).tobytes() + BIAS.tobytes()
+    path.write_bytes(_safetensors_bytes(_safetensors_header(), data))
+    state = load_safetensors(str(path))
+    np.testing.assert_array_equal(state["a"], np.arange(4, dtype=np.float32).reshape(2, 2))
+    np.testing.assert_array_equal(state["b"], BIAS)
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"\x10\0\0", "holds 3 bytes, less than its header needs"),
+        ((1 << 40).to_bytes(8, "little") + b"{}", "holds 10 bytes, less than its header needs"),
+        (_safetensors_bytes(b"\xff{"), "the header is not valid JSON"),
+        (_safetensors_bytes([1, 2]), "the header is not a JSON object"),
+        (_safetensors_bytes({"a": 3}), "tensor 'a' is described by 3, not an object"),
+        (_safetensors_bytes(_safetensors_header(a_dtype="F128")), "tensor 'a' has unknown dtype 'F128'"),
+        (_safetensors_bytes(_safetensors_header(a_shape=[-1, 2])), "tensor 'a' has shape [-1, 2], not a list"),
+        (_safetensors_bytes(_safetensors_header(b_data_offsets=[16, 40])),
+         "tensor 'b' has data_offsets [16, 40] outside the 28-byte data buffer"),
+        (_safetensors_bytes(_safetensors_header(a_data_offsets=[-4, 12])),
+         "tensor 'a' has data_offsets [-4, 12] outside"),
+        (_safetensors_bytes(_safetensors_header(a_shape=[1 << 20, 1 << 20], a_data_offsets=[0, 1 << 42])),
+         "tensor 'a' has data_offsets [0, 4398046511104] outside the 28-byte data buffer"),
+        (_safetensors_bytes(_safetensors_header(a_shape=[3, 2])),
+         "tensor 'a' has shape [3, 2] of F32 (24 bytes) but data_offsets [0, 16] span 16 bytes"),
+        (_safetensors_bytes(_safetensors_header(b_data_offsets=[12, 24])), "tensors 'a' and 'b' overlap"),
+    ],
+    ids=["short-file", "header-past-end", "not-json", "not-object", "entry-not-object", "unknown-dtype",
+         "negative-shape", "offsets-past-end", "negative-offset", "huge-tensor", "span-mismatch", "overlap"],
+)
+def test_crafted_safetensors_is_refused(tmp_path, content, words):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(content)
+    _refused(kbz.CheckpointError, path, words, read=load_safetensors)
+
+
+def test_oversized_safetensors_header_is_refused_unread(tmp_path, monkeypatch):
+    from keras_bert_zoo.presets.converters import hf_checkpoint
+
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(_safetensors_bytes(_safetensors_header()))
+    monkeypatch.setattr(hf_checkpoint, "_MAX_SAFETENSORS_HEADER", 10)
+    _refused(kbz.CheckpointError, path, "-byte header, beyond the format's 100 MB", read=load_safetensors)
