@@ -294,3 +294,82 @@ def test_oversized_safetensors_header_is_refused_unread(tmp_path, monkeypatch):
     path.write_bytes(_safetensors_bytes(_safetensors_header()))
     monkeypatch.setattr(hf_checkpoint, "_MAX_SAFETENSORS_HEADER", 10)
     _refused(kbz.CheckpointError, path, "-byte header, beyond the format's 100 MB", read=load_safetensors)
+
+
+# --- Google TF checkpoints --------------------------------------------------
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data):
+    crc = _crc32c(data)
+    return ((((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def _rewrite_index(path, old, new):
+    """Replace bytes in the first block of a TF .index table and re-seal it.
+
+    The block ends with a 0 type byte (uncompressed) and the masked CRC32C of
+    block + type, which TF verifies: find that trailer, then recompute it.
+    """
+    data = bytearray(path.read_bytes())
+    start = data.index(old)
+    end = next(n for n in range(len(data) - 4) if data[n] == 0 and _masked_crc(data[: n + 1]) == data[n + 1 : n + 5])
+    assert len(old) == len(new) and start + len(new) <= end
+    data[start : start + len(old)] = new
+    data[end + 1 : end + 5] = _masked_crc(data[: end + 1])
+    path.write_bytes(bytes(data))
+
+
+# A TensorShapeProto [128, 128, 128]: three `dim { size: 128 }`, each size a 2-byte varint.
+SHAPE_128_CUBED = bytes.fromhex("120308800112030880011203088001")
+
+
+@pytest.fixture
+def small_tf_checkpoint(tmp_path):
+    """A TF checkpoint with 'bert/small' [3] float32 and 'bert/big' [128, 128, 128] uint8 (2 MiB)."""
+    import tensorflow as tf
+
+    prefix = tmp_path / "ckpt" / "bert_model.ckpt"
+    tf.raw_ops.SaveV2(prefix=str(prefix), tensor_names=["bert/small", "bert/big"], shape_and_slices=["", ""],
+                      tensors=[tf.constant([1.0, 2.0, 3.0]), tf.ones([128, 128, 128], tf.uint8)])
+    return prefix
+
+
+def _read_tf(prefix):
+    from keras_bert_zoo.presets.converters.google_checkpoint import _read_tf_variables
+
+    return _read_tf_variables(str(prefix))
+
+
+def test_small_tf_checkpoint_reads_its_values(small_tf_checkpoint):
+    variables = _read_tf(small_tf_checkpoint)
+    np.testing.assert_array_equal(variables["bert/small"], [1.0, 2.0, 3.0])
+    assert variables["bert/big"].shape == (128, 128, 128) and variables["bert/big"].min() == 1
+
+
+def test_tf_index_claiming_terabytes_is_refused_before_allocating(small_tf_checkpoint):
+    index = small_tf_checkpoint.with_name("bert_model.ckpt.index")
+    _rewrite_index(index, SHAPE_128_CUBED, bytes.fromhex("120308ff7f120308ff7f120308ff7f"))  # [16383] * 3
+    _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/big' (shape [16383, 16383, 16383], "
+             "uint8): the variables up to it need 4397241253899 bytes but its .data shards hold", read=_read_tf)
+
+
+def test_truncated_tf_data_shard_is_refused(small_tf_checkpoint):
+    data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
+    data.write_bytes(data.read_bytes()[:1000])
+    _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/big'",
+             "need 2097164 bytes but its .data shards hold 1000", "corrupt or truncated", read=_read_tf)
+
+
+def test_missing_tf_data_shard_is_refused(small_tf_checkpoint):
+    small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001").unlink()
+    _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/small'", "shards hold 0",
+             read=_read_tf)

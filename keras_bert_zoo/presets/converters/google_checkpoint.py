@@ -2,6 +2,7 @@
 
 import glob
 import json
+import math
 import os
 
 import tensorflow as tf
@@ -72,6 +73,24 @@ def read_google_checkpoint(directory):
     return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, lambda: _read_tf_variables(prefix))
 
 
+def _check_variables_fit(prefix, reader, names):
+    """The .index can claim any shape, and TF allocates a tensor before it
+    reads its bytes: a crafted [1<<20, 1<<20] entry would ask for terabytes.
+    Every variable read must fit, with the others, in the .data shards."""
+    available = sum(os.path.getsize(p) for p in glob.glob(glob.escape(prefix) + ".data-*"))
+    shapes, dtypes = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    needed = 0
+    for name in names:
+        shape, dtype = shapes[name], dtypes[name]
+        needed += math.prod(shape) * max(dtype.size, 1)  # a string takes at least a byte
+        if needed > available:
+            raise CheckpointError(
+                f"The TF checkpoint {prefix}.* cannot hold variable '{name}' (shape {shape}, "
+                f"{dtype.name}): the variables up to it need {needed} bytes but its .data shards "
+                f"hold {available}. The checkpoint is corrupt or truncated (or crafted): download it again."
+            )
+
+
 def _read_tf_variables(prefix):
     try:
         reader = tf.train.load_checkpoint(prefix)
@@ -79,7 +98,10 @@ def _read_tf_variables(prefix):
             n for n in reader.get_variable_to_shape_map()
             if not n.endswith(("/adam_m", "/adam_v")) and n != "global_step"
         ]
+        _check_variables_fit(prefix, reader, names)
         return {n: reader.get_tensor(n) for n in names}
+    except CheckpointError:
+        raise
     except (tf.errors.OpError, ValueError, IndexError) as e:
         raise CheckpointError(
             f"Cannot read the TF checkpoint {prefix}.* ({type(e).__name__}: {e}). The "
