@@ -9,7 +9,11 @@ globals torch.save names, and `archive/data/<key>` raw storage bytes.
 import collections
 import io
 import json
+import os
 import pickle
+import stat
+import tarfile
+import warnings
 import zipfile
 
 import numpy as np
@@ -373,3 +377,106 @@ def test_missing_tf_data_shard_is_refused(small_tf_checkpoint):
     small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001").unlink()
     _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/small'", "shards hold 0",
              read=_read_tf)
+
+
+# --- Downloaded archives ----------------------------------------------------
+
+
+def _zip(path, *entries, compression=zipfile.ZIP_STORED):
+    """`entries`: (name, content) or a ready ZipInfo with its content."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate names we write on purpose
+        with zipfile.ZipFile(path, "w", compression) as z:
+            for name, content in entries:
+                z.writestr(name, content)
+
+
+def _zip_symlink(path):
+    info = zipfile.ZipInfo("vocab.txt")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    _zip(path, (info, "/etc/passwd"))
+
+
+def _tar(path, *members):
+    """`members`: (name, content) for files, or a TarInfo of a link."""
+    with tarfile.open(path, "w:gz") as t:
+        for member in members:
+            if isinstance(member, tarfile.TarInfo):
+                t.addfile(member)
+            else:
+                info = tarfile.TarInfo(member[0])
+                info.size = len(member[1])
+                t.addfile(info, io.BytesIO(member[1]))
+
+
+def _tar_link(kind, name, target):
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+ARCHIVES = {
+    "zip-traversal": (lambda p: _zip(p, ("ckpt/../../outside.txt", "x")), "unsafe path 'ckpt/../../outside.txt'"),
+    "zip-absolute": (lambda p: _zip(p, ("/tmp/absolute.txt", "x")), "unsafe path '/tmp/absolute.txt'"),
+    "zip-symlink": (_zip_symlink, "a link or device 'vocab.txt'"),
+    "zip-duplicate": (lambda p: _zip(p, ("ckpt/vocab.txt", "a"), ("ckpt/vocab.txt", "b")),
+                      "contains 'ckpt/vocab.txt' twice"),
+    "zip-duplicate-spelled-apart": (lambda p: _zip(p, ("ckpt/vocab.txt", "a"), ("ckpt//./vocab.txt", "b")),
+                                    "contains 'ckpt//./vocab.txt' twice"),
+    "tar-traversal": (lambda p: _tar(p, ("../outside.txt", b"x")), "unsafe path '../outside.txt'"),
+    "tar-absolute": (lambda p: _tar(p, ("/tmp/absolute.txt", b"x")), "unsafe path '/tmp/absolute.txt'"),
+    "tar-symlink": (lambda p: _tar(p, _tar_link(tarfile.SYMTYPE, "vocab.txt", "/etc/passwd")),
+                    "a link or device 'vocab.txt'"),
+    "tar-hardlink": (lambda p: _tar(p, ("a", b"x"), _tar_link(tarfile.LNKTYPE, "vocab.txt", "a")),
+                     "a link or device 'vocab.txt'"),
+    "tar-duplicate": (lambda p: _tar(p, ("vocab.txt", b"a"), ("./vocab.txt", b"b")), "contains './vocab.txt' twice"),
+}
+
+
+@pytest.mark.parametrize("case", ARCHIVES)
+def test_unsafe_archive_is_refused_and_leaves_nothing(tmp_path, case):
+    from keras_bert_zoo.presets.download import extract_archive
+
+    build, words = ARCHIVES[case]
+    archive = tmp_path / "download" / "archive"
+    archive.parent.mkdir()
+    build(archive)
+    _refused(kbz.CheckpointError, archive, words, read=lambda a: extract_archive(a, str(archive.parent / "out")))
+    assert os.listdir(archive.parent) == ["archive"]
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_archive_with_too_many_entries_is_refused(tmp_path, monkeypatch):
+    from keras_bert_zoo.presets import download
+
+    monkeypatch.setattr(download, "_MAX_MEMBERS", 5)
+    archive = tmp_path / "archive.zip"
+    _zip(archive, *[(f"f{i}", "x") for i in range(6)])
+    _refused(kbz.CheckpointError, archive, "holds more than 5 entries",
+             read=lambda a: download.extract_archive(a, str(tmp_path / "out")))
+    assert os.listdir(tmp_path) == ["archive.zip"]
+
+
+@pytest.mark.parametrize("build", [lambda p, data: _zip(p, ("zeros", data), compression=zipfile.ZIP_DEFLATED),
+                                   lambda p, data: _tar(p, ("zeros", data))], ids=["zip", "tar.gz"])
+def test_archive_bomb_is_refused_before_inflating(tmp_path, monkeypatch, build):
+    from keras_bert_zoo.presets import download
+
+    monkeypatch.setattr(download, "_SMALL_ARCHIVE_BYTES", 0)  # judge this small archive by its ratio alone
+    archive = tmp_path / "archive"
+    build(archive, bytes(1 << 20))  # 1 MiB of zeros compress about 1000x
+    budget = 8 * os.path.getsize(archive)
+    _refused(kbz.CheckpointError, archive, f"inflates to more than {budget} bytes, over 8x its size",
+             read=lambda a: download.extract_archive(a, str(tmp_path / "out")))
+    assert os.listdir(tmp_path) == ["archive"]
+
+
+@pytest.mark.parametrize("build", [lambda p: _zip(p, ("ckpt/", ""), ("ckpt/vocab.txt", "[PAD]")),
+                                   lambda p: _tar(p, ("./ckpt/vocab.txt", b"[PAD]"))], ids=["zip", "tar.gz"])
+def test_safe_archive_extracts_into_place(tmp_path, build):
+    from keras_bert_zoo.presets.download import extract_archive
+
+    build(tmp_path / "archive")
+    extract_archive(str(tmp_path / "archive"), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "ckpt" / "vocab.txt").read_text() == "[PAD]"
+    assert sorted(os.listdir(tmp_path)) == ["archive", "out"]

@@ -2,7 +2,10 @@
 
 import hashlib
 import os
+import shutil
+import stat
 import tarfile
+import tempfile
 import urllib.error
 import urllib.request
 import zipfile
@@ -89,32 +92,78 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
     return destination
 
 
-def extract_archive(archive, directory):
-    """Extract a .zip / .tar.gz / .tgz archive, refusing paths outside `directory`."""
-    root = os.path.realpath(directory)
+# Checkpoint archives hold a handful of files; 10,000 is far beyond any release.
+_MAX_MEMBERS = 10_000
+# Weights barely compress (released zips inflate about 1.1x; a vocabulary 3x),
+# so 8x the archive is generous for a real checkpoint and refuses a zip bomb,
+# which inflates 1000x. Small archives may always inflate to 64 MiB.
+_MAX_INFLATION = 8
+_SMALL_ARCHIVE_BYTES = 64 << 20
 
-    def check(name):
+
+def _zip_entries(z):
+    for info in z.infolist():
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the archiver recorded no Unix mode
+        yield info.filename, kind in (0, stat.S_IFREG, stat.S_IFDIR), info.file_size
+
+
+def _tar_entries(t):
+    for member in t:  # lazily: a refused archive is not read to its end
+        yield member.name, member.isfile() or member.isdir(), member.size
+
+
+def _check_entries(archive, root, entries):
+    """Refuse, before anything is written, any entry that would land outside
+    `root`, is a link or device, repeats a name, or pushes the count or the
+    inflated total beyond what a checkpoint needs."""
+    budget = max(_MAX_INFLATION * os.path.getsize(archive), _SMALL_ARCHIVE_BYTES)
+    seen, total = set(), 0
+    for count, (name, regular, size) in enumerate(entries, 1):
         target = os.path.realpath(os.path.join(root, name))
-        if not target.startswith(root + os.sep) and target != root:
+        if os.path.isabs(name) or not (target.startswith(root + os.sep) or target == root):
             raise CheckpointError(f"{archive} contains an unsafe path '{name}'; refusing to extract it.")
+        if not regular:
+            raise CheckpointError(f"{archive} contains a link or device '{name}'; refusing it.")
+        if target in seen:
+            raise CheckpointError(f"{archive} contains '{name}' twice; refusing it.")
+        seen.add(target)
+        if count > _MAX_MEMBERS:
+            raise CheckpointError(f"{archive} holds more than {_MAX_MEMBERS} entries, far beyond a checkpoint; refusing it.")
+        total += size
+        if total > budget:
+            raise CheckpointError(
+                f"{archive} inflates to more than {budget} bytes, over {_MAX_INFLATION}x its size: it is a "
+                "zip bomb, not a checkpoint; refusing it."
+            )
 
+
+def extract_archive(archive, directory):
+    """Extract a .zip / .tar.gz / .tgz archive into `directory`, which must not exist yet.
+
+    Every entry is checked first (see `_check_entries`), and the archive is
+    unpacked beside `directory` and renamed into place, so a refused or
+    broken archive leaves nothing behind.
+    """
+    parent = os.path.dirname(os.path.abspath(directory))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".extract-", dir=parent)
+    root = os.path.realpath(tmp)
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as z:
-                for name in z.namelist():
-                    check(name)
+                _check_entries(archive, root, _zip_entries(z))
                 z.extractall(root)
         elif tarfile.is_tarfile(archive):
             with tarfile.open(archive) as t:
-                for member in t.getmembers():
-                    check(member.name)
-                    if not (member.isfile() or member.isdir()):
-                        raise CheckpointError(f"{archive} contains a link or device '{member.name}'; refusing it.")
+                _check_entries(archive, root, _tar_entries(t))
                 t.extractall(root, filter="data")
         else:
             raise CheckpointError(f"{archive} is neither a zip nor a tar archive.")
+        os.rename(tmp, directory)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
         raise CheckpointError(f"{archive} is a corrupt or truncated archive ({e}).") from e
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # already gone once renamed into place
 
 
 def find_checkpoint_dir(directory, is_checkpoint_dir):
