@@ -14,10 +14,16 @@ from tqdm.auto import tqdm
 
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import NetworkUnreachableError
+from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.utils.atomic import atomic_file
 
 _CHUNK = 1 << 20
+# A reachable host connects (TLS included) in well under a second.
+CONNECT_TIMEOUT = 10.0
+# Once connected, a server silent this long (for the headers or between
+# chunks) has stalled. `$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT` overrides it.
+READ_TIMEOUT = 30.0
 
 
 def cache_dir():
@@ -38,6 +44,66 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
+def download_timeouts():
+    """`(connect, read)` seconds; `$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT` sets the read one and caps the other."""
+    value = os.environ.get("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT")
+    if not value:
+        return CONNECT_TIMEOUT, READ_TIMEOUT
+    try:
+        read = float(value)
+    except ValueError:
+        read = 0.0
+    if not read > 0:  # also refuses nan
+        raise PresetError(f"$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT={value!r} is not a number of seconds above 0.")
+    return min(CONNECT_TIMEOUT, read), read
+
+
+class _ReadTimeout:
+    """For urllib's HTTP(S) handlers: connect (and shake hands) under the
+    request's connect timeout, then wait at most `read_timeout` per read."""
+
+    read_timeout = READ_TIMEOUT
+
+    def do_open(self, http_class, req, **kwargs):
+        read_timeout = self.read_timeout
+
+        class Connection(http_class):
+            def connect(self):
+                super().connect()
+                self.sock.settimeout(read_timeout)
+
+        return super().do_open(Connection, req, **kwargs)
+
+
+class _HTTPHandler(_ReadTimeout, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_ReadTimeout, urllib.request.HTTPSHandler):
+    pass
+
+
+def _open(url, connect_timeout, read_timeout):
+    handlers = [_HTTPHandler(), _HTTPSHandler()]
+    for handler in handlers:
+        handler.read_timeout = read_timeout
+    return urllib.request.build_opener(*handlers).open(url, timeout=connect_timeout)
+
+
+def _network_error(url, error, connect_timeout, read_timeout, hint):
+    """The NetworkUnreachableError for `error`, saying what timed out and after how long."""
+    reason = getattr(error, "reason", error)
+    if isinstance(error, TimeoutError):  # raised bare by a read, after the connection was made
+        what = f"{url} timed out: the server sent nothing for {read_timeout:g} s"
+    elif isinstance(reason, TimeoutError):  # urllib wraps a connect timeout in URLError
+        what = f"Connecting to {url} timed out after {connect_timeout:g} s"
+    else:
+        return NetworkUnreachableError(
+            f"Cannot reach {url} ({reason}): the network or the host is unreachable. {hint}"
+        )
+    return NetworkUnreachableError(f"{what}. Set $KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT to wait longer. {hint}")
+
+
 def download(url, destination, sha256=None, offline_hint="", progress=True):
     """Download `url` to `destination` atomically, checking size and sha256.
 
@@ -48,21 +114,20 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
         offline_hint: what to do without network (appended to errors).
 
     Raises:
-        NetworkUnreachableError: the host cannot be reached.
+        NetworkUnreachableError: the host cannot be reached, or is silent
+            longer than `download_timeouts()` allow.
         PresetNotFoundError: the server answered 404.
         CheckpointError: the download was cut short or the checksum differs.
     """
+    timeouts = download_timeouts()
     try:
-        response = urllib.request.urlopen(url, timeout=60)
+        response = _open(url, *timeouts)
     except urllib.error.HTTPError as e:
         if e.code == 404:
             raise PresetNotFoundError(f"{url} does not exist (HTTP 404).") from e
         raise NetworkUnreachableError(f"Downloading {url} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
     except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise NetworkUnreachableError(
-            f"Cannot reach {url} ({reason}): the network or the host is unreachable. {offline_hint}"
-        ) from e
+        raise _network_error(url, e, *timeouts, offline_hint) from e
     expected = response.headers.get("Content-Length")
     expected = int(expected) if expected else None
     received = 0
@@ -76,6 +141,8 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
                 digest.update(chunk)
                 received += len(chunk)
                 bar.update(len(chunk))
+        except TimeoutError as e:
+            raise _network_error(url, e, *timeouts, offline_hint) from e
         except (OSError, urllib.error.URLError) as e:
             raise NetworkUnreachableError(f"The download of {url} was interrupted ({e}). {offline_hint}") from e
         if expected is not None and received != expected:
