@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pickle
+import shutil
 import stat
 import tarfile
 import warnings
@@ -23,6 +24,7 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.presets.converters import torch_pickle
 from keras_bert_zoo.presets.converters.hf_checkpoint import load_safetensors
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+from tests.conftest import shared_path
 
 # --- Hand-written pytorch_model.bin ---------------------------------------
 
@@ -480,3 +482,57 @@ def test_safe_archive_extracts_into_place(tmp_path, build):
     extract_archive(str(tmp_path / "archive"), str(tmp_path / "out"))
     assert (tmp_path / "out" / "ckpt" / "vocab.txt").read_text() == "[PAD]"
     assert sorted(os.listdir(tmp_path)) == ["archive", "out"]
+
+
+# --- Our own preset: model.weights.h5 ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_preset(tmp_path_factory):
+    """The tiny shared checkpoint converted once into a saved preset."""
+    from keras_bert_zoo.presets.loader import read_checkpoint_dir
+
+    target = tmp_path_factory.mktemp("preset") / "tiny"
+    kbz.convert_checkpoint(read_checkpoint_dir(shared_path("checkpoints", "keras_bert_test_tiny")), str(target))
+    return target
+
+
+def _empty_h5(path):
+    import h5py
+
+    with h5py.File(path, "w"):
+        pass
+
+
+def _replace_token_embedding(path, **dataset):
+    import h5py
+
+    name = "layers/bert_embedding/token_and_position_embedding/token_embedding/vars/0"  # [15, 4] float32
+    with h5py.File(path, "r+") as f:
+        del f[name]
+        f.create_dataset(name, **dataset)
+
+
+H5_DAMAGE = {
+    "truncated-half": lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]),
+    "truncated-to-signature": lambda path: path.write_bytes(path.read_bytes()[:8]),
+    "empty-file": lambda path: path.write_bytes(b""),
+    "garbage": lambda path: path.write_bytes(np.random.default_rng(0).bytes(4096)),
+    "signature-then-garbage": lambda path: path.write_bytes(path.read_bytes()[:8] + bytes(4096)),
+    "valid-h5-without-weights": _empty_h5,
+    "wrong-shape": lambda path: _replace_token_embedding(path, data=np.zeros((16, 4), np.float32)),
+    "string-dtype": lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
+    # A 4 TiB dataset that stores nothing: must be refused, not allocated.
+    "shape-bomb": lambda path: _replace_token_embedding(path, shape=(1 << 20, 1 << 20), dtype=np.float32,
+                                                        chunks=(256, 256)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Skipping nested container")  # Keras, on files missing our groups
+@pytest.mark.parametrize("damage", H5_DAMAGE)
+def test_damaged_saved_weights_are_a_checkpoint_error(tmp_path, tiny_preset, damage):
+    preset = tmp_path / "tiny"
+    shutil.copytree(tiny_preset, preset)
+    H5_DAMAGE[damage](preset / "model.weights.h5")
+    _refused(kbz.CheckpointError, preset / "model.weights.h5", "Cannot load the weights file",
+             read=lambda _: kbz.BertBackbone.from_preset(str(preset)))
