@@ -334,19 +334,47 @@ def _rewrite_index(path, old, new):
     path.write_bytes(bytes(data))
 
 
-# A TensorShapeProto [128, 128, 128]: three `dim { size: 128 }`, each size a 2-byte varint.
-SHAPE_128_CUBED = bytes.fromhex("120308800112030880011203088001")
+def _varint(value):
+    value &= (1 << 64) - 1  # an int64, as protobuf writes it
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+
+def _dim(size):
+    """One `dim { size: ... }` of a TensorShapeProto (an empty message means size 0)."""
+    body = b"\x08" + _varint(size) if size else b""
+    return b"\x12" + bytes([len(body)]) + body
+
+
+def _save_tf(directory, **tensors):
+    """A TF checkpoint `directory/ckpt/bert_model.ckpt` of `{name: tensor}` (names use '.' for '/')."""
+    import tensorflow as tf
+
+    prefix = directory / "ckpt" / "bert_model.ckpt"
+    names = [name.replace(".", "/") for name in tensors]
+    tf.raw_ops.SaveV2(prefix=str(prefix), tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(t) for t in tensors.values()])
+    return prefix
+
+
+def _small_and_big():
+    return {"bert.small": np.array([1.0, 2.0, 3.0], np.float32), "bert.big": np.ones([128] * 3, np.uint8)}
+
+
+def _rank_254():
+    """TF's largest rank: numpy cannot hold it, but its index entry has room to rewrite."""
+    import tensorflow as tf
+
+    return {"bert.ones": tf.ones([1] * 254, tf.uint8)}
 
 
 @pytest.fixture
 def small_tf_checkpoint(tmp_path):
-    """A TF checkpoint with 'bert/small' [3] float32 and 'bert/big' [128, 128, 128] uint8 (2 MiB)."""
-    import tensorflow as tf
-
-    prefix = tmp_path / "ckpt" / "bert_model.ckpt"
-    tf.raw_ops.SaveV2(prefix=str(prefix), tensor_names=["bert/small", "bert/big"], shape_and_slices=["", ""],
-                      tensors=[tf.constant([1.0, 2.0, 3.0]), tf.ones([128, 128, 128], tf.uint8)])
-    return prefix
+    """'bert/small' [3] float32 at bytes 0..12 and 'bert/big' [128, 128, 128] uint8 (2 MiB) after it."""
+    return _save_tf(tmp_path, **_small_and_big())
 
 
 def _read_tf(prefix):
@@ -361,24 +389,69 @@ def test_small_tf_checkpoint_reads_its_values(small_tf_checkpoint):
     assert variables["bert/big"].shape == (128, 128, 128) and variables["bert/big"].min() == 1
 
 
-def test_tf_index_claiming_terabytes_is_refused_before_allocating(small_tf_checkpoint):
+# Each rewrite keeps the entry's length, so only the block checksum needs resealing.
+BIG, ONES = _dim(128) * 3, _dim(1) * 254
+INDEX_REWRITES = {
+    # Claims 4 TiB that TF would allocate before finding the entry stores 2 MiB.
+    "terabytes": (_small_and_big, BIG, _dim(16383) * 3, "has variable 'bert/big' (shape [16383, 16383, 16383], uint8) needing "
+                  "4397241253887 bytes, but it stores only 2097152"),
+    # Each of these aborted the interpreter inside tf.train.load_checkpoint.
+    "negative-dim": (_small_and_big, BIG, _dim(-1) + _dim(0), "has variable 'bert/big' with shape [-1, 0]"),
+    "too-many-dims": (_rank_254, ONES, _dim(0) * 508, "has variable 'bert/ones' with shape [0, 0, 0,"),
+    "int64-overflow": (_rank_254, ONES[: 4 * 10], _dim(1 << 62) * 3 + _dim(0) * 2,
+                       f"has variable 'bert/ones' with shape [{1 << 62}, {1 << 62}, {1 << 62}, 0, 0, 1,"),
+    "unknown-dtype": (_small_and_big, b"\x08\x04" + _dim(128)[:1] + bytes([len(BIG)]), b"\x08\x63" + _dim(128)[:1] + bytes([len(BIG)]),
+                      "has variable 'bert/big' with unknown dtype 99"),
+}
+
+
+@pytest.mark.parametrize("case", INDEX_REWRITES)
+def test_crafted_tf_index_is_refused_before_tf_reads_it(tmp_path, case):
+    tensors, old, new, words = INDEX_REWRITES[case]
+    prefix = _save_tf(tmp_path, **tensors())
+    _rewrite_index(prefix.with_name("bert_model.ckpt.index"), old, new)
+    _refused(kbz.CheckpointError, prefix, words, "corrupt or truncated (or crafted)", read=_read_tf)
+
+
+def _footer_pointing_at(raw, offset, size, block=b""):
+    """`raw` with `block` appended and its footer's index-block handle replaced (the metaindex one 0, 0)."""
+    handles = _varint(0) + _varint(0) + _varint(offset) + _varint(size)
+    return raw[:-48] + block + handles.ljust(40, b"\0") + raw[-8:]
+
+
+# A block whose one entry claims a 50-byte key it does not have: shared 0, unshared 50, value 0; restarts [0].
+OVERRUNNING_BLOCK = b"\x00\x32\x00" + (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (lambda raw: raw[:-1], "it does not end with a TF table footer"),
+        (lambda raw: bytes(len(raw)), "it does not end with a TF table footer"),
+        (lambda raw: _footer_pointing_at(raw, 1 << 40, 100), "the block at 1099511627776 of 100 bytes lies outside"),
+        (lambda raw: _footer_pointing_at(raw, len(raw) - 48, len(OVERRUNNING_BLOCK), OVERRUNNING_BLOCK),
+         "an entry of the block at"),
+        (lambda raw: raw[:-48] + b"\xff" * 40 + raw[-8:], "a varint runs past 64 bits"),
+    ],
+    ids=["last-byte-cut", "zeros", "block-outside-file", "entry-past-block", "endless-varint"],
+)
+def test_malformed_tf_index_is_refused(small_tf_checkpoint, damage, words):
     index = small_tf_checkpoint.with_name("bert_model.ckpt.index")
-    _rewrite_index(index, SHAPE_128_CUBED, bytes.fromhex("120308ff7f120308ff7f120308ff7f"))  # [16383] * 3
-    _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/big' (shape [16383, 16383, 16383], "
-             "uint8): the variables up to it need 4397241253899 bytes but its .data shards hold", read=_read_tf)
+    index.write_bytes(damage(index.read_bytes()))
+    _refused(kbz.CheckpointError, small_tf_checkpoint, f"{index} is malformed ({words}", read=_read_tf)
 
 
 def test_truncated_tf_data_shard_is_refused(small_tf_checkpoint):
     data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
     data.write_bytes(data.read_bytes()[:1000])
-    _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/big'",
-             "need 2097164 bytes but its .data shards hold 1000", "corrupt or truncated", read=_read_tf)
+    _refused(kbz.CheckpointError, small_tf_checkpoint, "has variable 'bert/big' at bytes 12..2097164 of",
+             f"{data}, which holds only 1000", "corrupt or truncated", read=_read_tf)
 
 
 def test_missing_tf_data_shard_is_refused(small_tf_checkpoint):
-    small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001").unlink()
-    _refused(kbz.CheckpointError, small_tf_checkpoint, "cannot hold variable 'bert/small'", "shards hold 0",
-             read=_read_tf)
+    data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
+    data.unlink()
+    _refused(kbz.CheckpointError, small_tf_checkpoint, f"{data}, which holds only 0", read=_read_tf)
 
 
 # --- Downloaded archives ----------------------------------------------------
