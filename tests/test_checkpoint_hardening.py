@@ -164,7 +164,8 @@ def test_legal_tensor_layouts_read_the_right_values(tmp_path, offset, size, stri
         (0, (1 << 70,), (1,), 12, f"size ({1 << 70},): {1 << 70} is too large"),
         (0, 12, (1,), 12, "size 12 and stride (1,) are not tuples"),
     ],
-    ids=["issue-huge-size", "issue-heap-read", "stride-past-end", "offset-past-end", "0-dim-past-end", "empty-past-end", "expanded-too-big",
+    ids=["issue-huge-size", "issue-heap-read", "stride-past-end", "offset-past-end", "0-dim-past-end",
+         "empty-past-end", "expanded-too-big",
          "negative-offset", "negative-size", "negative-stride", "rank-mismatch", "float-size", "bool-stride",
          "str-offset", "huge-int", "size-not-tuple"],
 )
@@ -180,7 +181,8 @@ def _zeros_member_bin(path, numel, declared, compression=zipfile.ZIP_STORED):
 
 def test_storage_smaller_than_declared_is_refused_before_reading(tmp_path):
     path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel=12, declared=1 << 40)
-    _refused(kbz.CheckpointError, path, "storage '0' declares 1099511627776 elements but its member archive/data/0 holds 12")
+    _refused(kbz.CheckpointError, path,
+             "storage '0' declares 1099511627776 elements but its member archive/data/0 holds 12")
 
 
 def test_storage_larger_than_declared_is_refused(tmp_path):
@@ -393,14 +395,16 @@ def test_small_tf_checkpoint_reads_its_values(small_tf_checkpoint):
 BIG, ONES = _dim(128) * 3, _dim(1) * 254
 INDEX_REWRITES = {
     # Claims 4 TiB that TF would allocate before finding the entry stores 2 MiB.
-    "terabytes": (_small_and_big, BIG, _dim(16383) * 3, "has variable 'bert/big' (shape [16383, 16383, 16383], uint8) needing "
+    "terabytes": (_small_and_big, BIG, _dim(16383) * 3,
+                  "has variable 'bert/big' (shape [16383, 16383, 16383], uint8) needing "
                   "4397241253887 bytes, but it stores only 2097152"),
     # Each of these aborted the interpreter inside tf.train.load_checkpoint.
     "negative-dim": (_small_and_big, BIG, _dim(-1) + _dim(0), "has variable 'bert/big' with shape [-1, 0]"),
     "too-many-dims": (_rank_254, ONES, _dim(0) * 508, "has variable 'bert/ones' with shape [0, 0, 0,"),
     "int64-overflow": (_rank_254, ONES[: 4 * 10], _dim(1 << 62) * 3 + _dim(0) * 2,
                        f"has variable 'bert/ones' with shape [{1 << 62}, {1 << 62}, {1 << 62}, 0, 0, 1,"),
-    "unknown-dtype": (_small_and_big, b"\x08\x04" + _dim(128)[:1] + bytes([len(BIG)]), b"\x08\x63" + _dim(128)[:1] + bytes([len(BIG)]),
+    # `dtype: 4` (uint8) then the shape's tag and length, as 'bert/big' starts; 99 is no DataType.
+    "unknown-dtype": (_small_and_big, bytes.fromhex("0804120f"), bytes.fromhex("0863120f"),
                       "has variable 'bert/big' with unknown dtype 99"),
 }
 

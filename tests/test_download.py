@@ -202,7 +202,8 @@ def test_download_stalling_mid_body_times_out_and_saves_nothing(server, monkeypa
     base, handler = server
     handler.stall = {"/tiny_L-2_H-4.zip"}
     monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", "0.5")
-    with pytest.raises(kbz.NetworkUnreachableError, match="tiny_L-2_H-4.zip timed out: the server sent nothing for 0.5 s"):
+    message = "tiny_L-2_H-4.zip timed out: the server sent nothing for 0.5 s"
+    with pytest.raises(kbz.NetworkUnreachableError, match=message):
         dl.download(f"{base}/tiny_L-2_H-4.zip", str(tmp_path / "out.zip"), progress=False)
     assert sorted(os.listdir(tmp_path)) == ["www"]
 

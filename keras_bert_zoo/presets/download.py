@@ -195,7 +195,9 @@ def _check_entries(archive, root, entries):
             raise CheckpointError(f"{archive} contains '{name}' twice; refusing it.")
         seen.add(target)
         if count > _MAX_MEMBERS:
-            raise CheckpointError(f"{archive} holds more than {_MAX_MEMBERS} entries, far beyond a checkpoint; refusing it.")
+            raise CheckpointError(
+                f"{archive} holds more than {_MAX_MEMBERS} entries, far beyond a checkpoint; refusing it."
+            )
         total += size
         if total > budget:
             raise CheckpointError(

@@ -73,15 +73,15 @@ def _to_numpy_dtype(dtype):
     return np.dtype(dtype)
 
 
-def _check_index(where, what, value, container=None):
+def _check_int(where, what, value, container=None):
     """`value` (an offset, or one entry of a size or stride) must be a plain non-negative int."""
     shown = f"{what} {container!r}: {value!r}" if container is not None else f"{what} {value!r}"
     if type(value) is not int:  # bools and floats are not indices
-        raise CheckpointError(f"{where} has {shown} is not an integer. {_CRAFTED}")
+        raise CheckpointError(f"{where} is invalid: {shown} is not an integer. {_CRAFTED}")
     if value < 0:
-        raise CheckpointError(f"{where} has {shown} is negative. {_CRAFTED}")
+        raise CheckpointError(f"{where} is invalid: {shown} is negative. {_CRAFTED}")
     if value >= _MAX_INDEX:
-        raise CheckpointError(f"{where} has {shown} is too large. {_CRAFTED}")
+        raise CheckpointError(f"{where} is invalid: {shown} is too large. {_CRAFTED}")
 
 
 def _check_view(where, storage, offset, size, stride):
@@ -89,18 +89,21 @@ def _check_view(where, storage, offset, size, stride):
     elements than the storage (a zero stride could otherwise make a tiny file
     expand into gigabytes)."""
     if not isinstance(size, tuple) or not isinstance(stride, tuple):
-        raise CheckpointError(f"{where} has size {size!r} and stride {stride!r} are not tuples. {_CRAFTED}")
+        raise CheckpointError(f"{where} is invalid: size {size!r} and stride {stride!r} are not tuples. {_CRAFTED}")
     if len(size) != len(stride):
-        raise CheckpointError(f"{where} has size {size!r} and stride {stride!r} have different lengths. {_CRAFTED}")
-    _check_index(where, "offset", offset)
+        raise CheckpointError(
+            f"{where} is invalid: size {size!r} and stride {stride!r} have different lengths. {_CRAFTED}"
+        )
+    _check_int(where, "offset", offset)
     for what, values in (("size", size), ("stride", stride)):
         for value in values:
-            _check_index(where, what, value, values)
+            _check_int(where, what, value, values)
     available = storage.array.size
     if 0 in size:
         if offset > available:
             raise CheckpointError(
-                f"{where} has offset {offset} is past the end of its storage ({available} elements). {_CRAFTED}"
+                f"{where} is invalid: offset {offset} is past the end of its storage ({available} elements). "
+                f"{_CRAFTED}"
             )
         return
     count = math.prod(size)
@@ -160,7 +163,9 @@ class _SafeUnpickler(pickle.Unpickler):
 
     def _rebuild_tensor(self, storage, offset, size, stride, *unused):
         if not isinstance(storage, _Storage):
-            raise CheckpointError(f"{self._path} rebuilds a tensor from {storage!r}, which is not a storage. {_CRAFTED}")
+            raise CheckpointError(
+                f"{self._path} rebuilds a tensor from {storage!r}, which is not a storage. {_CRAFTED}"
+            )
         _check_view(f"{self._path}: the tensor on storage '{storage.key}'", storage, offset, size, stride)
         if 0 in size:
             return np.zeros(size, storage.array.dtype)
