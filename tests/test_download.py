@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import threading
+import time
 import zipfile
 
 import numpy as np
@@ -22,6 +23,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 class _Handler(http.server.SimpleHTTPRequestHandler):
     requests = []
     truncate = set()
+    stall = set()
 
     def log_message(self, *args):
         pass
@@ -37,6 +39,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)
             return
+        if self.path in self.stall:
+            # Send part of the body, then fall silent.
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"PK" + b"\0" * 100)
+            self.wfile.flush()
+            time.sleep(3)
+            return
         super().do_GET()
 
 
@@ -51,7 +62,7 @@ def server(tmp_path):
             z.write(os.path.join(source, name), f"tiny_L-2_H-4/{name}")
     # A Hugging Face repository layout for hf:// handles.
     shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), root / "org" / "tiny-bert" / "resolve" / "main")
-    _Handler.requests, _Handler.truncate = [], set()
+    _Handler.requests, _Handler.truncate, _Handler.stall = [], set(), set()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -155,3 +166,57 @@ def test_archive_with_path_traversal_is_refused(tmp_path):
     with pytest.raises(kbz.CheckpointError, match="unsafe path"):
         dl.extract_archive(str(archive), str(tmp_path / "out"))
     assert not (tmp_path / "outside.txt").exists()
+
+
+@pytest.fixture
+def silent_host():
+    """A host that accepts connections (the kernel completes them) and never answers."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        yield f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_silent_host_times_out_quickly_naming_the_url(silent_host, monkeypatch, tmp_path):
+    monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", "0.5")
+    url = f"{silent_host}/model.zip"
+    start = time.monotonic()
+    with pytest.raises(kbz.NetworkUnreachableError) as info:
+        dl.download(url, str(tmp_path / "model.zip"), progress=False)
+    assert time.monotonic() - start < 5
+    assert f"{url} timed out: the server sent nothing for 0.5 s" in str(info.value)
+    assert "KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT" in str(info.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_silent_hub_fails_from_preset_with_the_url(silent_host, monkeypatch):
+    monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", "0.5")
+    monkeypatch.setenv("HF_ENDPOINT", silent_host)
+    with pytest.raises(kbz.NetworkUnreachableError) as info:
+        kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    assert f"{silent_host}/org/tiny-bert/resolve/main/config.json timed out" in str(info.value)
+    assert _cache_files() == []
+
+
+def test_download_stalling_mid_body_times_out_and_saves_nothing(server, monkeypatch, tmp_path):
+    base, handler = server
+    handler.stall = {"/tiny_L-2_H-4.zip"}
+    monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", "0.5")
+    message = "tiny_L-2_H-4.zip timed out: the server sent nothing for 0.5 s"
+    with pytest.raises(kbz.NetworkUnreachableError, match=message):
+        dl.download(f"{base}/tiny_L-2_H-4.zip", str(tmp_path / "out.zip"), progress=False)
+    assert sorted(os.listdir(tmp_path)) == ["www"]
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "nan"])
+def test_download_timeout_must_be_positive_seconds(monkeypatch, value):
+    monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", value)
+    with pytest.raises(kbz.PresetError, match="KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT=.* is not a number of seconds above 0"):
+        dl.download_timeouts()
+
+
+def test_download_timeouts_default_and_override(monkeypatch):
+    monkeypatch.delenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", raising=False)
+    assert dl.download_timeouts() == (dl.CONNECT_TIMEOUT, dl.READ_TIMEOUT)
+    monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", "120")
+    assert dl.download_timeouts() == (dl.CONNECT_TIMEOUT, 120.0)

@@ -2,7 +2,10 @@
 
 import hashlib
 import os
+import shutil
+import stat
 import tarfile
+import tempfile
 import urllib.error
 import urllib.request
 import zipfile
@@ -11,10 +14,16 @@ from tqdm.auto import tqdm
 
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import NetworkUnreachableError
+from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.utils.atomic import atomic_file
 
 _CHUNK = 1 << 20
+# A reachable host connects (TLS included) in well under a second.
+CONNECT_TIMEOUT = 10.0
+# Once connected, a server silent this long (for the headers or between
+# chunks) has stalled. `$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT` overrides it.
+READ_TIMEOUT = 30.0
 
 
 def cache_dir():
@@ -35,6 +44,66 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
+def download_timeouts():
+    """`(connect, read)` seconds; `$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT` sets the read one and caps the other."""
+    value = os.environ.get("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT")
+    if not value:
+        return CONNECT_TIMEOUT, READ_TIMEOUT
+    try:
+        read = float(value)
+    except ValueError:
+        read = 0.0
+    if not read > 0:  # also refuses nan
+        raise PresetError(f"$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT={value!r} is not a number of seconds above 0.")
+    return min(CONNECT_TIMEOUT, read), read
+
+
+class _ReadTimeout:
+    """For urllib's HTTP(S) handlers: connect (and shake hands) under the
+    request's connect timeout, then wait at most `read_timeout` per read."""
+
+    read_timeout = READ_TIMEOUT
+
+    def do_open(self, http_class, req, **kwargs):
+        read_timeout = self.read_timeout
+
+        class Connection(http_class):
+            def connect(self):
+                super().connect()
+                self.sock.settimeout(read_timeout)
+
+        return super().do_open(Connection, req, **kwargs)
+
+
+class _HTTPHandler(_ReadTimeout, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_ReadTimeout, urllib.request.HTTPSHandler):
+    pass
+
+
+def _open(url, connect_timeout, read_timeout):
+    handlers = [_HTTPHandler(), _HTTPSHandler()]
+    for handler in handlers:
+        handler.read_timeout = read_timeout
+    return urllib.request.build_opener(*handlers).open(url, timeout=connect_timeout)
+
+
+def _network_error(url, error, connect_timeout, read_timeout, hint):
+    """The NetworkUnreachableError for `error`, saying what timed out and after how long."""
+    reason = getattr(error, "reason", error)
+    if isinstance(error, TimeoutError):  # raised bare by a read, after the connection was made
+        what = f"{url} timed out: the server sent nothing for {read_timeout:g} s"
+    elif isinstance(reason, TimeoutError):  # urllib wraps a connect timeout in URLError
+        what = f"Connecting to {url} timed out after {connect_timeout:g} s"
+    else:
+        return NetworkUnreachableError(
+            f"Cannot reach {url} ({reason}): the network or the host is unreachable. {hint}"
+        )
+    return NetworkUnreachableError(f"{what}. Set $KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT to wait longer. {hint}")
+
+
 def download(url, destination, sha256=None, offline_hint="", progress=True):
     """Download `url` to `destination` atomically, checking size and sha256.
 
@@ -45,21 +114,20 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
         offline_hint: what to do without network (appended to errors).
 
     Raises:
-        NetworkUnreachableError: the host cannot be reached.
+        NetworkUnreachableError: the host cannot be reached, or is silent
+            longer than `download_timeouts()` allow.
         PresetNotFoundError: the server answered 404.
         CheckpointError: the download was cut short or the checksum differs.
     """
+    timeouts = download_timeouts()
     try:
-        response = urllib.request.urlopen(url, timeout=60)
+        response = _open(url, *timeouts)
     except urllib.error.HTTPError as e:
         if e.code == 404:
             raise PresetNotFoundError(f"{url} does not exist (HTTP 404).") from e
         raise NetworkUnreachableError(f"Downloading {url} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
     except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise NetworkUnreachableError(
-            f"Cannot reach {url} ({reason}): the network or the host is unreachable. {offline_hint}"
-        ) from e
+        raise _network_error(url, e, *timeouts, offline_hint) from e
     expected = response.headers.get("Content-Length")
     expected = int(expected) if expected else None
     received = 0
@@ -73,6 +141,8 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
                 digest.update(chunk)
                 received += len(chunk)
                 bar.update(len(chunk))
+        except TimeoutError as e:
+            raise _network_error(url, e, *timeouts, offline_hint) from e
         except (OSError, urllib.error.URLError) as e:
             raise NetworkUnreachableError(f"The download of {url} was interrupted ({e}). {offline_hint}") from e
         if expected is not None and received != expected:
@@ -89,32 +159,80 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
     return destination
 
 
-def extract_archive(archive, directory):
-    """Extract a .zip / .tar.gz / .tgz archive, refusing paths outside `directory`."""
-    root = os.path.realpath(directory)
+# Checkpoint archives hold a handful of files; 10,000 is far beyond any release.
+_MAX_MEMBERS = 10_000
+# Weights barely compress (released zips inflate about 1.1x; a vocabulary 3x),
+# so 8x the archive is generous for a real checkpoint and refuses a zip bomb,
+# which inflates 1000x. Small archives may always inflate to 64 MiB.
+_MAX_INFLATION = 8
+_SMALL_ARCHIVE_BYTES = 64 << 20
 
-    def check(name):
+
+def _zip_entries(z):
+    for info in z.infolist():
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the archiver recorded no Unix mode
+        yield info.filename, kind in (0, stat.S_IFREG, stat.S_IFDIR), info.file_size
+
+
+def _tar_entries(t):
+    for member in t:  # lazily: a refused archive is not read to its end
+        yield member.name, member.isfile() or member.isdir(), member.size
+
+
+def _check_entries(archive, root, entries):
+    """Refuse, before anything is written, any entry that would land outside
+    `root`, is a link or device, repeats a name, or pushes the count or the
+    inflated total beyond what a checkpoint needs."""
+    budget = max(_MAX_INFLATION * os.path.getsize(archive), _SMALL_ARCHIVE_BYTES)
+    seen, total = set(), 0
+    for count, (name, regular, size) in enumerate(entries, 1):
         target = os.path.realpath(os.path.join(root, name))
-        if not target.startswith(root + os.sep) and target != root:
+        if os.path.isabs(name) or not (target.startswith(root + os.sep) or target == root):
             raise CheckpointError(f"{archive} contains an unsafe path '{name}'; refusing to extract it.")
+        if not regular:
+            raise CheckpointError(f"{archive} contains a link or device '{name}'; refusing it.")
+        if target in seen:
+            raise CheckpointError(f"{archive} contains '{name}' twice; refusing it.")
+        seen.add(target)
+        if count > _MAX_MEMBERS:
+            raise CheckpointError(
+                f"{archive} holds more than {_MAX_MEMBERS} entries, far beyond a checkpoint; refusing it."
+            )
+        total += size
+        if total > budget:
+            raise CheckpointError(
+                f"{archive} inflates to more than {budget} bytes, over {_MAX_INFLATION}x its size: it is a "
+                "zip bomb, not a checkpoint; refusing it."
+            )
 
+
+def extract_archive(archive, directory):
+    """Extract a .zip / .tar.gz / .tgz archive into `directory`, which must not exist yet.
+
+    Every entry is checked first (see `_check_entries`), and the archive is
+    unpacked beside `directory` and renamed into place, so a refused or
+    broken archive leaves nothing behind.
+    """
+    parent = os.path.dirname(os.path.abspath(directory))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".extract-", dir=parent)
+    root = os.path.realpath(tmp)
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as z:
-                for name in z.namelist():
-                    check(name)
+                _check_entries(archive, root, _zip_entries(z))
                 z.extractall(root)
         elif tarfile.is_tarfile(archive):
             with tarfile.open(archive) as t:
-                for member in t.getmembers():
-                    check(member.name)
-                    if not (member.isfile() or member.isdir()):
-                        raise CheckpointError(f"{archive} contains a link or device '{member.name}'; refusing it.")
+                _check_entries(archive, root, _tar_entries(t))
                 t.extractall(root, filter="data")
         else:
             raise CheckpointError(f"{archive} is neither a zip nor a tar archive.")
+        os.rename(tmp, directory)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
         raise CheckpointError(f"{archive} is a corrupt or truncated archive ({e}).") from e
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # already gone once renamed into place
 
 
 def find_checkpoint_dir(directory, is_checkpoint_dir):

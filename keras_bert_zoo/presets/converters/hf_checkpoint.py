@@ -1,6 +1,7 @@
 """Read Hugging Face-format BERT directories (config.json + weights + vocab.txt)."""
 
 import json
+import math
 import os
 import re
 
@@ -14,6 +15,15 @@ from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+# Bytes per element of each safetensors dtype.
+_SAFETENSORS_ITEMSIZE = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+    "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+}
+# The safetensors format caps its JSON header at 100 MB.
+_MAX_SAFETENSORS_HEADER = 100_000_000
+_CRAFTED = "The file is corrupt or crafted; it is refused."
 
 
 def is_hf_checkpoint_dir(directory):
@@ -73,20 +83,84 @@ def hf_name_to_google(key, value):
     return f"{path}/bias", value
 
 
+def _read_safetensors_header(path):
+    """The JSON header, read without trusting its length: only the first
+    8 + header bytes are read, and never more than the file holds."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        prefix = f.read(8)
+        length = int.from_bytes(prefix, "little")
+        if len(prefix) < 8 or length > size - 8:
+            raise CheckpointError(
+                f"{path} holds {size} bytes, less than its header needs. The file is truncated "
+                "or corrupt: download it again."
+            )
+        if length > _MAX_SAFETENSORS_HEADER:
+            raise CheckpointError(f"{path} claims a {length}-byte header, beyond the format's 100 MB. {_CRAFTED}")
+        try:
+            header = json.loads(f.read(length))
+        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+            raise CheckpointError(f"{path}: the header is not valid JSON ({e}). {_CRAFTED}") from e
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path}: the header is not a JSON object. {_CRAFTED}")
+    return header, size - 8 - length
+
+
+def _check_safetensors(path):
+    """Every tensor's byte span must lie inside the data buffer, match its
+    shape and dtype, and not overlap another, before the library maps it."""
+    header, buffer = _read_safetensors_header(path)
+    spans = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        where = f"{path}: tensor '{name}'"
+        if not isinstance(entry, dict):
+            raise CheckpointError(f"{where} is described by {entry!r}, not an object. {_CRAFTED}")
+        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        if dtype not in _SAFETENSORS_ITEMSIZE:
+            raise CheckpointError(f"{where} has unknown dtype {dtype!r}. {_CRAFTED}")
+        if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
+            raise CheckpointError(f"{where} has shape {shape!r}, not a list of non-negative integers. {_CRAFTED}")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
+                and 0 <= offsets[0] <= offsets[1] <= buffer):
+            raise CheckpointError(
+                f"{where} has data_offsets {offsets!r} outside the {buffer}-byte data buffer. {_CRAFTED}"
+            )
+        needed = math.prod(shape) * _SAFETENSORS_ITEMSIZE[dtype]
+        if offsets[1] - offsets[0] != needed:
+            raise CheckpointError(
+                f"{where} has shape {shape} of {dtype} ({needed} bytes) but data_offsets {offsets} "
+                f"span {offsets[1] - offsets[0]} bytes. {_CRAFTED}"
+            )
+        spans.append((offsets[0], offsets[1], name))
+    spans.sort()
+    for (_, end, first), (begin, _, second) in zip(spans, spans[1:]):
+        if begin < end:
+            raise CheckpointError(f"{path}: tensors '{first}' and '{second}' overlap. {_CRAFTED}")
+
+
+def load_safetensors(path):
+    """`{name: numpy array}` from a `.safetensors` file, checked before it is read."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        _check_safetensors(path)
+        return load_file(path)
+    except CheckpointError:
+        raise
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(
+            f"Cannot read {path}: {e}. The file is corrupt or truncated: download it again."
+        ) from e
+
+
 def load_hf_weights(directory):
     """Read the weights, safetensors first, as Google-named float32 arrays."""
     safetensors_path = os.path.join(directory, "model.safetensors")
     if os.path.isfile(safetensors_path):
-        from safetensors import SafetensorError
-        from safetensors.numpy import load_file
-
-        try:
-            state = load_file(safetensors_path)
-        except (SafetensorError, OSError, ValueError) as e:
-            raise CheckpointError(
-                f"Cannot read {safetensors_path}: {e}. The file is corrupt or "
-                "truncated: download it again."
-            ) from e
+        state = load_safetensors(safetensors_path)
     else:
         state = load_torch_state_dict(os.path.join(directory, "pytorch_model.bin"))
     weights = {}

@@ -1,0 +1,615 @@
+"""Checkpoints are untrusted input: every reader bounds-checks what it reads
+against the bytes it has and never allocates more than the file describes.
+
+The PyTorch files here are written by hand (torch is not a dependency): a
+zip with `archive/data.pkl`, pickled with stand-ins that name the same
+globals torch.save names, and `archive/data/<key>` raw storage bytes.
+"""
+
+import collections
+import io
+import json
+import os
+import pickle
+import shutil
+import stat
+import tarfile
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.converters import torch_pickle
+from keras_bert_zoo.presets.converters.hf_checkpoint import load_safetensors
+from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+from tests.conftest import shared_path
+
+# --- Hand-written pytorch_model.bin ---------------------------------------
+
+
+def _torch_global(module, name):
+    """A stand-in class that pickles as the global `module.name`."""
+    return type(name, (), {"torch_global": (module, name)})
+
+
+_REBUILD_TENSOR = _torch_global("torch._utils", "_rebuild_tensor_v2")
+_STORAGE_TYPES = {name: _torch_global("torch", name) for name in ("FloatStorage", "LongStorage", "HalfStorage")}
+
+
+class _Storage:
+    def __init__(self, key, storage_type="FloatStorage", numel=None):
+        self.key, self.storage_type, self.numel = key, storage_type, numel
+
+
+class _Tensor:
+    """Pickles as `_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`."""
+
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride, False, collections.OrderedDict())
+
+    def __reduce__(self):
+        return _REBUILD_TENSOR, self.args
+
+
+class _TorchPickler(pickle._Pickler):
+    """The pure-Python pickler, writing stand-ins as the torch globals they name."""
+
+    def save_global(self, obj, name=None):
+        if not hasattr(obj, "torch_global"):
+            return super().save_global(obj, name)
+        module, qualname = obj.torch_global
+        self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
+        self.memoize(obj)
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _Storage):
+            return ("storage", _STORAGE_TYPES[obj.storage_type], obj.key, "cpu", obj.numel)
+        return None
+
+
+def _write_torch_bin(path, state, members, compression=zipfile.ZIP_STORED):
+    """`state`: {name: _Tensor or anything}; `members`: {storage key: raw bytes}."""
+    buffer = io.BytesIO()
+    _TorchPickler(buffer, protocol=2).dump(collections.OrderedDict(state))
+    with zipfile.ZipFile(path, "w", compression) as z:
+        z.writestr("archive/data.pkl", buffer.getvalue())
+        for key, raw in members.items():
+            z.writestr(f"archive/data/{key}", raw)
+    return str(path)
+
+
+def _contiguous(array, key, offset=0, storage_numel=None):
+    """A `_Tensor` for `array` laid out C-contiguously in storage `key`."""
+    strides = tuple(s // array.itemsize for s in array.strides)
+    numel = array.size if storage_numel is None else storage_numel
+    return _Tensor(_Storage(key, numel=numel), offset, array.shape, strides)
+
+
+WEIGHT = np.arange(12, dtype=np.float32).reshape(3, 4)
+BIAS = np.array([0.5, -1.5, 2.5], dtype=np.float32)
+
+
+def _valid_bin(path):
+    state = {"dense.weight": _contiguous(WEIGHT, "0"), "dense.bias": _contiguous(BIAS, "1")}
+    return _write_torch_bin(path, state, {"0": WEIGHT.tobytes(), "1": BIAS.tobytes()})
+
+
+def test_hand_written_torch_bin_loads_with_its_values(tmp_path):
+    state = load_torch_state_dict(_valid_bin(tmp_path / "pytorch_model.bin"))
+    assert sorted(state) == ["dense.bias", "dense.weight"]
+    np.testing.assert_array_equal(state["dense.weight"], WEIGHT)
+    np.testing.assert_array_equal(state["dense.bias"], BIAS)
+    assert state["dense.weight"].dtype == np.float32 and state["dense.weight"].flags.writeable
+
+
+def _refused(error, path, *words, read=load_torch_state_dict):
+    """`read(path)` raises exactly `error`, naming `path` and every one of `words`."""
+    with pytest.raises(error) as info:
+        read(str(path))
+    message = str(info.value)
+    assert type(info.value) is error, message
+    for word in (str(path), *words):
+        assert word in message, (word, message)
+    return message
+
+
+def _bin_with_tensor(path, offset, size, stride, numel=12):
+    """One tensor viewing storage '0', which holds `numel` floats 0, 1, 2, ..."""
+    storage = np.arange(numel, dtype=np.float32)
+    tensor = _Tensor(_Storage("0", numel=numel), offset, size, stride)
+    return _write_torch_bin(path, {"t": tensor}, {"0": storage.tobytes()})
+
+
+STORAGE = np.arange(12, dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "offset, size, stride, expected",
+    [
+        (0, (4, 3), (1, 4), STORAGE.reshape(3, 4).T),  # a transposed view
+        (4, (2, 4), (4, 1), STORAGE[4:].reshape(2, 4)),  # a view past the start
+        (11, (), (), np.float32(11)),  # 0-dim: the last element
+        (12, (0, 4), (4, 1), np.zeros((0, 4), np.float32)),  # empty: no element is read
+        (4, (3, 4), (0, 1), np.broadcast_to(STORAGE[4:8], (3, 4))),  # an expanded row
+    ],
+    ids=["transposed", "offset", "0-dim", "empty", "expanded"],
+)
+def test_legal_tensor_layouts_read_the_right_values(tmp_path, offset, size, stride, expected):
+    state = load_torch_state_dict(_bin_with_tensor(tmp_path / "pytorch_model.bin", offset, size, stride))
+    assert state["t"].shape == expected.shape
+    np.testing.assert_array_equal(state["t"], expected)
+
+
+@pytest.mark.parametrize(
+    "offset, size, stride, numel, words",
+    [
+        # From the issue: used to crash the interpreter (SIGSEGV).
+        (0, (1 << 28,), (1,), 4, "has 268435456 elements but its storage holds only 4"),
+        # From the issue: used to copy 48 floats of whatever memory follows.
+        (0, (15, 4), (4, 1), 12, "has 60 elements but its storage holds only 12"),
+        (0, (3, 4), (5, 1), 12, "reaches element 13 but its storage holds only 12"),
+        (4, (3, 4), (4, 1), 12, "reaches element 15 but its storage holds only 12"),
+        (12, (), (), 12, "reaches element 12 but its storage holds only 12"),
+        (13, (0, 4), (4, 1), 12, "offset 13 is past the end of its storage (12 elements)"),
+        (0, (1 << 20,), (0,), 12, "has 1048576 elements but its storage holds only 12"),
+        (-1, (3, 4), (4, 1), 12, "offset -1 is negative"),
+        (0, (-1, 4), (4, 1), 12, "size (-1, 4): -1 is negative"),
+        (8, (3, 4), (-4, 1), 12, "stride (-4, 1): -4 is negative"),
+        (0, (3, 4), (4,), 12, "size (3, 4) and stride (4,) have different lengths"),
+        (0, (3.0, 4), (4, 1), 12, "size (3.0, 4): 3.0 is not an integer"),
+        (0, (3, 4), (True, 1), 12, "stride (True, 1): True is not an integer"),
+        ("0", (3, 4), (4, 1), 12, "offset '0' is not an integer"),
+        (0, (1 << 70,), (1,), 12, f"size ({1 << 70},): {1 << 70} is too large"),
+        (0, 12, (1,), 12, "size 12 and stride (1,) are not tuples"),
+    ],
+    ids=["issue-huge-size", "issue-heap-read", "stride-past-end", "offset-past-end", "0-dim-past-end",
+         "empty-past-end", "expanded-too-big",
+         "negative-offset", "negative-size", "negative-stride", "rank-mismatch", "float-size", "bool-stride",
+         "str-offset", "huge-int", "size-not-tuple"],
+)
+def test_tensor_outside_its_storage_is_refused(tmp_path, offset, size, stride, numel, words):
+    path = _bin_with_tensor(tmp_path / "pytorch_model.bin", offset, size, stride, numel)
+    _refused(kbz.CheckpointError, path, "tensor on storage '0'", words, "corrupt or crafted")
+
+
+def _zeros_member_bin(path, numel, declared, compression=zipfile.ZIP_STORED):
+    tensor = _Tensor(_Storage("0", numel=declared), 0, (min(numel, declared),), (1,))
+    return _write_torch_bin(path, {"t": tensor}, {"0": bytes(4 * numel)}, compression)
+
+
+def test_storage_smaller_than_declared_is_refused_before_reading(tmp_path):
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel=12, declared=1 << 40)
+    _refused(kbz.CheckpointError, path,
+             "storage '0' declares 1099511627776 elements but its member archive/data/0 holds 12")
+
+
+def test_storage_larger_than_declared_is_refused(tmp_path):
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel=13, declared=12)
+    _refused(kbz.CheckpointError, path, "storage '0' declares 12 elements but its member archive/data/0 holds 13")
+
+
+def test_storage_of_partial_elements_is_refused(tmp_path):
+    tensor = _Tensor(_Storage("0", numel=12), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(50)})
+    _refused(kbz.CheckpointError, path, "storage '0' is 50 bytes, not a whole number of 4-byte float32 values")
+
+
+def test_missing_storage_member_names_the_key(tmp_path):
+    tensor = _Tensor(_Storage("7", numel=12), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "has no member 'archive/data/7' for storage '7'", "download it again")
+
+
+def test_storage_element_count_must_be_an_integer(tmp_path):
+    tensor = _Tensor(_Storage("0", numel="12"), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "storage '0' declares '12' elements, which is not a count")
+
+
+def test_zip_bomb_storage_is_refused_before_inflating(tmp_path):
+    # 8 MiB of zeros deflate to about 8 kB: a small file that would make us allocate 1000x its size.
+    numel = 2 << 20
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", numel, numel, zipfile.ZIP_DEFLATED)
+    _refused(kbz.CheckpointError, path, "storage '0' inflates from", "bytes to 8388608 bytes")
+
+
+def test_compressed_but_plausible_storage_loads(tmp_path):
+    path = _zeros_member_bin(tmp_path / "pytorch_model.bin", 1000, 1000, zipfile.ZIP_DEFLATED)
+    np.testing.assert_array_equal(load_torch_state_dict(path)["t"], np.zeros(1000, np.float32))
+
+
+def test_huge_pickle_is_refused(tmp_path, monkeypatch):
+    path = _valid_bin(tmp_path / "pytorch_model.bin")
+    size = zipfile.ZipFile(path).getinfo("archive/data.pkl").file_size
+    monkeypatch.setattr(torch_pickle, "_MAX_PICKLE_BYTES", size - 1)
+    _refused(kbz.CheckpointError, path, f"archive/data.pkl is {size} bytes")
+
+
+def test_rebuild_of_something_that_is_not_a_storage_is_refused(tmp_path):
+    tensor = _Tensor(("0", "FloatStorage"), 0, (12,), (1,))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "rebuilds a tensor from ('0', 'FloatStorage'), which is not a storage")
+
+
+@pytest.mark.parametrize("state", [{"t": 3}, {1: _contiguous(BIAS, "1")}], ids=["int-value", "int-key"])
+def test_state_dict_of_non_tensors_is_refused(tmp_path, state):
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", state, {"1": BIAS.tobytes()})
+    _refused(kbz.UnsafeCheckpointError, path, "is not a state dict of named tensors")
+
+
+# --- model.safetensors ------------------------------------------------------
+
+
+def _safetensors_bytes(header, data=bytes(28)):
+    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return len(raw).to_bytes(8, "little") + raw + data
+
+
+def _safetensors_header(**changes):
+    """Two F32 tensors, 'a' [2, 2] then 'b' [3], filling a 28-byte buffer; `changes` replace entry fields."""
+    header = {"a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+              "b": {"dtype": "F32", "shape": [3], "data_offsets": [16, 28]}}
+    for key, value in changes.items():
+        name, field = key.split("_", 1)
+        header[name][field] = value
+    return header
+
+
+def test_hand_written_safetensors_loads_with_its_values(tmp_path):
+    path = tmp_path / "model.safetensors"
+    data = np.arange(4, dtype=np.float32).tobytes() + BIAS.tobytes()
+    path.write_bytes(_safetensors_bytes(_safetensors_header(), data))
+    state = load_safetensors(str(path))
+    np.testing.assert_array_equal(state["a"], np.arange(4, dtype=np.float32).reshape(2, 2))
+    np.testing.assert_array_equal(state["b"], BIAS)
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"\x10\0\0", "holds 3 bytes, less than its header needs"),
+        ((1 << 40).to_bytes(8, "little") + b"{}", "holds 10 bytes, less than its header needs"),
+        (_safetensors_bytes(b"\xff{"), "the header is not valid JSON"),
+        (_safetensors_bytes([1, 2]), "the header is not a JSON object"),
+        (_safetensors_bytes({"a": 3}), "tensor 'a' is described by 3, not an object"),
+        (_safetensors_bytes(_safetensors_header(a_dtype="F128")), "tensor 'a' has unknown dtype 'F128'"),
+        (_safetensors_bytes(_safetensors_header(a_shape=[-1, 2])), "tensor 'a' has shape [-1, 2], not a list"),
+        (_safetensors_bytes(_safetensors_header(b_data_offsets=[16, 40])),
+         "tensor 'b' has data_offsets [16, 40] outside the 28-byte data buffer"),
+        (_safetensors_bytes(_safetensors_header(a_data_offsets=[-4, 12])),
+         "tensor 'a' has data_offsets [-4, 12] outside"),
+        (_safetensors_bytes(_safetensors_header(a_shape=[1 << 20, 1 << 20], a_data_offsets=[0, 1 << 42])),
+         "tensor 'a' has data_offsets [0, 4398046511104] outside the 28-byte data buffer"),
+        (_safetensors_bytes(_safetensors_header(a_shape=[3, 2])),
+         "tensor 'a' has shape [3, 2] of F32 (24 bytes) but data_offsets [0, 16] span 16 bytes"),
+        (_safetensors_bytes(_safetensors_header(b_data_offsets=[12, 24])), "tensors 'a' and 'b' overlap"),
+    ],
+    ids=["short-file", "header-past-end", "not-json", "not-object", "entry-not-object", "unknown-dtype",
+         "negative-shape", "offsets-past-end", "negative-offset", "huge-tensor", "span-mismatch", "overlap"],
+)
+def test_crafted_safetensors_is_refused(tmp_path, content, words):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(content)
+    _refused(kbz.CheckpointError, path, words, read=load_safetensors)
+
+
+def test_oversized_safetensors_header_is_refused_unread(tmp_path, monkeypatch):
+    from keras_bert_zoo.presets.converters import hf_checkpoint
+
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(_safetensors_bytes(_safetensors_header()))
+    monkeypatch.setattr(hf_checkpoint, "_MAX_SAFETENSORS_HEADER", 10)
+    _refused(kbz.CheckpointError, path, "-byte header, beyond the format's 100 MB", read=load_safetensors)
+
+
+# --- Google TF checkpoints --------------------------------------------------
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data):
+    crc = _crc32c(data)
+    return ((((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def _rewrite_index(path, old, new):
+    """Replace bytes in the first block of a TF .index table and re-seal it.
+
+    The block ends with a 0 type byte (uncompressed) and the masked CRC32C of
+    block + type, which TF verifies: find that trailer, then recompute it.
+    """
+    data = bytearray(path.read_bytes())
+    start = data.index(old)
+    end = next(n for n in range(len(data) - 4) if data[n] == 0 and _masked_crc(data[: n + 1]) == data[n + 1 : n + 5])
+    assert len(old) == len(new) and start + len(new) <= end
+    data[start : start + len(old)] = new
+    data[end + 1 : end + 5] = _masked_crc(data[: end + 1])
+    path.write_bytes(bytes(data))
+
+
+def _varint(value):
+    value &= (1 << 64) - 1  # an int64, as protobuf writes it
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+
+def _dim(size):
+    """One `dim { size: ... }` of a TensorShapeProto (an empty message means size 0)."""
+    body = b"\x08" + _varint(size) if size else b""
+    return b"\x12" + bytes([len(body)]) + body
+
+
+def _save_tf(directory, **tensors):
+    """A TF checkpoint `directory/ckpt/bert_model.ckpt` of `{name: tensor}` (names use '.' for '/')."""
+    import tensorflow as tf
+
+    prefix = directory / "ckpt" / "bert_model.ckpt"
+    names = [name.replace(".", "/") for name in tensors]
+    tf.raw_ops.SaveV2(prefix=str(prefix), tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(t) for t in tensors.values()])
+    return prefix
+
+
+def _small_and_big():
+    return {"bert.small": np.array([1.0, 2.0, 3.0], np.float32), "bert.big": np.ones([128] * 3, np.uint8)}
+
+
+def _rank_254():
+    """TF's largest rank: numpy cannot hold it, but its index entry has room to rewrite."""
+    import tensorflow as tf
+
+    return {"bert.ones": tf.ones([1] * 254, tf.uint8)}
+
+
+@pytest.fixture
+def small_tf_checkpoint(tmp_path):
+    """'bert/small' [3] float32 at bytes 0..12 and 'bert/big' [128, 128, 128] uint8 (2 MiB) after it."""
+    return _save_tf(tmp_path, **_small_and_big())
+
+
+def _read_tf(prefix):
+    from keras_bert_zoo.presets.converters.google_checkpoint import _read_tf_variables
+
+    return _read_tf_variables(str(prefix))
+
+
+def test_small_tf_checkpoint_reads_its_values(small_tf_checkpoint):
+    variables = _read_tf(small_tf_checkpoint)
+    np.testing.assert_array_equal(variables["bert/small"], [1.0, 2.0, 3.0])
+    assert variables["bert/big"].shape == (128, 128, 128) and variables["bert/big"].min() == 1
+
+
+# Each rewrite keeps the entry's length, so only the block checksum needs resealing.
+BIG, ONES = _dim(128) * 3, _dim(1) * 254
+INDEX_REWRITES = {
+    # Claims 4 TiB that TF would allocate before finding the entry stores 2 MiB.
+    "terabytes": (_small_and_big, BIG, _dim(16383) * 3,
+                  "has variable 'bert/big' (shape [16383, 16383, 16383], uint8) needing "
+                  "4397241253887 bytes, but it stores only 2097152"),
+    # Each of these aborted the interpreter inside tf.train.load_checkpoint.
+    "negative-dim": (_small_and_big, BIG, _dim(-1) + _dim(0), "has variable 'bert/big' with shape [-1, 0]"),
+    "too-many-dims": (_rank_254, ONES, _dim(0) * 508, "has variable 'bert/ones' with shape [0, 0, 0,"),
+    "int64-overflow": (_rank_254, ONES[: 4 * 10], _dim(1 << 62) * 3 + _dim(0) * 2,
+                       f"has variable 'bert/ones' with shape [{1 << 62}, {1 << 62}, {1 << 62}, 0, 0, 1,"),
+    # `dtype: 4` (uint8) then the shape's tag and length, as 'bert/big' starts; 99 is no DataType.
+    "unknown-dtype": (_small_and_big, bytes.fromhex("0804120f"), bytes.fromhex("0863120f"),
+                      "has variable 'bert/big' with unknown dtype 99"),
+}
+
+
+@pytest.mark.parametrize("case", INDEX_REWRITES)
+def test_crafted_tf_index_is_refused_before_tf_reads_it(tmp_path, case):
+    tensors, old, new, words = INDEX_REWRITES[case]
+    prefix = _save_tf(tmp_path, **tensors())
+    _rewrite_index(prefix.with_name("bert_model.ckpt.index"), old, new)
+    _refused(kbz.CheckpointError, prefix, words, "corrupt or truncated (or crafted)", read=_read_tf)
+
+
+def _footer_pointing_at(raw, offset, size, block=b""):
+    """`raw` with `block` appended and its footer's index-block handle replaced (the metaindex one 0, 0)."""
+    handles = _varint(0) + _varint(0) + _varint(offset) + _varint(size)
+    return raw[:-48] + block + handles.ljust(40, b"\0") + raw[-8:]
+
+
+# A block whose one entry claims a 50-byte key it does not have: shared 0, unshared 50, value 0; restarts [0].
+OVERRUNNING_BLOCK = b"\x00\x32\x00" + (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (lambda raw: raw[:-1], "it does not end with a TF table footer"),
+        (lambda raw: bytes(len(raw)), "it does not end with a TF table footer"),
+        (lambda raw: _footer_pointing_at(raw, 1 << 40, 100), "the block at 1099511627776 of 100 bytes lies outside"),
+        (lambda raw: _footer_pointing_at(raw, len(raw) - 48, len(OVERRUNNING_BLOCK), OVERRUNNING_BLOCK),
+         "an entry of the block at"),
+        (lambda raw: raw[:-48] + b"\xff" * 40 + raw[-8:], "a varint runs past 64 bits"),
+    ],
+    ids=["last-byte-cut", "zeros", "block-outside-file", "entry-past-block", "endless-varint"],
+)
+def test_malformed_tf_index_is_refused(small_tf_checkpoint, damage, words):
+    index = small_tf_checkpoint.with_name("bert_model.ckpt.index")
+    index.write_bytes(damage(index.read_bytes()))
+    _refused(kbz.CheckpointError, small_tf_checkpoint, f"{index} is malformed ({words}", read=_read_tf)
+
+
+def test_truncated_tf_data_shard_is_refused(small_tf_checkpoint):
+    data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
+    data.write_bytes(data.read_bytes()[:1000])
+    _refused(kbz.CheckpointError, small_tf_checkpoint, "has variable 'bert/big' at bytes 12..2097164 of",
+             f"{data}, which holds only 1000", "corrupt or truncated", read=_read_tf)
+
+
+def test_missing_tf_data_shard_is_refused(small_tf_checkpoint):
+    data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
+    data.unlink()
+    _refused(kbz.CheckpointError, small_tf_checkpoint, f"{data}, which holds only 0", read=_read_tf)
+
+
+# --- Downloaded archives ----------------------------------------------------
+
+
+def _zip(path, *entries, compression=zipfile.ZIP_STORED):
+    """`entries`: (name, content) or a ready ZipInfo with its content."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate names we write on purpose
+        with zipfile.ZipFile(path, "w", compression) as z:
+            for name, content in entries:
+                z.writestr(name, content)
+
+
+def _zip_symlink(path):
+    info = zipfile.ZipInfo("vocab.txt")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    _zip(path, (info, "/etc/passwd"))
+
+
+def _tar(path, *members):
+    """`members`: (name, content) for files, or a TarInfo of a link."""
+    with tarfile.open(path, "w:gz") as t:
+        for member in members:
+            if isinstance(member, tarfile.TarInfo):
+                t.addfile(member)
+            else:
+                info = tarfile.TarInfo(member[0])
+                info.size = len(member[1])
+                t.addfile(info, io.BytesIO(member[1]))
+
+
+def _tar_link(kind, name, target):
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+ARCHIVES = {
+    "zip-traversal": (lambda p: _zip(p, ("ckpt/../../outside.txt", "x")), "unsafe path 'ckpt/../../outside.txt'"),
+    "zip-absolute": (lambda p: _zip(p, ("/tmp/absolute.txt", "x")), "unsafe path '/tmp/absolute.txt'"),
+    "zip-symlink": (_zip_symlink, "a link or device 'vocab.txt'"),
+    "zip-duplicate": (lambda p: _zip(p, ("ckpt/vocab.txt", "a"), ("ckpt/vocab.txt", "b")),
+                      "contains 'ckpt/vocab.txt' twice"),
+    "zip-duplicate-spelled-apart": (lambda p: _zip(p, ("ckpt/vocab.txt", "a"), ("ckpt//./vocab.txt", "b")),
+                                    "contains 'ckpt//./vocab.txt' twice"),
+    "tar-traversal": (lambda p: _tar(p, ("../outside.txt", b"x")), "unsafe path '../outside.txt'"),
+    "tar-absolute": (lambda p: _tar(p, ("/tmp/absolute.txt", b"x")), "unsafe path '/tmp/absolute.txt'"),
+    "tar-symlink": (lambda p: _tar(p, _tar_link(tarfile.SYMTYPE, "vocab.txt", "/etc/passwd")),
+                    "a link or device 'vocab.txt'"),
+    "tar-hardlink": (lambda p: _tar(p, ("a", b"x"), _tar_link(tarfile.LNKTYPE, "vocab.txt", "a")),
+                     "a link or device 'vocab.txt'"),
+    "tar-duplicate": (lambda p: _tar(p, ("vocab.txt", b"a"), ("./vocab.txt", b"b")), "contains './vocab.txt' twice"),
+}
+
+
+@pytest.mark.parametrize("case", ARCHIVES)
+def test_unsafe_archive_is_refused_and_leaves_nothing(tmp_path, case):
+    from keras_bert_zoo.presets.download import extract_archive
+
+    build, words = ARCHIVES[case]
+    archive = tmp_path / "download" / "archive"
+    archive.parent.mkdir()
+    build(archive)
+    _refused(kbz.CheckpointError, archive, words, read=lambda a: extract_archive(a, str(archive.parent / "out")))
+    assert os.listdir(archive.parent) == ["archive"]
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_archive_with_too_many_entries_is_refused(tmp_path, monkeypatch):
+    from keras_bert_zoo.presets import download
+
+    monkeypatch.setattr(download, "_MAX_MEMBERS", 5)
+    archive = tmp_path / "archive.zip"
+    _zip(archive, *[(f"f{i}", "x") for i in range(6)])
+    _refused(kbz.CheckpointError, archive, "holds more than 5 entries",
+             read=lambda a: download.extract_archive(a, str(tmp_path / "out")))
+    assert os.listdir(tmp_path) == ["archive.zip"]
+
+
+@pytest.mark.parametrize("build", [lambda p, data: _zip(p, ("zeros", data), compression=zipfile.ZIP_DEFLATED),
+                                   lambda p, data: _tar(p, ("zeros", data))], ids=["zip", "tar.gz"])
+def test_archive_bomb_is_refused_before_inflating(tmp_path, monkeypatch, build):
+    from keras_bert_zoo.presets import download
+
+    monkeypatch.setattr(download, "_SMALL_ARCHIVE_BYTES", 0)  # judge this small archive by its ratio alone
+    archive = tmp_path / "archive"
+    build(archive, bytes(1 << 20))  # 1 MiB of zeros compress about 1000x
+    budget = 8 * os.path.getsize(archive)
+    _refused(kbz.CheckpointError, archive, f"inflates to more than {budget} bytes, over 8x its size",
+             read=lambda a: download.extract_archive(a, str(tmp_path / "out")))
+    assert os.listdir(tmp_path) == ["archive"]
+
+
+@pytest.mark.parametrize("build", [lambda p: _zip(p, ("ckpt/", ""), ("ckpt/vocab.txt", "[PAD]")),
+                                   lambda p: _tar(p, ("./ckpt/vocab.txt", b"[PAD]"))], ids=["zip", "tar.gz"])
+def test_safe_archive_extracts_into_place(tmp_path, build):
+    from keras_bert_zoo.presets.download import extract_archive
+
+    build(tmp_path / "archive")
+    extract_archive(str(tmp_path / "archive"), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "ckpt" / "vocab.txt").read_text() == "[PAD]"
+    assert sorted(os.listdir(tmp_path)) == ["archive", "out"]
+
+
+# --- Our own preset: model.weights.h5 ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_preset(tmp_path_factory):
+    """The tiny shared checkpoint converted once into a saved preset."""
+    from keras_bert_zoo.presets.loader import read_checkpoint_dir
+
+    target = tmp_path_factory.mktemp("preset") / "tiny"
+    kbz.convert_checkpoint(read_checkpoint_dir(shared_path("checkpoints", "keras_bert_test_tiny")), str(target))
+    return target
+
+
+def _empty_h5(path):
+    import h5py
+
+    with h5py.File(path, "w"):
+        pass
+
+
+def _replace_token_embedding(path, **dataset):
+    import h5py
+
+    name = "layers/bert_embedding/token_and_position_embedding/token_embedding/vars/0"  # [15, 4] float32
+    with h5py.File(path, "r+") as f:
+        del f[name]
+        f.create_dataset(name, **dataset)
+
+
+H5_DAMAGE = {
+    "truncated-half": lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]),
+    "truncated-to-signature": lambda path: path.write_bytes(path.read_bytes()[:8]),
+    "empty-file": lambda path: path.write_bytes(b""),
+    "garbage": lambda path: path.write_bytes(np.random.default_rng(0).bytes(4096)),
+    "signature-then-garbage": lambda path: path.write_bytes(path.read_bytes()[:8] + bytes(4096)),
+    "valid-h5-without-weights": _empty_h5,
+    "wrong-shape": lambda path: _replace_token_embedding(path, data=np.zeros((16, 4), np.float32)),
+    "string-dtype": lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
+    # A 4 TiB dataset that stores nothing: must be refused, not allocated.
+    "shape-bomb": lambda path: _replace_token_embedding(path, shape=(1 << 20, 1 << 20), dtype=np.float32,
+                                                        chunks=(256, 256)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Skipping nested container")  # Keras, on files missing our groups
+@pytest.mark.parametrize("damage", H5_DAMAGE)
+def test_damaged_saved_weights_are_a_checkpoint_error(tmp_path, tiny_preset, damage):
+    preset = tmp_path / "tiny"
+    shutil.copytree(tiny_preset, preset)
+    H5_DAMAGE[damage](preset / "model.weights.h5")
+    _refused(kbz.CheckpointError, preset / "model.weights.h5", "Cannot load the weights file",
+             read=lambda _: kbz.BertBackbone.from_preset(str(preset)))
