@@ -590,18 +590,22 @@ def _replace_token_embedding(path, **dataset):
         f.create_dataset(name, **dataset)
 
 
-H5_DAMAGE = {
-    "truncated-half": lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]),
-    "truncated-to-signature": lambda path: path.write_bytes(path.read_bytes()[:8]),
-    "empty-file": lambda path: path.write_bytes(b""),
-    "garbage": lambda path: path.write_bytes(np.random.default_rng(0).bytes(4096)),
-    "signature-then-garbage": lambda path: path.write_bytes(path.read_bytes()[:8] + bytes(4096)),
-    "valid-h5-without-weights": _empty_h5,
-    "wrong-shape": lambda path: _replace_token_embedding(path, data=np.zeros((16, 4), np.float32)),
-    "string-dtype": lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
+CORRUPT = "Cannot read the weights file"
+H5_DAMAGE = {  # damage: (how, the words naming what is wrong)
+    "truncated-half": (lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]), CORRUPT),
+    "truncated-to-signature": (lambda path: path.write_bytes(path.read_bytes()[:8]), CORRUPT),
+    "empty-file": (lambda path: path.write_bytes(b""), CORRUPT),
+    "garbage": (lambda path: path.write_bytes(np.random.default_rng(0).bytes(4096)), CORRUPT),
+    "signature-then-garbage": (lambda path: path.write_bytes(path.read_bytes()[:8] + bytes(4096)), CORRUPT),
+    "valid-h5-without-weights": (_empty_h5, "holds weights for 0 encoder layers, but config.json says num_layers=2"),
+    "wrong-shape": (lambda path: _replace_token_embedding(path, data=np.zeros((16, 4), np.float32)),
+                    "holds no array of shape (15, 4), which the model built from config.json needs, and one of shape (16, 4)"),
+    "string-dtype": (lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
+                     "token_embedding/vars/0' holds |S4 values, not numbers"),
     # A 4 TiB dataset that stores nothing: must be refused, not allocated.
-    "shape-bomb": lambda path: _replace_token_embedding(path, shape=(1 << 20, 1 << 20), dtype=np.float32,
-                                                        chunks=(256, 256)),
+    "shape-bomb": (lambda path: _replace_token_embedding(path, shape=(1 << 20, 1 << 20), dtype=np.float32,
+                                                         chunks=(256, 256)),
+                   "token_embedding/vars/0' claims 4398046511104 bytes but the file has only"),
 }
 
 
@@ -610,6 +614,7 @@ H5_DAMAGE = {
 def test_damaged_saved_weights_are_a_checkpoint_error(tmp_path, tiny_preset, damage):
     preset = tmp_path / "tiny"
     shutil.copytree(tiny_preset, preset)
-    H5_DAMAGE[damage](preset / "model.weights.h5")
-    _refused(kbz.CheckpointError, preset / "model.weights.h5", "Cannot load the weights file",
+    damage, words = H5_DAMAGE[damage]
+    damage(preset / "model.weights.h5")
+    _refused(kbz.CheckpointError, preset / "model.weights.h5", words,
              read=lambda _: kbz.BertBackbone.from_preset(str(preset)))

@@ -1,7 +1,9 @@
 """Our preset directory format (keras-hub's layout): write and read."""
 
+import collections
 import datetime
 import json
+import math
 import os
 import re
 
@@ -104,14 +106,14 @@ _ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")
 
 
 def _stored_arrays(path):
-    """`({dataset name: nbytes}, number of encoder layers)` of a weights file, read from its header only."""
+    """`({dataset name: h5py dataset header}, number of encoder layers)` of a weights file, without reading arrays."""
     import h5py
 
     arrays, encoder_layers = {}, set()
 
     def visit(name, item):
         if isinstance(item, h5py.Dataset):
-            arrays[name] = item.size * item.dtype.itemsize
+            arrays[name] = (tuple(item.shape), item.dtype)
         elif _ENCODER_LAYER.search(name):
             encoder_layers.add(name)
 
@@ -130,7 +132,11 @@ def _check_weights_file(model, path):
     the surplus silently: a config with fewer layers would drop them)."""
     arrays, encoder_layers = _stored_arrays(path)
     size = os.path.getsize(path)
-    for name, nbytes in arrays.items():
+    for name, (shape, dtype) in arrays.items():
+        if dtype.kind not in "fiub":
+            raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not numbers. The file is "
+                                  "corrupt or crafted; it is refused.")
+        nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > size:
             raise CheckpointError(f"{path}: the array '{name}' claims {nbytes} bytes but the file has only "
                                   f"{size}. The file is corrupt or crafted; it is refused.")
@@ -143,6 +149,13 @@ def _check_weights_file(model, path):
                f"{len(arrays)} weight arrays, but the model built from config.json has {expected}")
         raise CheckpointError(f"{path} holds {why}. The weights do not belong to this config: fix config.json "
                               "or save the preset again.")
+    stored = collections.Counter(shape for shape, _ in arrays.values())
+    needed = collections.Counter(tuple(w.shape) for w in model.weights)
+    if stored != needed:
+        missing, surplus = next(iter(needed - stored)), next(iter(stored - needed))
+        raise CheckpointError(f"{path} holds no array of shape {missing}, which the model built from config.json "
+                              f"needs, and one of shape {surplus} that it has no place for. The weights do not "
+                              "belong to this config: fix config.json or save the preset again.")
 
 
 def load_weights_file(model, path):
