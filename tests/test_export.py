@@ -178,6 +178,27 @@ def test_layout_assets_and_single_copy_of_the_weights(exported):
     assert weight_bytes <= stored <= 1.05 * weight_bytes
 
 
+def _ops_outside_core_tensorflow(version_dir):
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
+        saved_model.ParseFromString(f.read())
+    graph = saved_model.meta_graphs[0].graph_def
+    ops = {node.op for node in graph.node} | {node.op for f in graph.library.function for node in f.node_def}
+    return ops - set(dir(tf.raw_ops))
+
+
+def test_exports_need_only_the_tf_text_ops_tf_serving_links(exported):
+    """TF Serving's builds link TF-Text 2.12 (tensorflow/serving#4057): an op added later, such as
+    `TFText>RoundRobinTrim` (what keras-hub's default packer adds), would fail to load there."""
+    needed = set().union(*(_ops_outside_core_tensorflow(exported[kind][1]) for kind in ("classifier", "tagger", "qa")))
+    assert needed == {"FastBertNormalize", "FastWordpieceTokenizeWithOffsets", "NormalizeUTF8",
+                      "RegexSplitWithOffsets"}
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    assert all(f"`{op}`" in readme for op in needed)  # the README lists what a server must have
+
+
 def test_trained_model_exports_without_optimizer_state(tmp_path):
     shared_path("checkpoints", "keras_bert_test_tiny")
     classifier = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=12)

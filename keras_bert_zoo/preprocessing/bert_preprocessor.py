@@ -80,8 +80,12 @@ class BertPreprocessor(TextPreprocessor):
 
     def __init__(self, tokenizer, sequence_length=512, max_sequence_length=None, **kwargs):
         super().__init__(tokenizer, sequence_length, max_sequence_length, **kwargs)
+        # Segments arrive already truncated (`_truncate`); "waterfall" keeps the
+        # packer in core TF ops, where "round_robin" adds TF-Text's
+        # RoundRobinTrim op, which TF Serving's builds (TF-Text 2.12) lack.
         self.packer = MultiSegmentPacker(
             sequence_length=self.sequence_length,
+            truncate="waterfall",
             start_value=tokenizer.cls_token_id,
             end_value=tokenizer.sep_token_id,
             pad_value=tokenizer.pad_token_id,
