@@ -4,6 +4,7 @@ directory, the same job resumes, a finished model is not replaced without `overw
 import json
 import os
 
+import numpy as np
 import pytest
 
 import keras_bert_zoo as kbz
@@ -96,3 +97,23 @@ def test_pretrain_claims_its_output_before_reading_the_corpus(tmp_path, classifi
     with pytest.raises(OutputDirectoryError, match="holds backup from an unknown job .no job.json.: pass "
                                                    "overwrite_output_dir=True"):
         kbz.pretrain(out, str(corpus), preset=TINY_CHECKPOINT)
+
+
+def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path):
+    from keras_bert_zoo.training.training_logs import plot_training_logs
+    from keras_bert_zoo.training.training_logs import read_training_logs
+
+    out = str(tmp_path / "run")
+    history = kbz.finetune(classifier, TEXTS * 4, [0, 1, 0, 1] * 4, out, epochs=2, batch_size=2, verbose=0)
+    logs = read_training_logs(out)["train"]
+    assert [step for step, _ in logs["epoch_loss"]] == [0, 1]
+    np.testing.assert_allclose([v for _, v in logs["epoch_loss"]], history.history["loss"], rtol=1e-6)
+    np.testing.assert_allclose([v for _, v in logs["epoch_accuracy"]], history.history["accuracy"], rtol=1e-6)
+    # BERT's schedule over 16 steps (compiled at 1e-4): warm-up, then linear decay to 0 at the last step.
+    rates = [v for _, v in logs["epoch_learning_rate"]]
+    assert 0 < rates[0] < 1e-4 and rates[1] == pytest.approx(0.0, abs=1e-12)
+    final = plot_training_logs(out, str(tmp_path / "curves.png"))
+    assert final["train_loss"] == pytest.approx(history.history["loss"][-1], rel=1e-6)
+    assert open(tmp_path / "curves.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(FileNotFoundError, match="holds no training logs"):
+        read_training_logs(str(tmp_path))

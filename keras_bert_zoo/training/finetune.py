@@ -7,6 +7,8 @@ import sys
 
 import keras
 
+from keras_bert_zoo.training.training_logs import LOGS_DIR
+from keras_bert_zoo.training.training_logs import tensorboard_callback
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.job_record import content_digest
 from keras_bert_zoo.utils.job_record import running_job
@@ -15,7 +17,7 @@ MODEL_DIR = "model"
 BACKUP_DIR = "backup"
 METRICS_FILE = "metrics.json"
 # What a training job writes into its output directory: (finished results, work in progress).
-OUTPUTS = ((MODEL_DIR, METRICS_FILE), (BACKUP_DIR,))
+OUTPUTS = ((MODEL_DIR, METRICS_FILE), (BACKUP_DIR, LOGS_DIR))
 
 
 def write_json(path, obj):
@@ -62,7 +64,8 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
     Args:
         task: a compiled task (`BertClassifier`, `BertTokenClassifier`...).
         x, y: training data, as the task's `fit` takes it.
-        output_dir: gets `model/`, `backup/` and `job.json`.
+        output_dir: gets `model/`, `backup/`, `job.json` and TensorBoard
+            logs in `logs/` (`keras-bert-zoo report` draws them).
         epochs / batch_size / validation_data / verbose: as `fit`.
         seed: seeds Keras' random generators first.
         overwrite_output_dir: replace another job's work in `output_dir`.
@@ -90,8 +93,8 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
         backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
                                                   double_checkpoint=True)
         history = task.fit(
-            x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, callbacks=[backup],
-            verbose=verbose,
+            x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
+            callbacks=[backup, tensorboard_callback(output_dir)], verbose=verbose,
         )
         task.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     return history

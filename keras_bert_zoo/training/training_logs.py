@@ -1,0 +1,89 @@
+"""Read a run's TensorBoard logs back, and draw them, without TensorBoard.
+
+`finetune` and `pretrain` write `OUTPUT/logs/{train,validation}/` with
+Keras' `TensorBoard` callback: `epoch_<metric>` per epoch, the learning
+rate too.
+"""
+
+import glob
+import math
+import os
+
+LOGS_DIR = "logs"
+
+
+def tensorboard_callback(output_dir):
+    """Keras' `TensorBoard` callback writing into `output_dir/logs`, once per epoch.
+
+    Per-epoch only: with a step frequency, Keras drops an epoch's summaries
+    whenever the epoch does not end on a multiple of that frequency.
+    """
+    import keras
+
+    return keras.callbacks.TensorBoard(os.path.join(output_dir, LOGS_DIR))
+
+
+def read_training_logs(run_dir):
+    """`{split: {tag: [(step, value), ...]}}` from `run_dir/logs` (`split`: "train", "validation").
+
+    Raises:
+        FileNotFoundError: `run_dir` holds no TensorBoard logs.
+    """
+    import tensorflow as tf
+
+    logs = {}
+    for split in ("train", "validation"):
+        for path in sorted(glob.glob(os.path.join(run_dir, LOGS_DIR, split, "events.out.tfevents.*"))):
+            for record in tf.data.TFRecordDataset(path):
+                event = tf.compat.v1.Event.FromString(record.numpy())
+                for value in event.summary.value:
+                    if value.metadata.plugin_data.plugin_name != "scalars":
+                        continue  # the model's config, written as text
+                    number = float(tf.make_ndarray(value.tensor))
+                    logs.setdefault(split, {}).setdefault(value.tag, []).append((int(event.step), number))
+    if not logs:
+        raise FileNotFoundError(f"{run_dir} holds no training logs ({LOGS_DIR}/train/events.out.tfevents.*): "
+                                "pass the output directory of a finetune or pretrain run.")
+    # A resumed run writes its epochs again: the last value of a step wins.
+    return {split: {tag: sorted(dict(points).items()) for tag, points in tags.items()} for split, tags in logs.items()}
+
+
+def final_metrics(logs):
+    """`{"train_loss": ..., "validation_accuracy": ...}`: the last epoch's value of every epoch-level metric."""
+    return {f"{split}_{tag[len('epoch_'):]}": points[-1][1] for split, tags in logs.items()
+            for tag, points in sorted(tags.items()) if tag.startswith("epoch_")}
+
+
+def plot_training_logs(run_dir, output_file):
+    """Draw every epoch-level metric of a run (train and validation, one panel each) to a PNG.
+
+    Returns:
+        `final_metrics` of the run.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only, no display needed
+        from matplotlib import pyplot
+    except ImportError as e:
+        raise ImportError("Drawing training curves needs matplotlib: pip install matplotlib") from e
+    logs = read_training_logs(run_dir)
+    names = sorted({tag for tags in logs.values() for tag in tags if tag.startswith("epoch_")})
+    columns = min(3, len(names))
+    rows = math.ceil(len(names) / columns)
+    figure, axes = pyplot.subplots(rows, columns, figsize=(4.5 * columns, 3.2 * rows), squeeze=False)
+    for axis, name in zip(axes.flat, names):
+        for split, tags in sorted(logs.items()):
+            if name in tags:
+                steps, values = zip(*tags[name])
+                axis.plot([s + 1 for s in steps], values, marker="o", label=split)
+        axis.set_title(name[len("epoch_"):])
+        axis.set_xlabel("epoch")
+        axis.legend()
+    for axis in list(axes.flat)[len(names):]:
+        axis.set_visible(False)
+    figure.suptitle(os.path.basename(os.path.normpath(run_dir)))
+    figure.tight_layout()
+    figure.savefig(output_file, dpi=100)
+    pyplot.close(figure)
+    return final_metrics(logs)
