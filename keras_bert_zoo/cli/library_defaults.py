@@ -80,3 +80,9 @@ def given(args, *names, **renamed):
         if value is not None:
             out[argument] = value
     return out
+
+
+def backbone_arguments():
+    """The named arguments of `BertBackbone` (the keys a --config file may hold)."""
+    node = _find(_find(_tree("models.bert_backbone").body, "BertBackbone").body, "__init__")
+    return [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs if a.arg != "self"]

@@ -50,8 +50,15 @@ def _version():
     return __version__
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    def choices_of(self, command):
+        """The subcommand's parser."""
+        action = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+        return action.choices[command]
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="keras-bert-zoo", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser = ArgumentParser(prog="keras-bert-zoo", description=DESCRIPTION, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -116,6 +123,9 @@ def main(argv=None):
     parser = build_parser()
     argv = snake_case_flags(argv, parser)
     args = parser.parse_args(argv)
+    missing = [flag for dest, flag in getattr(args, "required_flags", ()) if getattr(args, dest, None) is None]
+    if missing:
+        parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
     args.argv = argv
     try:
         if getattr(args, "needs_tensorflow", True):
