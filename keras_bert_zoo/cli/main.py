@@ -66,6 +66,12 @@ def build_parser():
         command.add_parser(subparsers)
     for name, subparser in subparsers.choices.items():
         subparser.formatter_class = HelpFormatter
+        for action in subparser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                if action.metavar is None and action.nargs != 0 and action.choices is None:
+                    action.metavar = action.option_strings[0].lstrip("-").upper()  # --train_file TRAIN_FILE
+                if action.help is None and action.default not in (None, False, argparse.SUPPRESS):
+                    action.help = "(default: %(default)s)"
         if subparser.description is None:
             subparser.description = next(a.help for a in subparsers._choices_actions if a.dest == name)
         if name != "saved-model-cli":  # its arguments all belong to TensorFlow's tool
