@@ -126,7 +126,8 @@ def add_old_spelling(parser, *option_strings, dest, **kwargs):
 
 
 def require(parser, dest, flag):
-    """`flag` must be given (in any of its spellings); `main` checks it after parsing.
+    """`flag` must be given (in any of its spellings; `dest` may be a tuple of
+    destinations, any one of which will do); `main` checks it after parsing.
 
     argparse's own `required=True` would also demand it when only an old
     spelling (`add_old_spelling`) was given.

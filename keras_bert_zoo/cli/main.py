@@ -129,7 +129,8 @@ def main(argv=None):
     parser = build_parser()
     argv = snake_case_flags(argv, parser)
     args = parser.parse_args(argv)
-    missing = [flag for dest, flag in getattr(args, "required_flags", ()) if getattr(args, dest, None) is None]
+    missing = [flag for dests, flag in getattr(args, "required_flags", ())
+               if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
     if missing:
         parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
     args.argv = argv

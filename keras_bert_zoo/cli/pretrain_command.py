@@ -53,7 +53,7 @@ def add_parser(subparsers):
                         help="Comma-separated files or globs: TFRecords from create-pretraining-data, or text "
                              "corpus files (see --corpus_format).")
     add_old_spelling(parser, "--corpus", dest="corpus", nargs="+", type=existing_file)
-    require(parser, "input_file", "--input_file")
+    require(parser, ("input_file", "corpus"), "--input_file")
     parser.add_argument("--eval_input_file", type=file_patterns,
                         help="Records only: held-out TFRecords scored before and after training (masked-LM and "
                              "next-sentence accuracy in metrics.json).")
@@ -163,10 +163,16 @@ def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
     config = read_config(args.config) if args.config else None
+    from keras_bert_zoo.data.pretraining_records import record_files
+
     files, records = _input_kind(args)
     _check_flags(args, records)
     check_sequence_length(args.max_seq_length, preset=args.preset, config=config)
-    with output_job(args, file_flags=("corpus", "config", "vocab_file")):
+    # The job is its files (by content), however the globs spelled them.
+    args.input_file, args.corpus = files, None
+    if args.eval_input_file:
+        args.eval_input_file = record_files(args.eval_input_file)
+    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file")):
         metrics = _from_records(args, files, config) if records else _from_text(args, files, config)
     print(json.dumps(metrics, indent=2))
 
