@@ -254,6 +254,8 @@ def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request():
     assert json.loads(quiet.stdout)["text"] == "hello"
     for noise in ("E0000", "I0000", "cuInit", "oneDNN", "absl::InitializeLog"):
         assert noise not in quiet.stderr, quiet.stderr
+    table = _cli("presets")
+    assert table.returncode == 0 and not ABSL_LOG_LINE.search(table.stderr), table.stderr
     loud = _cli("--verbose", "encode", "hello", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16")
     assert loud.returncode == 0 and ABSL_LOG_LINE.search(loud.stderr), loud.stderr
     library = _python("import keras_bert_zoo as kbz; kbz.BertTokenizer.from_preset(%r)" % TINY_CHECKPOINT)

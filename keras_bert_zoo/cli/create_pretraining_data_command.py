@@ -24,7 +24,7 @@ def add_instance_arguments(parser, note=""):
     No argparse defaults: `PretrainingDataConfig` holds them, and `--help` shows its values.
     """
     def helped(text, name):
-        return default_help(note + text, *DATA_CONFIG, name)
+        return default_help(note + (text[0].lower() + text[1:] if note else text), *DATA_CONFIG, name)
 
     parser.add_argument("--max_seq_length", type=positive_int, help=helped("Pieces per instance.", "max_seq_length"))
     parser.add_argument("--max_predictions_per_seq", type=positive_int,

@@ -135,8 +135,7 @@ def main(argv=None):
         parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
     args.argv = argv
     try:
-        if getattr(args, "needs_tensorflow", True):
-            _start_tensorflow(args.verbose)
+        _start_tensorflow(args.verbose)
         return args.run(args) or 0
     except KeyboardInterrupt:
         if args.verbose:

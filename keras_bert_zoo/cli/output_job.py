@@ -2,7 +2,7 @@
 
 # Arguments that do not change what the job writes. Left out on purpose:
 # epochs (rerunning with more continues the same training) and where it runs.
-NOT_IN_FINGERPRINT = {"run", "command", "argv", "verbose", "flag_names", "required_flags", "needs_tensorflow",
+NOT_IN_FINGERPRINT = {"run", "command", "argv", "verbose", "flag_names", "required_flags",
                       "output", "overwrite_output_dir", "epochs", "strategy", "tpu"}
 
 

@@ -10,7 +10,7 @@ def add_parser(subparsers):
                     "the `cached` column says which presets are downloaded and converted already, so they load "
                     "offline.")
     parser.add_argument("--json", action="store_true", help="Print the full preset specs as JSON.")
-    parser.set_defaults(run=run, needs_tensorflow=False)
+    parser.set_defaults(run=run)
 
 
 def _marked(table):

@@ -9,6 +9,7 @@ the flags given are passed on.
 import argparse
 import json
 
+from keras_bert_zoo.cli.create_pretraining_data_command import DATA_CONFIG
 from keras_bert_zoo.cli.create_pretraining_data_command import INSTANCE_FLAGS
 from keras_bert_zoo.cli.create_pretraining_data_command import add_instance_arguments
 from keras_bert_zoo.cli.flag_types import add_old_spelling
@@ -72,6 +73,11 @@ def add_parser(subparsers):
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
                         help=default_help("Text corpus: see create-pretraining-data.", *PRETRAIN, "corpus_format"))
     add_instance_arguments(parser, note="Text corpus: ")
+    lengths = {"max_seq_length": "Pieces per instance", "max_predictions_per_seq": "Masked pieces per instance at most"}
+    for action in parser._actions:
+        if action.dest in lengths:  # records hold their lengths: read there, and a given value must match
+            action.help = (f"{lengths[action.dest]}. Records: read from them (a value given must match). Text corpus: "
+                           f"default {library_default(*DATA_CONFIG, action.dest)}.")
     parser.add_argument("--dynamic_masking", action="store_true", default=None,
                         help="Text corpus: fresh masks every epoch.")
     parser.add_argument("--train_batch_size", dest="batch_size", type=positive_int,
