@@ -145,8 +145,9 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         "data_config": vars(data_config), "dynamic": dynamic, "batch_size": batch_size,
         "learning_rate": learning_rate, "warmup_steps": warmup_steps, "eval_fraction": eval_fraction,
         "checkpoint_every": checkpoint_every, "mixed_precision": mixed_precision,
-        "num_train_steps": num_train_steps,
     }
+    if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
+        fingerprint["num_train_steps"] = num_train_steps
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
                      overwrite_flag="overwrite_output_dir=True"):
         return _pretrain(**locals())
