@@ -2,68 +2,108 @@
 
 Text flows one way: `BertTokenizer` -> `BertPreprocessor` -> `BertBackbone`
 -> task heads. Every model and tokenizer has `from_preset`.
+
+The names below load on first use, so `import keras_bert_zoo` (and the
+command line's `--help`) does not start TensorFlow.
 """
 
+import contextlib
+import importlib
 import os
 
-# TensorFlow's C++ start-up chatter is noise for users of a model zoo.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# TensorFlow's C++ start-up chatter ("oneDNN custom operations are on", "failed
+# call to cuInit" on a machine without a GPU ...) is noise for users of a model
+# zoo. A TF_CPP_MIN_LOG_LEVEL the user set is kept; Python warnings still show.
+QUIET_LOG_LEVEL = "3"
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_LOG_LEVEL)
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-
-from keras_bert_zoo import data  # noqa: E402,F401 (kbz.data.read_glue, read_conll, read_squad, ...)
-from keras_bert_zoo import distribution  # noqa: E402,F401 (kbz.distribution.get_strategy)
-from keras_bert_zoo import export  # noqa: E402,F401 (kbz.export.export_for_serving, load_export)
-from keras_bert_zoo.layers.activations import gelu_tanh  # noqa: E402
-from keras_bert_zoo.layers.bert_embedding import BertEmbedding  # noqa: E402
-from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: E402
-from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor  # noqa: E402
-from keras_bert_zoo.presets.errors import CheckpointError  # noqa: E402
-from keras_bert_zoo.presets.errors import NetworkUnreachableError  # noqa: E402
-from keras_bert_zoo.presets.errors import PresetError  # noqa: E402
-from keras_bert_zoo.presets.errors import PresetNotFoundError  # noqa: E402
-from keras_bert_zoo.presets.errors import UnsafeCheckpointError  # noqa: E402
-from keras_bert_zoo.presets.loader import convert_checkpoint  # noqa: E402
-from keras_bert_zoo.presets.registry import list_presets  # noqa: E402
-from keras_bert_zoo.optimization.bert_adamw import bert_adamw  # noqa: E402
-from keras_bert_zoo.tasks.bert_classifier import BertClassifier  # noqa: E402
-from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer  # noqa: E402
-from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
-from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier  # noqa: E402
-from keras_bert_zoo.tasks.sentence_embedding import encode_texts  # noqa: E402
-from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: E402
-from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary  # noqa: E402
-from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig  # noqa: E402
-from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances  # noqa: E402
-from keras_bert_zoo.training.finetune import finetune  # noqa: E402
-from keras_bert_zoo.training.pretrain import pretrain  # noqa: E402
-from keras_bert_zoo.version import __version__  # noqa: E402
 
 DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
 
-__all__ = [
-    "BertBackbone",
-    "BertClassifier",
-    "BertEmbedding",
-    "BertPreprocessor",
-    "BertPretrainer",
-    "BertQuestionAnswerer",
-    "BertTokenClassifier",
-    "BertTokenizer",
-    "CheckpointError",
-    "DEFAULT_PRESET",
-    "NetworkUnreachableError",
-    "PresetError",
-    "PresetNotFoundError",
-    "PretrainingDataConfig",
-    "UnsafeCheckpointError",
-    "bert_adamw",
-    "convert_checkpoint",
-    "create_pretraining_instances",
-    "encode_texts",
-    "finetune",
-    "gelu_tanh",
-    "learn_vocabulary",
-    "list_presets",
-    "pretrain",
-    "__version__",
-]
+_EXPORTS = {
+    "BertBackbone": "keras_bert_zoo.models.bert_backbone",
+    "BertClassifier": "keras_bert_zoo.tasks.bert_classifier",
+    "BertEmbedding": "keras_bert_zoo.layers.bert_embedding",
+    "BertPreprocessor": "keras_bert_zoo.preprocessing.bert_preprocessor",
+    "BertPretrainer": "keras_bert_zoo.tasks.bert_pretrainer",
+    "BertQuestionAnswerer": "keras_bert_zoo.tasks.bert_question_answerer",
+    "BertTokenClassifier": "keras_bert_zoo.tasks.bert_token_classifier",
+    "BertTokenizer": "keras_bert_zoo.tokenizers.bert_tokenizer",
+    "CheckpointError": "keras_bert_zoo.presets.errors",
+    "NetworkUnreachableError": "keras_bert_zoo.presets.errors",
+    "PresetError": "keras_bert_zoo.presets.errors",
+    "PresetNotFoundError": "keras_bert_zoo.presets.errors",
+    "PretrainingDataConfig": "keras_bert_zoo.preprocessing.pretraining_instances",
+    "UnsafeCheckpointError": "keras_bert_zoo.presets.errors",
+    "bert_adamw": "keras_bert_zoo.optimization.bert_adamw",
+    "convert_checkpoint": "keras_bert_zoo.presets.loader",
+    "create_pretraining_instances": "keras_bert_zoo.preprocessing.pretraining_instances",
+    "encode_texts": "keras_bert_zoo.tasks.sentence_embedding",
+    "finetune": "keras_bert_zoo.training.finetune",
+    "gelu_tanh": "keras_bert_zoo.layers.activations",
+    "learn_vocabulary": "keras_bert_zoo.tokenizers.vocabulary_learner",
+    "list_presets": "keras_bert_zoo.presets.registry",
+    "pretrain": "keras_bert_zoo.training.pretrain",
+    "pretrain_from_records": "keras_bert_zoo.training.pretrain",
+}
+# Subpackages reachable as attributes: kbz.data.read_glue, kbz.distribution.get_strategy, kbz.export.load_export.
+_SUBPACKAGES = ("data", "distribution", "export")
+
+__all__ = sorted([*_EXPORTS, "DEFAULT_PRESET", "__version__"])
+
+
+@contextlib.contextmanager
+def quiet_start():
+    """Hide what TensorFlow's libraries print to stderr while they load.
+
+    Some of it ("oneDNN custom operations are on", "Could not find cuda
+    drivers") is written before TF_CPP_MIN_LOG_LEVEL is read, so the
+    variable alone cannot hide it. Only while TensorFlow first loads, and
+    only when the log level is the quiet one (a level the user set, such as
+    TF_CPP_MIN_LOG_LEVEL=0, shows everything).
+    """
+    import sys
+
+    if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL") != QUIET_LOG_LEVEL:
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real stderr (embedded interpreters, some notebooks)
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def load_tensorflow():
+    """Import TensorFlow (and TF-Text's ops) quietly; see `quiet_start`."""
+    with quiet_start():
+        import tensorflow  # noqa: F401
+        import tensorflow_text  # noqa: F401
+
+
+def __getattr__(name):
+    if name == "__version__":
+        from keras_bert_zoo.version import __version__
+
+        return __version__
+    if name in _SUBPACKAGES:
+        load_tensorflow()
+        return importlib.import_module(f"keras_bert_zoo.{name}")
+    if name in _EXPORTS:
+        load_tensorflow()
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'keras_bert_zoo' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS, *_SUBPACKAGES, "__version__"])

@@ -27,7 +27,7 @@ def test_encode_writes_npy_matching_the_api(tmp_path, default_preset_dir):
     texts = tmp_path / "texts.txt"
     texts.write_text("Aspirin inhibits COX-1.\nThe cat sat on the mat.\n")
     out = tmp_path / "vectors.npy"
-    code = main(["encode", "--preset", default_preset_dir, "--input", str(texts), "--output", str(out),
+    code = main(["encode", "--preset", default_preset_dir, "--input_file", str(texts), "--output_file", str(out),
                  "--max_seq_length", "32"])
     assert code == 0
     vectors = np.load(out)
@@ -51,7 +51,7 @@ def test_mean_pooling_matches_hf_outputs(default_preset_dir):
 def test_encode_errors_are_clear(tmp_path, capsys):
     empty = tmp_path / "empty_lines.txt"
     empty.write_text("fine\n\nalso fine\n")
-    assert main(["encode", "--input", str(empty)]) == 2
+    assert main(["encode", "--input_file", str(empty)]) == 2
     assert "Text 2 is empty" in capsys.readouterr().err
     assert main(["encode", "--preset", "scibert_uncased", "x"]) == 2
     assert "scibert_scivocab_base_en_uncased" in capsys.readouterr().err

@@ -54,7 +54,8 @@ def no_model(monkeypatch):
 
     for task in finetune_command.FINETUNERS:
         monkeypatch.setitem(finetune_command.FINETUNERS, task, forbidden)
-    monkeypatch.setattr(pretrain_command, "_pretrain", forbidden)
+    monkeypatch.setattr(pretrain_command, "_from_text", forbidden)
+    monkeypatch.setattr(pretrain_command, "_from_records", forbidden)
 
 
 # --- 12 and own cases: every numeric / path flag is checked by the parser (exit 2, flag named) ---
@@ -86,10 +87,10 @@ PARSER_CASES = [
     (["create-pretraining-data", "--masked_lm_prob", "2"], ["--masked_lm_prob", "between 0 and 1"]),
     (["create-pretraining-data", "--short_seq_prob", "-0.1"], ["--short_seq_prob", "probability"]),
     (["create-pretraining-data", "--dupe_factor", "0"], ["--dupe_factor", "positive integer"]),
-    (["pretrain", "--epochs", "0"], ["--num_train_epochs/--epochs", "positive integer"]),
+    (["pretrain", "--num_train_epochs", "0"], ["--num_train_epochs", "positive integer"]),
     (["pretrain", "--num_warmup_steps", "-5"], ["--num_warmup_steps", "integer >= 0"]),
     (["pretrain", "--save_checkpoints_steps", "0"], ["--save_checkpoints_steps", "positive integer"]),
-    (["pretrain", "--vocab-from-corpus", "0"], ["--vocab-from-corpus", "positive integer"]),
+    (["pretrain", "--vocab-from-corpus", "0"], ["--vocab_from_corpus", "positive integer"]),
     (["encode", "--batch_size", "0"], ["--batch_size", "positive integer"]),
     (["extract-features", "--layers", "last"], ["--layers", "comma-separated integers"]),
     (["export", "--version", "0"], ["--version", "positive integer; got 0"]),
@@ -140,7 +141,7 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(files, capsys, no_model):
     _refused(capsys, ["encode", "--input", missing], "--input", "no such file")
     _refused(capsys, ["extract-features", "--input_file", missing, "--output_file", tmp + "/f"], "--input_file")
     _refused(capsys, ["predict", "--model", tmp + "/nowhere", "--input", files["corpus"]], "--model",
-             "no such directory")
+             "does not exist: expected a `finetune` --output_dir or its model/")
     _refused(capsys, ["evaluate", "--model", tmp, "--eval", missing], "--eval", "no such file")
     _refused(capsys, ["encode", "x", "--output", tmp], "--output", "is a directory")
     assert not os.path.exists(tmp + "/o") and not os.path.exists(tmp + "/p")
@@ -150,8 +151,8 @@ def test_a_directory_that_is_not_a_model_names_the_flag(files, capsys):
     _refused(capsys, ["predict", "--model", files["tmp"], "--input", files["corpus"]],
              f"--model {files['tmp']} is not a fine-tuned model")
     _refused(capsys, ["evaluate", "--model", files["tmp"], "--eval", files["train"]], "is not a fine-tuned model")
-    _refused(capsys, ["export", "--model", files["tmp"], "--output", files["tmp"] + "/e"], "--model:",
-             "not a preset")
+    _refused(capsys, ["export", "--model", files["tmp"], "--output", files["tmp"] + "/e"],
+             "is neither a fine-tuned model (a `finetune` --output_dir or its model/) nor a preset", "not a preset")
 
 
 def test_pretrain_config_that_is_not_json_names_the_flag(files, capsys, no_model):
@@ -272,18 +273,18 @@ def test_another_job_cannot_resume_a_backup(tmp_path, capsys, monkeypatch):
     _killed_after_a_backup(monkeypatch)
     assert main(_finetune(mrpc, out)) == 130
     job = json.load(open(os.path.join(out, JOB_FILE)))
-    assert job["command"] == "finetune" and job["fingerprint"]["--train"]["path"] == os.path.abspath(mrpc)
+    assert job["command"] == "finetune" and job["fingerprint"]["--train_file"]["path"] == os.path.abspath(mrpc)
     assert {"keras_bert_zoo", "keras", "tensorflow"} <= set(job["versions"]) and job["started"]
 
     monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)  # nothing may load below
     _refused(capsys, _finetune(sst2, out),
-             f"--train differs: {out} was written by a job with --train {os.path.abspath(mrpc)}",
+             f"--train_file differs: {out} was written by a job with --train_file {os.path.abspath(mrpc)}",
              "--overwrite_output_dir")
     _refused(capsys, _finetune(mrpc, out, "--learning_rate", "3e-5"), "--learning_rate differs", "0.0001")
     _refused(capsys, _finetune(mrpc, out, "--max_seq_length", "64"), "--max_seq_length differs")
     with open(mrpc, "a") as f:
         f.write("more film\t1\n")
-    _refused(capsys, _finetune(mrpc, out), f"--train differs: {os.path.abspath(mrpc)} has changed since {out}")
+    _refused(capsys, _finetune(mrpc, out), f"--train_file differs: {os.path.abspath(mrpc)} has changed since {out}")
     assert os.path.isdir(os.path.join(out, "backup"))  # the other job's work is untouched
 
 
@@ -308,7 +309,7 @@ def test_overwrite_output_dir_clears_the_other_jobs_work(tmp_path, capsys, monke
     _reached(monkeypatch, seen)
     main(_finetune(sst2, out, "--overwrite_output_dir"))
     assert seen == [[JOB_FILE, "notes.txt"]]  # backup gone; files that are not the job's stay
-    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["--train"]["path"] == os.path.abspath(sst2)
+    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["--train_file"]["path"] == os.path.abspath(sst2)
 
 
 def test_a_finished_model_is_not_replaced(tmp_path, capsys, monkeypatch):
@@ -350,15 +351,15 @@ def test_pretrain_output_follows_the_same_rule(tmp_path, capsys, monkeypatch):
     second.write_text("five six.\n")
     out = str(tmp_path / "pre")
 
-    def killed(args, config):
+    def killed(args, files, config):
         os.makedirs(os.path.join(args.output, "backup"))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pretrain_command, "_pretrain", killed)
+    monkeypatch.setattr(pretrain_command, "_from_text", killed)
     argv = ["pretrain", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--output", out, "--corpus"]
     assert main(argv + [str(first)]) == 130
-    monkeypatch.setattr(pretrain_command, "_pretrain", None)
-    _refused(capsys, argv + [str(second)], "--corpus differs", str(first), "--overwrite_output_dir")
+    monkeypatch.setattr(pretrain_command, "_from_text", None)
+    _refused(capsys, argv + [str(second)], "--input_file differs", str(first), "--overwrite_output_dir")
     _refused(capsys, argv + [str(first), "--train_batch_size", "8"], "--train_batch_size differs")
     train = _tsv(str(tmp_path / "SST-2"))
     monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)

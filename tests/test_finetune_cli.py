@@ -30,8 +30,8 @@ def test_finetune_evaluate_predict(tmp_path, capsys):
     shared_path("checkpoints", "keras_bert_test_tiny")
     train = _glue_file(tmp_path, 200)
     out = tmp_path / "run"
-    assert main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", train,
-                 "--output", str(out), "--epochs", "2", "--batch_size", "16", "--max_seq_length", "8",
+    assert main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train_file", train,
+                 "--output_dir", str(out), "--num_train_epochs", "2", "--train_batch_size", "16", "--max_seq_length", "8",
                  "--learning_rate", "1e-3"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["train_examples"], metrics["eval_examples"]) == (180, 20)
@@ -39,14 +39,14 @@ def test_finetune_evaluate_predict(tmp_path, capsys):
     assert not (out / "backup").exists()  # removed once training finished
     capsys.readouterr()
 
-    assert main(["evaluate", "--model", str(out / "model"), "--eval", train, "--output", str(tmp_path / "m.json")]) == 0
+    assert main(["evaluate", "--model", str(out / "model"), "--eval_file", train, "--output_file", str(tmp_path / "m.json")]) == 0
     evaluation = json.loads((tmp_path / "m.json").read_text())
     assert evaluation["eval_examples"] == 200 and 0.0 <= evaluation["accuracy"] <= 1.0
 
     texts = tmp_path / "texts.txt"
     texts.write_text("all work and no play\njack a dull boy\n")
     capsys.readouterr()
-    assert main(["predict", "--model", str(out / "model"), "--input", str(texts)]) == 0
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts)]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["text"] for r in records] == ["all work and no play", "jack a dull boy"]
     assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"]) - 1) < 1e-4 for r in records)
@@ -56,8 +56,8 @@ def test_bad_training_file_is_reported(tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()
     (folder / "train.tsv").write_text("sentence\tlabel\ngood\t1\nbad\tmaybe\n")
-    code = main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", str(folder / "train.tsv"),
-                 "--output", str(tmp_path / "o")])
+    code = main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train_file", str(folder / "train.tsv"),
+                 "--output_dir", str(tmp_path / "o")])
     assert code == 2
     assert "train.tsv, line 3: unknown label 'maybe'" in capsys.readouterr().err
 
@@ -67,8 +67,8 @@ def test_killed_run_resumes_from_last_epoch(tmp_path):
     train = _glue_file(tmp_path, 3000)
     out = tmp_path / "run"
     command = [os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "finetune", "--task", "classify",
-               "--preset", TINY_CHECKPOINT, "--train", train, "--output", str(out), "--epochs", "40",
-               "--batch_size", "32", "--max_seq_length", "8"]
+               "--preset", TINY_CHECKPOINT, "--train_file", train, "--output_dir", str(out), "--num_train_epochs", "40",
+               "--train_batch_size", "32", "--max_seq_length", "8"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     metadata = out / "backup" / "training_metadata.json"
@@ -98,16 +98,16 @@ def test_qa_finetune_evaluate_predict(tmp_path, capsys):
     small = tmp_path / "small.json"
     small.write_text(json.dumps({"data": [article], "version": "1.1"}))
     out = tmp_path / "qa"
-    assert main(["finetune", "--task", "qa", "--preset", TINY_CHECKPOINT, "--train", str(small), "--output", str(out),
-                 "--epochs", "1", "--max_seq_length", "16", "--max_query_length", "4", "--doc_stride", "4",
-                 "--batch_size", "32"]) == 0
+    assert main(["finetune", "--task", "qa", "--preset", TINY_CHECKPOINT, "--train_file", str(small), "--output_dir", str(out),
+                 "--num_train_epochs", "1", "--max_seq_length", "16", "--max_query_length", "4", "--doc_stride", "4",
+                 "--train_batch_size", "32"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["task"] == "qa" and {"exact_match", "f1"} <= set(metrics)
-    assert main(["evaluate", "--model", str(out / "model"), "--eval", str(small)]) == 0
+    assert main(["evaluate", "--model", str(out / "model"), "--eval_file", str(small)]) == 0
     capsys.readouterr()
     questions = tmp_path / "q.jsonl"
     context = article["paragraphs"][0]["context"]
     questions.write_text(json.dumps({"question": "Who won?", "context": context}) + "\n")
-    assert main(["predict", "--model", str(out / "model"), "--input", str(questions)]) == 0
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 0
     record = json.loads(capsys.readouterr().out.strip())
     assert record["answer"] == context[record["start"]:record["end"]]

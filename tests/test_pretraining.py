@@ -61,9 +61,9 @@ def test_xla_train_step_with_steps_per_execution():
 
 
 def _pretrain_command(corpus, output, *extra):
-    return [os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "pretrain", "--corpus", corpus,
-            "--output", str(output), "--strategy", "cpu", "--max_seq_length", "64", "--max_predictions_per_seq", "10",
-            *extra]
+    return [sys.executable, "-m", "keras_bert_zoo.cli.main", "pretrain", "--input_file", corpus,
+            "--output_dir", str(output), "--strategy", "cpu", "--max_seq_length", "64", "--max_predictions_per_seq",
+            "10", *extra]
 
 
 def test_pretraining_from_scratch_with_a_learned_vocabulary(tmp_path):
@@ -71,8 +71,8 @@ def test_pretraining_from_scratch_with_a_learned_vocabulary(tmp_path):
     corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:800]))
     (tmp_path / "config.json").write_text(json.dumps(SMALL_CONFIG))
     subprocess.run(_pretrain_command(str(corpus), tmp_path / "out", "--config", str(tmp_path / "config.json"),
-                                     "--vocab-from-corpus", "2000", "--corpus_format", "wikitext", "--dupe_factor", "3",
-                                     "--epochs", "6", "--learning_rate", "2e-3", "--batch_size", "32"),
+                                     "--vocab_from_corpus", "2000", "--corpus_format", "wikitext", "--dupe_factor", "3",
+                                     "--num_train_epochs", "6", "--learning_rate", "2e-3", "--train_batch_size", "32"),
                    check=True, capture_output=True, timeout=900, cwd=ROOT)
     metrics = json.load(open(tmp_path / "out" / "metrics.json"))
     after = metrics["after"]["masked_lm_logits_accuracy"]
@@ -107,8 +107,8 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:300]))
     (tmp_path / "config.json").write_text(json.dumps(SMALL_CONFIG))
     command = _pretrain_command(str(corpus), tmp_path / "out", "--config", str(tmp_path / "config.json"),
-                                "--vocab-from-corpus", "1000", "--corpus_format", "wikitext", "--dupe_factor", "4",
-                                "--epochs", "4", "--batch_size", "8", "--save_checkpoints_steps", "5")
+                                "--vocab_from_corpus", "1000", "--corpus_format", "wikitext", "--dupe_factor", "4",
+                                "--num_train_epochs", "4", "--train_batch_size", "8", "--save_checkpoints_steps", "5")
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     metadata = tmp_path / "out" / "backup" / "training_metadata.json"
     deadline = time.time() + 300
@@ -187,3 +187,62 @@ def test_mixed_bfloat16_pretraining_of_the_tiny_checkpoint(tmp_path):
     assert np.isfinite(metrics["train_loss"]).all() and np.isfinite(metrics["after"]["loss"])
     restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
     assert restored.backbone.compute_dtype == "float32"  # the preset stores float32 weights
+
+
+def _tiny_corpus(path, documents=12):
+    sentences = ["all work and no play", "makes jack a dull boy", "all play and no work", "jack makes a boy dull",
+                 "the cat sat on the mat", "a dog ate the cat"]
+    path.write_text("\n\n".join("\n".join(sentences[i % 6:] + sentences[:i % 6]) for i in range(documents)) + "\n")
+    return str(path)
+
+
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "keras_bert_zoo.cli.main", *argv], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+
+
+def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_steps(tmp_path):
+    """run_pretraining.py's path: records in, --num_train_steps, backups every --save_checkpoints_steps,
+    masked-LM / next-sentence accuracy on --eval_input_file."""
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    common = ["--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--max_predictions_per_seq", "3"]
+    for name, extra in (("train", ["--dupe_factor", "3"]), ("eval", ["--dupe_factor", "1", "--random_seed", "7"])):
+        made = _cli("create-pretraining-data", "--input_file", corpus, "--output_file", str(tmp_path / f"{name}.tfrecord"),
+                    "--num_shards", "2" if name == "train" else "1", *common, *extra)
+        assert made.returncode == 0, made.stderr
+    out = tmp_path / "out"
+    argv = ["pretrain", "--preset", TINY_CHECKPOINT, "--input_file", str(tmp_path / "train-*.tfrecord"),
+            "--eval_input_file", str(tmp_path / "eval.tfrecord"), "--output_dir", str(out), "--num_train_steps", "7",
+            "--save_checkpoints_steps", "3", "--train_batch_size", "4", "--strategy", "cpu"]
+    result = _cli(*argv)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.load(open(out / "metrics.json"))
+    assert metrics["global_step"] == metrics["steps"] == 7 and metrics["train_files"] == 2
+    assert (metrics["max_seq_length"], metrics["max_predictions_per_seq"]) == (16, 3)  # read from the records
+    for when in ("before", "after"):
+        assert 0 <= metrics[when]["masked_lm_accuracy"] <= 1 and 0 <= metrics[when]["next_sentence_accuracy"] <= 1
+    assert len(metrics["train_loss"]) == 3  # backups after steps 3 and 6, then the last step
+    assert kbz.BertPretrainer.from_preset(str(out / "model")).backbone.num_layers == 2
+    # Flags that make instances belong to create-pretraining-data, and lengths must match the records.
+    refused = _cli(*argv[:-8], "--output_dir", str(tmp_path / "o2"), "--dupe_factor", "5", "--strategy", "cpu")
+    assert refused.returncode == 2
+    assert ("--dupe_factor applies only to a text corpus: the TFRecords of --input_file hold finished instances"
+            in refused.stderr)
+    refused = _cli(*argv[:-8], "--output_dir", str(tmp_path / "o3"), "--max_predictions_per_seq", "5")
+    assert refused.returncode == 2
+    assert "max_predictions_per_seq 5 does not match the training records" in refused.stderr
+    mixed = _cli("pretrain", "--preset", TINY_CHECKPOINT, "--input_file", f"{tmp_path / 'eval.tfrecord'},{corpus}",
+                 "--output_dir", str(tmp_path / "o4"))
+    assert mixed.returncode == 2 and "--input_file mixes TFRecords" in mixed.stderr
+    assert not any((tmp_path / o).exists() for o in ("o2", "o3", "o4"))
+
+
+def test_pretraining_a_text_corpus_stops_after_num_train_steps(tmp_path):
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    metrics = kbz.pretrain(str(tmp_path / "out"), corpus, preset=TINY_CHECKPOINT, batch_size=4, num_train_steps=5,
+                           data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
+                                                                 dupe_factor=1),
+                           strategy="cpu", verbose=0)
+    assert metrics["global_step"] == metrics["steps"] == 5

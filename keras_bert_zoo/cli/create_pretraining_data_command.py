@@ -9,18 +9,34 @@ from keras_bert_zoo.cli.flag_types import fraction
 from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import probability
+from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import given
 
 
-def add_instance_arguments(parser, dupe_factor):
-    """create_pretraining_data.py's flags for making instances (shared with `pretrain`)."""
-    parser.add_argument("--max_seq_length", type=positive_int, default=128)
-    parser.add_argument("--max_predictions_per_seq", type=positive_int, default=20)
-    parser.add_argument("--masked_lm_prob", type=fraction, default=0.15)
-    parser.add_argument("--dupe_factor", type=positive_int, default=dupe_factor,
-                        help="Times each document is used, with different masks.")
-    parser.add_argument("--short_seq_prob", type=probability, default=0.1)
-    parser.add_argument("--do_whole_word_mask", action="store_true", help="Mask whole words, not single word-pieces.")
-    parser.add_argument("--random_seed", type=non_negative_int, default=12345)
+INSTANCE_FLAGS = ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "dupe_factor", "short_seq_prob",
+                  "do_whole_word_mask", "random_seed")
+DATA_CONFIG = ("preprocessing.pretraining_instances", "PretrainingDataConfig")
+
+
+def add_instance_arguments(parser, note=""):
+    """create_pretraining_data.py's flags for making instances (shared with `pretrain`).
+
+    No argparse defaults: `PretrainingDataConfig` holds them, and `--help` shows its values.
+    """
+    def helped(text, name):
+        return default_help(note + (text[0].lower() + text[1:] if note else text), *DATA_CONFIG, name)
+
+    parser.add_argument("--max_seq_length", type=positive_int, help=helped("Pieces per instance.", "max_seq_length"))
+    parser.add_argument("--max_predictions_per_seq", type=positive_int,
+                        help=helped("Masked pieces per instance at most.", "max_predictions_per_seq"))
+    parser.add_argument("--masked_lm_prob", type=fraction, help=helped("Fraction of pieces masked.", "masked_lm_prob"))
+    parser.add_argument("--dupe_factor", type=positive_int,
+                        help=helped("Times each document is used, with different masks.", "dupe_factor"))
+    parser.add_argument("--short_seq_prob", type=probability,
+                        help=helped("Chance of a shorter instance.", "short_seq_prob"))
+    parser.add_argument("--do_whole_word_mask", action="store_true", default=None,
+                        help=helped("Mask whole words, not single word-pieces.", "do_whole_word_mask"))
+    parser.add_argument("--random_seed", type=non_negative_int, help=helped("Seed of the instances.", "random_seed"))
 
 
 def add_parser(subparsers):
@@ -43,10 +59,11 @@ def add_parser(subparsers):
     parser.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
     parser.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
     parser.add_argument("--do_lower_case", action="store_true", help="Lower-case and strip accents (uncased vocabularies).")
-    parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"), default="sentences",
-                        help="sentences: one per line, blank line between documents (the original format); "
-                             "documents: one document per line; wikitext: WikiText articles.")
-    add_instance_arguments(parser, dupe_factor=10)
+    parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
+                        help=default_help("sentences: one per line, blank line between documents (the original "
+                                          "format); documents: one document per line; wikitext: WikiText articles.",
+                                          "data.pretraining_corpus", "read_documents", "corpus_format"))
+    add_instance_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -73,14 +90,10 @@ def run(args):
 
     if args.preset:
         check_sequence_length(args.max_seq_length, args.preset)
-    config = PretrainingDataConfig(
-        max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
-        masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,
-        do_whole_word_mask=args.do_whole_word_mask, random_seed=args.random_seed,
-    )
+    config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
     inputs = sorted({f for pattern in args.input_file.split(",") for f in (tf.io.gfile.glob(pattern) or [pattern])})
     tokenizer = _tokenizer(args)
-    documents = read_documents(inputs, tokenizer, corpus_format=args.corpus_format, progress=True)
+    documents = read_documents(inputs, tokenizer, progress=True, **given(args, "corpus_format"))
     instances = create_pretraining_instances(documents, tokenizer, config, progress=True)
     outputs = args.output_file.split(",")
     if len(outputs) == 1:

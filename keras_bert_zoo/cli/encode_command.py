@@ -4,28 +4,39 @@ import json
 import os
 import sys
 
+from keras_bert_zoo.cli.flag_types import add_old_spelling
 from keras_bert_zoo.cli.flag_types import file_or_stdin
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_default
+
+
+ENCODE = ("tasks.sentence_embedding", "encode_texts")
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "encode",
         help="Encode texts into sentence vectors.",
-        description="Encode texts (arguments, or one per line from --input) into vectors.",
+        description="Encode texts (arguments, or one per line from --input_file) into vectors.",
     )
-    parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input).")
-    parser.add_argument("--input", type=file_or_stdin, help="A text file with one text per line ('-' for stdin).")
-    parser.add_argument("--output", type=output_file,
+    parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input_file).")
+    parser.add_argument("--input_file", dest="input", type=file_or_stdin,
+                        help="A text file with one text per line ('-' for stdin).")
+    add_old_spelling(parser, "--input", dest="input", type=file_or_stdin)
+    parser.add_argument("--output_file", dest="output", type=output_file,
                         help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
-    parser.add_argument("--preset", default="minilm_l6_h384_en_uncased", help="Preset name, directory, hf:// handle or URL.")
-    parser.add_argument("--pooling", choices=("mean", "cls", "pooled"), default="mean",
-                        help="mean: average of token vectors (sentence-transformers); cls: [CLS] vector; "
-                             "pooled: BERT's tanh pooler output.")
-    parser.add_argument("--max_seq_length", "--max-seq-length", type=positive_int, default=128)
-    parser.add_argument("--batch_size", "--batch-size", type=positive_int, default=32)
-    parser.add_argument("--normalize", action="store_true", help="L2-normalise the vectors.")
+    add_old_spelling(parser, "--output", dest="output", type=output_file)
+    parser.add_argument("--preset", help=default_help("Preset name, directory, hf:// handle or URL.", *ENCODE, "preset"))
+    parser.add_argument("--pooling", choices=("mean", "cls", "pooled"),
+                        help=default_help("mean: average of token vectors (sentence-transformers); cls: [CLS] "
+                                          "vector; pooled: BERT's tanh pooler output.", *ENCODE, "pooling"))
+    parser.add_argument("--max_seq_length", type=positive_int,
+                        help=default_help("Packed length.", *ENCODE, "sequence_length"))
+    parser.add_argument("--batch_size", type=positive_int, help=default_help("", *ENCODE, "batch_size"))
+    parser.add_argument("--normalize", action="store_true", default=None, help="L2-normalise the vectors.")
     parser.set_defaults(run=run)
 
 
@@ -36,7 +47,7 @@ def _read_texts(args):
         with stream:
             texts += [line.rstrip("\n") for line in stream]
     if not texts:
-        raise ValueError("No texts to encode: pass texts as arguments or a file with --input.")
+        raise ValueError("No texts to encode: pass texts as arguments or a file with --input_file.")
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
     if empty:
         raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all); remove empty lines.")
@@ -50,16 +61,10 @@ def run(args):
     from keras_bert_zoo.tasks.sentence_embedding import encode_texts
 
     texts = _read_texts(args)
-    check_sequence_length(args.max_seq_length, args.preset)
-    vectors = encode_texts(
-        texts,
-        preset=args.preset,
-        pooling=args.pooling,
-        sequence_length=args.max_seq_length,
-        batch_size=args.batch_size,
-        normalize=args.normalize,
-        progress=True,
-    )
+    preset = args.preset or library_default(*ENCODE, "preset")
+    check_sequence_length(args.max_seq_length, preset)
+    vectors = encode_texts(texts, preset=preset, progress=True,
+                           **given(args, "pooling", "batch_size", "normalize", max_seq_length="sequence_length"))
     if args.output and args.output.endswith(".npy"):
         from keras_bert_zoo.utils.atomic import atomic_file
 

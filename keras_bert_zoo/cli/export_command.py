@@ -1,6 +1,8 @@
 """`keras-bert-zoo export`: a fine-tuned model (or any preset) to a TF Serving version."""
 
+from keras_bert_zoo.cli.flag_types import add_old_spelling
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import require
 
 DEFAULT_SEQUENCE_LENGTH = 128
 
@@ -13,14 +15,16 @@ def add_parser(subparsers):
                     "(tokenization inside the graph), assets and warm-up requests.",
     )
     parser.add_argument("--model", required=True,
-                        help="A `finetune` output directory (or its model/), a saved task preset, or any "
-                             "preset (exported as an embedding model).")
-    parser.add_argument("--output", required=True, help="EXPORT_BASE: the directory TF Serving's --model_base_path "
-                                                        "points above.")
+                        help="A fine-tuned model: a `finetune` --output_dir, or its model/ (as evaluate and "
+                             "predict take it); or any preset (exported as an embedding model).")
+    parser.add_argument("--output_dir", dest="output",
+                        help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
+    add_old_spelling(parser, "--output", dest="output")
+    require(parser, "output", "--output_dir")
     parser.add_argument("--version", type=positive_int,
                         help="Version number (default: one above the highest present).")
-    parser.add_argument("--model_name", "--model-name", help="Default: the task's name (e.g. bert_classifier).")
-    parser.add_argument("--max_seq_length", "--max-seq-length", type=positive_int,
+    parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
+    parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a bare preset's embedding export: at most the preset's positions "
                              f"(default {DEFAULT_SEQUENCE_LENGTH}, or fewer if the preset has fewer).")
     parser.add_argument("--overwrite", action="store_true", help="Replace an existing version.")
@@ -41,7 +45,8 @@ def _load(model, max_seq_length):
     try:
         config = load_backbone_config(model)
     except PresetNotFoundError as e:
-        raise PresetNotFoundError(f"--model: {e}") from None
+        raise PresetNotFoundError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
+                                  f"model/) nor a preset: {e}") from None
     if max_seq_length is None:
         length = min(DEFAULT_SEQUENCE_LENGTH, config["max_sequence_length"])
     else:

@@ -6,9 +6,16 @@ from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import int_list
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import given
+
+
+EXTRACT = ("tasks.feature_extraction", "extract_features")
 
 
 def add_parser(subparsers):
+    from keras_bert_zoo import DEFAULT_PRESET
+
     parser = subparsers.add_parser(
         "extract-features",
         help="Write per-token vectors from chosen layers (google-research/bert's extract_features.py format).",
@@ -16,11 +23,12 @@ def add_parser(subparsers):
     parser.add_argument("--input_file", required=True, type=existing_file,
                         help="One text per line; 'text_a ||| text_b' for pairs.")
     parser.add_argument("--output_file", required=True, type=output_file, help="JSON lines output.")
-    parser.add_argument("--preset", default="minilm_l6_h384_en_uncased")
-    parser.add_argument("--layers", type=int_list, default="-1,-2,-3,-4",
-                        help="Comma-separated encoder layers, -1 the last; write --layers=-1,-2.")
-    parser.add_argument("--max_seq_length", type=positive_int, default=128)
-    parser.add_argument("--batch_size", type=positive_int, default=8)
+    parser.add_argument("--preset", default=DEFAULT_PRESET, help="Preset name, directory, hf:// handle or URL.")
+    parser.add_argument("--layers", type=int_list,
+                        help=default_help("Comma-separated encoder layers, -1 the last; write --layers=-1,-2.",
+                                          *EXTRACT, "layers"))
+    parser.add_argument("--max_seq_length", type=positive_int, help=default_help("", *EXTRACT, "max_seq_length"))
+    parser.add_argument("--batch_size", type=positive_int, help=default_help("", *EXTRACT, "batch_size"))
     parser.set_defaults(run=run)
 
 
@@ -31,13 +39,14 @@ def run(args):
     from keras_bert_zoo.tasks.feature_extraction import write_features
 
     check_sequence_length(args.max_seq_length, args.preset)
-    check_layers(args.layers, args.preset)
+    if args.layers is not None:
+        check_layers(args.layers, args.preset)
 
     with open(args.input_file, encoding="utf-8") as f:
         lines = [line.strip() for line in f if line.strip()]
     # extract_features.py separates the two texts of a pair with " ||| ".
     texts = [tuple(part.strip() for part in line.split("|||", 1)) if "|||" in line else line for line in lines]
-    records = extract_features(texts, preset=args.preset, layers=args.layers, max_seq_length=args.max_seq_length,
-                               batch_size=args.batch_size, progress=True)
+    records = extract_features(texts, preset=args.preset, progress=True,
+                               **given(args, "layers", "max_seq_length", "batch_size"))
     write_features(records, args.output_file)
     print(f"Wrote features of {len(texts)} texts to {args.output_file}", file=sys.stderr)

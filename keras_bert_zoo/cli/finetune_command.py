@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from keras_bert_zoo.cli.flag_types import existing_directory
+from keras_bert_zoo.cli.flag_types import add_old_spelling
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import finite_float
 from keras_bert_zoo.cli.flag_types import fraction
@@ -12,6 +12,10 @@ from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import require
+from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
@@ -19,72 +23,129 @@ from keras_bert_zoo.cli.output_job import output_job
 TASKS = ("classify", "ner", "qa")
 
 
+READ = ("data.readers", "read_classification")
+QA = ("tasks.bert_question_answerer", "BertQuestionAnswerer.__init__")
+FINETUNE = ("training.finetune", "finetune")
+MODEL_HELP = "A fine-tuned model: a `finetune` --output_dir, or its model/."
+
+
 def _add_data_options(parser):
-    parser.add_argument("--format", choices=("glue", "jsonl", "csv"), help="Data format (default: guessed).")
-    parser.add_argument("--glue_task", help="GLUE task of a TSV (default: its folder name, e.g. MRPC).")
-    parser.add_argument("--text_column", default="text")
-    parser.add_argument("--text_b_column", help="Second text of a pair (csv/jsonl).")
-    parser.add_argument("--label_column", default="label")
+    parser.add_argument("--format", choices=("glue", "jsonl", "csv"),
+                        help="Data format (default: guessed from the file; glue when --glue_task is given).")
+    parser.add_argument("--glue_task", help="GLUE task of a TSV, e.g. MRPC (implies --format glue; default: the "
+                                            "file's folder name).")
+    parser.add_argument("--text_column", help=default_help("csv/jsonl: column of the text.", *READ, "text_column"))
+    parser.add_argument("--text_b_column", help="csv/jsonl: column of the second text of a pair.")
+    parser.add_argument("--label_column", help=default_help("csv/jsonl: column of the label.", *READ, "label_column"))
     parser.add_argument("--skip_bad_rows", action="store_true", help="Skip (and count) bad rows instead of failing.")
     parser.add_argument("--word_column", type=int, default=0, help="NER: column of the word (CoNLL files).")
     parser.add_argument("--tag_column", type=int, default=-1, help="NER: column of the tag (CoNLL files).")
 
 
 def add_parser(subparsers):
-    parser = subparsers.add_parser("finetune", help="Fine-tune a preset on a labelled file.")
+    from keras_bert_zoo import DEFAULT_PRESET
+
+    parser = subparsers.add_parser(
+        "finetune", help="Fine-tune a preset on a labelled file.",
+        description="Fine-tune a preset for classification (GLUE TSV, CSV, JSON lines), NER (CoNLL) or extractive "
+                    "QA (SQuAD JSON). Writes OUTPUT_DIR/model (load it with evaluate, predict, export), "
+                    "OUTPUT_DIR/metrics.json and OUTPUT_DIR/backup (rerun the command to resume).")
     parser.add_argument("--task", choices=TASKS, required=True)
-    parser.add_argument("--preset", default="minilm_l6_h384_en_uncased")
-    parser.add_argument("--train", required=True, type=existing_file, help="Training file.")
-    parser.add_argument("--eval", type=existing_file,
-                        help="Evaluation file (default: hold out --eval_fraction of --train).")
+    parser.add_argument("--preset", default=DEFAULT_PRESET, help="Preset name, directory, hf:// handle or URL.")
+    parser.add_argument("--train_file", dest="train", type=existing_file, help="Training file.")
+    add_old_spelling(parser, "--train", dest="train", type=existing_file)
+    require(parser, "train", "--train_file")
+    parser.add_argument("--eval_file", dest="eval", type=existing_file,
+                        help="Evaluation file (default: hold out --eval_fraction of --train_file).")
+    add_old_spelling(parser, "--eval", dest="eval", type=existing_file)
     parser.add_argument("--eval_fraction", type=fraction, default=0.1)
     parser.add_argument("--max_train_examples", type=positive_int,
                         help="Train on the first N examples only (quick runs).")
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
-    parser.add_argument("--problem_type", choices=("multi_class", "regression"), default="multi_class")
-    parser.add_argument("--epochs", "--num_train_epochs", type=positive_int, default=3)
-    parser.add_argument("--batch_size", "--train_batch_size", type=positive_int, default=32)
-    parser.add_argument("--learning_rate", type=positive_float, default=5e-5)
-    parser.add_argument("--max_seq_length", type=positive_int, help="Default 128 (classify, ner), 384 (qa).")
-    parser.add_argument("--doc_stride", type=positive_int, default=128, help="QA: pieces between context windows.")
-    parser.add_argument("--max_query_length", type=positive_int, default=64, help="QA: question pieces kept.")
-    parser.add_argument("--n_best_size", type=positive_int, default=20, help="QA: spans considered per question.")
-    parser.add_argument("--max_answer_length", type=positive_int, default=30, help="QA: longest answer, in pieces.")
-    parser.add_argument("--version_2_with_negative", action="store_true", help="QA: SQuAD v2.0 (may not answer).")
-    parser.add_argument("--null_score_diff_threshold", type=finite_float, default=0.0)
-    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--problem_type", choices=("multi_class", "regression"),
+                        help=default_help("classify:", "tasks.bert_classifier", "BertClassifier.__init__",
+                                          "problem_type"))
+    parser.add_argument("--num_train_epochs", dest="epochs", type=positive_int,
+                        help=default_help("", *FINETUNE, "epochs"))
+    add_old_spelling(parser, "--epochs", dest="epochs", type=positive_int)
+    parser.add_argument("--train_batch_size", dest="batch_size", type=positive_int,
+                        help=default_help("", *FINETUNE, "batch_size"))
+    add_old_spelling(parser, "--batch_size", dest="batch_size", type=positive_int)
+    parser.add_argument("--learning_rate", type=positive_float,
+                        help=f"Peak learning rate (default: the task's: "
+                             f"{library_default('tasks.task', 'Task', 'default_learning_rate')} for classify and "
+                             f"ner, {library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_learning_rate')} for qa).")
+    parser.add_argument("--max_seq_length", type=positive_int,
+                        help=f"Packed length (default: the task's: "
+                             f"{library_default('tasks.task', 'Task', 'default_sequence_length')} for classify and "
+                             f"ner, {library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_sequence_length')} for qa).")
+    parser.add_argument("--doc_stride", type=positive_int,
+                        help=default_help("QA: pieces between context windows.", *QA, "doc_stride"))
+    parser.add_argument("--max_query_length", type=positive_int,
+                        help=default_help("QA: question pieces kept.", *QA, "max_query_length"))
+    parser.add_argument("--n_best_size", type=positive_int,
+                        help=default_help("QA: spans considered per question.", *QA, "n_best_size"))
+    parser.add_argument("--max_answer_length", type=positive_int,
+                        help=default_help("QA: longest answer, in pieces.", *QA, "max_answer_length"))
+    parser.add_argument("--version_2_with_negative", action="store_true", default=None,
+                        help="QA: SQuAD v2.0 (may not answer).")
+    parser.add_argument("--null_score_diff_threshold", type=finite_float,
+                        help=default_help("QA v2.0: answer only above this score margin.", *QA,
+                                          "null_score_diff_threshold"))
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="Seed of the split and the training.")
     _add_data_options(parser)
     parser.set_defaults(run=run_finetune)
     parser.set_defaults(flag_names=flag_names(parser))
 
     evaluate = subparsers.add_parser("evaluate", help="Score a fine-tuned model on a labelled file.")
-    evaluate.add_argument("--model", required=True, type=existing_directory,
-                          help="A fine-tuned model directory (OUTPUT/model, or OUTPUT).")
-    evaluate.add_argument("--eval", required=True, type=existing_file)
-    evaluate.add_argument("--batch_size", type=positive_int, default=32)
-    evaluate.add_argument("--output", type=output_file, help="Write the metrics JSON here.")
+    evaluate.add_argument("--model", required=True, help=MODEL_HELP)
+    evaluate.add_argument("--eval_file", dest="eval", type=existing_file, help="Labelled file.")
+    add_old_spelling(evaluate, "--eval", dest="eval", type=existing_file)
+    require(evaluate, "eval", "--eval_file")
+    evaluate.add_argument("--eval_batch_size", dest="batch_size", type=positive_int, default=32)
+    add_old_spelling(evaluate, "--batch_size", dest="batch_size", type=positive_int)
+    evaluate.add_argument("--output_file", dest="output", type=output_file, help="Write the metrics JSON here.")
+    add_old_spelling(evaluate, "--output", dest="output", type=output_file)
     _add_data_options(evaluate)
     evaluate.set_defaults(run=run_evaluate)
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
-    predict.add_argument("--model", required=True, type=existing_directory,
-                         help="A fine-tuned model directory (OUTPUT/model, or OUTPUT).")
-    predict.add_argument("--input", required=True, type=existing_file,
+    predict.add_argument("--model", required=True, help=MODEL_HELP)
+    predict.add_argument("--input_file", dest="input", type=existing_file,
                          help="One text per line (text_a<TAB>text_b for pairs); "
                          'for QA, JSON lines {"question": ..., "context": ...}.')
-    predict.add_argument("--output", type=output_file, help="JSON lines output (default: stdout).")
-    predict.add_argument("--batch_size", type=positive_int, default=32)
+    add_old_spelling(predict, "--input", dest="input", type=existing_file)
+    require(predict, "input", "--input_file")
+    predict.add_argument("--output_file", dest="output", type=output_file, help="JSON lines output (default: stdout).")
+    add_old_spelling(predict, "--output", dest="output", type=output_file)
+    predict.add_argument("--predict_batch_size", dest="batch_size", type=positive_int, default=32)
+    add_old_spelling(predict, "--batch_size", dest="batch_size", type=positive_int)
     predict.set_defaults(run=run_predict)
 
 
 def _read(path, args, label_names=None, regression=False):
+    import re
+
     from keras_bert_zoo.data.readers import read_classification
 
-    return read_classification(
-        path, format=args.format, glue_task=args.glue_task, text_column=args.text_column,
-        text_b_column=args.text_b_column, label_column=args.label_column, label_names=label_names,
-        regression=regression, on_error="skip" if args.skip_bad_rows else "raise",
-    )
+    format = args.format
+    if args.glue_task:
+        if format not in (None, "glue"):
+            raise ValueError(f"--glue_task {args.glue_task} reads a GLUE TSV: drop --format {format} "
+                             "(or --glue_task).")
+        format = "glue"
+    try:
+        return read_classification(
+            path, format=format, glue_task=args.glue_task, label_names=label_names, regression=regression,
+            on_error="skip" if args.skip_bad_rows else "raise",
+            **given(args, "text_column", "text_b_column", "label_column"),
+        )
+    except ValueError as e:
+        # The reader names its arguments; on the command line they are flags.
+        message = re.sub(r"(?<![-\w])(text_column|text_b_column|label_column)\b", r"--\1", str(e))
+        if message == str(e):
+            raise
+        raise type(e)(message) from None
 
 
 def score(classifier, data, batch_size=32):
@@ -96,6 +157,12 @@ def score(classifier, data, batch_size=32):
     if classifier.problem_type == "regression":
         return regression_report(data.labels, outputs)
     return classification_report(data.labels, outputs.argmax(-1), classifier.num_classes)
+
+
+def _eval_batch_size(args):
+    from keras_bert_zoo.cli.library_defaults import library_default
+
+    return args.batch_size or library_default(*FINETUNE, "batch_size")
 
 
 def _split_or_read_eval(args, read):
@@ -119,11 +186,11 @@ def _finetune_classifier(args):
     task = BertClassifier.from_preset(
         args.preset,
         num_classes=1 if regression else len(train.label_names),
-        problem_type=args.problem_type,
         label_names=train.label_names,
         sequence_length=args.max_seq_length,
+        **given(args, "problem_type"),
     )
-    return task, train.texts, train.labels, lambda: score(task, evaluation, args.batch_size), len(evaluation)
+    return task, train.texts, train.labels, lambda: score(task, evaluation, _eval_batch_size(args)), len(evaluation)
 
 
 def _finetune_ner(args):
@@ -136,7 +203,7 @@ def _finetune_ner(args):
     task = BertTokenClassifier.from_preset(args.preset, labels=train.label_names, sequence_length=args.max_seq_length)
 
     def evaluate():
-        scores = task.evaluate_entities(evaluation.words, evaluation.tags, args.batch_size)
+        scores = task.evaluate_entities(evaluation.words, evaluation.tags, _eval_batch_size(args))
         return {"entity_" + k: v for k, v in scores.items()}
 
     return task, train.words, train.tags, evaluate, len(evaluation)
@@ -148,12 +215,11 @@ def _finetune_qa(args):
 
     train, evaluation = _split_or_read_eval(args, lambda path, names=None: read_squad(path))
     task = BertQuestionAnswerer.from_preset(
-        args.preset, sequence_length=args.max_seq_length, doc_stride=args.doc_stride,
-        max_query_length=args.max_query_length, n_best_size=args.n_best_size,
-        max_answer_length=args.max_answer_length, version_2_with_negative=args.version_2_with_negative,
-        null_score_diff_threshold=args.null_score_diff_threshold,
+        args.preset, sequence_length=args.max_seq_length,
+        **given(args, "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
+                "version_2_with_negative", "null_score_diff_threshold"),
     )
-    return task, train, None, lambda: task.evaluate_squad(evaluation, args.batch_size), len(evaluation)
+    return task, train, None, lambda: task.evaluate_squad(evaluation, _eval_batch_size(args)), len(evaluation)
 
 
 FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _finetune_qa}
@@ -163,13 +229,17 @@ def _check_qa_lengths(args):
     """run_squad.py's lengths must leave room for the context, and windows must move forward."""
     from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
 
+    from keras_bert_zoo.cli.library_defaults import library_default
+
     length = args.max_seq_length or BertQuestionAnswerer.default_sequence_length
-    if length <= args.max_query_length + 3:
+    query = args.max_query_length or library_default(*QA, "max_query_length")
+    stride = args.doc_stride or library_default(*QA, "doc_stride")
+    if length <= query + 3:
         raise ValueError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
-                         f"{args.max_query_length} question and 3 special tokens: raise it or lower "
+                         f"{query} question and 3 special tokens: raise it or lower "
                          "--max_query_length.")
-    if args.doc_stride >= length:
-        raise ValueError(f"--doc_stride {args.doc_stride} must be less than --max_seq_length {length} "
+    if stride >= length:
+        raise ValueError(f"--doc_stride {stride} must be less than --max_seq_length {length} "
                          "(it is the step between context windows).")
 
 
@@ -185,9 +255,8 @@ def run_finetune(args):
     with output_job(args, file_flags=("train", "eval")):
         task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
-        task.compile(learning_rate=args.learning_rate)
-        finetune(task, x, y, args.output, epochs=args.epochs, batch_size=args.batch_size, seed=args.seed,
-                 claim_output_dir=False)
+        task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)
+        finetune(task, x, y, args.output, seed=args.seed, claim_output_dir=False, **given(args, "epochs", "batch_size"))
         metrics = {"task": args.task, "preset": args.preset, "train_examples": len(x), "eval_examples": eval_count,
                    **evaluate()}
         write_json(os.path.join(args.output, METRICS_FILE), metrics)
@@ -213,10 +282,11 @@ def _load_task(path):
     from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
     from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
-    found = fine_tuned_model_dir(path)
+    found = fine_tuned_model_dir(path) if os.path.isdir(path) else None
     if found is None:
-        raise ValueError(f"--model {path} is not a fine-tuned model: expected a finetune output directory or "
-                         f"its model/ (with {TASK_CONFIG_FILE}).")
+        problem = "is not a fine-tuned model" if os.path.isdir(path) else "does not exist"
+        raise ValueError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
+                         f"(with {TASK_CONFIG_FILE}).")
     path = found
     kinds = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
     name = read_json(path, TASK_CONFIG_FILE).get("class_name")

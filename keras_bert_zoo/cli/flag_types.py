@@ -118,3 +118,18 @@ def int_list(text):
         return [int(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be comma-separated integers such as -1,-2; got '{text}'") from None
+
+
+def add_old_spelling(parser, *option_strings, dest, **kwargs):
+    """A flag's earlier name (`--corpus`, `--input`, `--output`): still works, not shown in --help."""
+    parser.add_argument(*option_strings, dest=dest, help=argparse.SUPPRESS, **kwargs)
+
+
+def require(parser, dest, flag):
+    """`flag` must be given (in any of its spellings; `dest` may be a tuple of
+    destinations, any one of which will do); `main` checks it after parsing.
+
+    argparse's own `required=True` would also demand it when only an old
+    spelling (`add_old_spelling`) was given.
+    """
+    parser.set_defaults(required_flags=[*(parser.get_default("required_flags") or []), (dest, flag)])

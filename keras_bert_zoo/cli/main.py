@@ -2,10 +2,15 @@
 
 Errors a user can fix (bad flags, files, presets, occupied output
 directories) are printed as one line naming the subcommand, with exit status
-2; Ctrl-C exits with 130. `--verbose` shows the traceback instead.
+2; Ctrl-C exits with 130. `--verbose` shows the traceback instead, and
+TensorFlow's own start-up logs.
+
+Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
+`--help` answers at once.
 """
 
 import argparse
+import os
 import sys
 
 from keras_bert_zoo.cli import create_pretraining_data_command
@@ -19,23 +24,86 @@ from keras_bert_zoo.cli import saved_model_cli_command
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, export_command,
             create_pretraining_data_command, pretrain_command, saved_model_cli_command)
-VERBOSE_HELP = "Show the full traceback of an error instead of one line."
+VERBOSE_HELP = "Show the full traceback of an error instead of one line, and TensorFlow's start-up logs."
+DESCRIPTION = (
+    "BERT, BioBERT, SciBERT and ClinicalBERT for Keras 3: presets, encoding, fine-tuning, pretraining, export. "
+    "Flags are google-research/bert's snake_case names (--input_file, --output_file, --max_seq_length ...); "
+    "each may also be spelled with hyphens (--max-seq-length)."
+)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows each flag's default (argparse's own defaults; library defaults are in the help text)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "(default" in text or "%(default)" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        if not action.option_strings and action.nargs in ("*", "?"):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
+def _version():
+    from keras_bert_zoo.version import __version__
+
+    return __version__
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    def choices_of(self, command):
+        """The subcommand's parser."""
+        action = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+        return action.choices[command]
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="keras-bert-zoo",
-        description="BERT, BioBERT, SciBERT and ClinicalBERT for Keras 3: presets, encoding, fine-tuning, export.",
-    )
+    parser = ArgumentParser(prog="keras-bert-zoo", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
-    subparsers = parser.add_subparsers(dest="command", required=True)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(subparsers)
     for name, subparser in subparsers.choices.items():
+        subparser.formatter_class = HelpFormatter
+        for action in subparser._actions:
+            if action.option_strings and action.help != argparse.SUPPRESS:
+                if action.metavar is None and action.nargs != 0 and action.choices is None:
+                    action.metavar = action.option_strings[0].lstrip("-").upper()  # --train_file TRAIN_FILE
+                if action.help is None and action.default not in (None, False, argparse.SUPPRESS):
+                    action.help = "(default: %(default)s)"
+        if subparser.description is None:
+            subparser.description = next(a.help for a in subparsers._choices_actions if a.dest == name)
         if name != "saved-model-cli":  # its arguments all belong to TensorFlow's tool
             # SUPPRESS: `keras-bert-zoo --verbose CMD` is not undone by the subcommand's default.
             subparser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
     return parser
+
+
+def _option_strings(parser):
+    strings = set()
+    for action in parser._actions:
+        strings.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                strings.update(_option_strings(subparser))
+    return strings
+
+
+def snake_case_flags(argv, parser):
+    """`--max-seq-length` -> `--max_seq_length`: the hyphen spelling of every flag is accepted."""
+    known = _option_strings(parser)
+    out = []
+    for i, token in enumerate(argv):
+        if token == "--":
+            return out + argv[i:]
+        name, sep, value = token.partition("=")
+        if name.startswith("--") and name not in known:
+            snake = "--" + name[2:].replace("-", "_")
+            if snake in known:
+                token = snake + sep + value
+        out.append(token)
+    return out
 
 
 def _one_line(error):
@@ -43,14 +111,31 @@ def _one_line(error):
     return text or type(error).__name__
 
 
+def _start_tensorflow(verbose):
+    """TensorFlow's C++ logs: quiet unless --verbose (set before TensorFlow loads)."""
+    from keras_bert_zoo import load_tensorflow
+
+    if verbose:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+    load_tensorflow()
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["saved-model-cli"]:
         # Everything after the command belongs to saved_model_cli, flags included.
+        _start_tensorflow(verbose=False)
         return saved_model_cli_command.run(argparse.Namespace(arguments=argv[1:])) or 0
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = snake_case_flags(argv, parser)
+    args = parser.parse_args(argv)
+    missing = [flag for dests, flag in getattr(args, "required_flags", ())
+               if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
+    if missing:
+        parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
     args.argv = argv
     try:
+        _start_tensorflow(args.verbose)
         return args.run(args) or 0
     except KeyboardInterrupt:
         if args.verbose:

@@ -1,52 +1,111 @@
-"""`keras-bert-zoo pretrain`: continued or from-scratch masked-LM + NSP pretraining."""
+"""`keras-bert-zoo pretrain`: continued or from-scratch masked-LM + NSP pretraining.
+
+Flag names are google-research/bert's `run_pretraining.py` (--input_file,
+--num_train_steps, --save_checkpoints_steps ...). The defaults are the
+library's (`pretrain`, `pretrain_from_records`, `PretrainingDataConfig`): only
+the flags given are passed on.
+"""
 
 import argparse
 import json
 
+from keras_bert_zoo.cli.create_pretraining_data_command import DATA_CONFIG
+from keras_bert_zoo.cli.create_pretraining_data_command import INSTANCE_FLAGS
 from keras_bert_zoo.cli.create_pretraining_data_command import add_instance_arguments
+from keras_bert_zoo.cli.flag_types import add_old_spelling
 from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import file_patterns
 from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import require
+from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+
+PRETRAIN = ("training.pretrain", "pretrain")
+FROM_RECORDS = ("training.pretrain", "pretrain_from_records")
+# Flags that make instances from text: they do not apply to records, which hold finished instances.
+TEXT_ONLY = ("corpus_format", "vocab_from_corpus", "dynamic_masking", "epochs", *INSTANCE_FLAGS)
+RECORDS_ONLY = ("eval_input_file", "max_eval_steps", "vocab_file")
+TEXT_FLAGS = {"vocab_from_corpus": "--vocab_from_corpus", "dynamic_masking": "--dynamic_masking",
+              "epochs": "--num_train_epochs", "corpus_format": "--corpus_format"}
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "pretrain",
-        help="Pretrain (masked-LM + next sentence) on a corpus; writes a preset.",
-        description="Continue pretraining a preset (BioBERT-style) or pretrain a fresh config with a vocabulary "
-                    "learned from the corpus (SciBERT-style). Writes OUTPUT/model (a preset every task loads), "
-                    "OUTPUT/metrics.json and OUTPUT/backup (rerun the command to resume).",
+        help="Pretrain (masked-LM + next sentence) on create-pretraining-data's records or a text corpus; "
+             "writes a preset.",
+        description="Continue pretraining a preset (BioBERT-style) or pretrain a fresh --config (SciBERT-style). "
+                    "--input_file takes either the TFRecords `create-pretraining-data` writes (as "
+                    "run_pretraining.py does; streamed, any size) or text corpus files (instances made in "
+                    "memory); which one is read from the files' content, and all files of a run must be the same "
+                    "kind. Writes OUTPUT_DIR/model (a preset every task loads), OUTPUT_DIR/metrics.json "
+                    "(masked-LM and next-sentence accuracy before and after, on --eval_input_file records or on "
+                    "held-out documents of a text corpus) and OUTPUT_DIR/backup (rerun the command to resume).",
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="Continue from this preset.")
     source.add_argument("--config", type=existing_file, help="JSON file of BertBackbone arguments for a fresh model.")
-    parser.add_argument("--corpus", required=True, nargs="+", type=existing_file, help="Corpus files.")
-    parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"), default="sentences")
+    parser.add_argument("--input_file", type=file_patterns,
+                        help="Comma-separated files or globs: TFRecords from create-pretraining-data, or text "
+                             "corpus files (see --corpus_format).")
+    add_old_spelling(parser, "--corpus", dest="corpus", nargs="+", type=existing_file)
+    require(parser, ("input_file", "corpus"), "--input_file")
+    parser.add_argument("--eval_input_file", type=file_patterns,
+                        help="Records only: held-out TFRecords scored before and after training (masked-LM and "
+                             "next-sentence accuracy in metrics.json).")
+    parser.add_argument("--max_eval_steps", type=positive_int,
+                        help=default_help("Records only: evaluation batches at most.", *FROM_RECORDS, "max_eval_steps"))
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
     parser.add_argument("--strategy", choices=("auto", "tpu", "gpus", "cpu", "multiworker"), default="auto")
     parser.add_argument("--tpu", help="TPU name or grpc:// address (strategy tpu/auto).")
-    parser.add_argument("--vocab-from-corpus", "--vocab_from_corpus", dest="vocab_from_corpus", type=positive_int,
-                        metavar="SIZE", help="Learn a WordPiece vocabulary of about SIZE tokens (needs --config).")
-    parser.add_argument("--do_lower_case", action=argparse.BooleanOptionalAction, default=True,
-                        help="Casing of a learned vocabulary (default: uncased).")
-    add_instance_arguments(parser, dupe_factor=5)
-    parser.add_argument("--dynamic_masking", action="store_true", help="Fresh masks every epoch.")
-    parser.add_argument("--train_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
-    parser.add_argument("--num_train_epochs", "--epochs", dest="epochs", type=positive_int, default=1)
-    parser.add_argument("--learning_rate", type=positive_float, default=1e-4)
+    parser.add_argument("--vocab_file", type=existing_file,
+                        help="Records with --config: the vocabulary the records were written with.")
+    parser.add_argument("--vocab_from_corpus", type=positive_int, metavar="SIZE",
+                        help="Text corpus with --config: learn a WordPiece vocabulary of at most SIZE tokens.")
+    parser.add_argument("--do_lower_case", action=argparse.BooleanOptionalAction,
+                        help=default_help("Casing of a new vocabulary (--vocab_file, --vocab_from_corpus).",
+                                          *PRETRAIN, "lowercase"))
+    parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
+                        help=default_help("Text corpus: see create-pretraining-data.", *PRETRAIN, "corpus_format"))
+    add_instance_arguments(parser, note="Text corpus: ")
+    lengths = {"max_seq_length": "Pieces per instance", "max_predictions_per_seq": "Masked pieces per instance at most"}
+    for action in parser._actions:
+        if action.dest in lengths:  # records hold their lengths: read there, and a given value must match
+            action.help = (f"{lengths[action.dest]}. Records: read from them (a value given must match). Text corpus: "
+                           f"default {library_default(*DATA_CONFIG, action.dest)}.")
+    parser.add_argument("--dynamic_masking", action="store_true", default=None,
+                        help="Text corpus: fresh masks every epoch.")
+    parser.add_argument("--train_batch_size", dest="batch_size", type=positive_int,
+                        help=default_help("Global batch size.", *PRETRAIN, "batch_size"))
+    add_old_spelling(parser, "--batch_size", dest="batch_size", type=positive_int)
+    parser.add_argument("--num_train_steps", type=positive_int,
+                        help="Stop after N steps (records: default "
+                             f"{library_default(*FROM_RECORDS, 'num_train_steps')}; "
+                             "text corpus: default --num_train_epochs passes over the instances).")
+    parser.add_argument("--num_train_epochs", dest="epochs", type=positive_int,
+                        help=default_help("Text corpus: passes over the instances.", *PRETRAIN, "epochs"))
+    add_old_spelling(parser, "--epochs", dest="epochs", type=positive_int)
+    parser.add_argument("--learning_rate", type=positive_float,
+                        help=default_help("Peak learning rate.", *PRETRAIN, "learning_rate"))
     parser.add_argument("--num_warmup_steps", dest="warmup_steps", type=non_negative_int,
                         help="Default 10,000, or 10%% of a shorter run.")
     parser.add_argument("--save_checkpoints_steps", dest="checkpoint_every", type=positive_int,
-                        help="Back up every N steps (default: every epoch).")
-    parser.add_argument("--mixed_precision", action="store_true", help="Train in mixed_bfloat16.")
+                        help="Back up every N steps (records: default "
+                             f"{library_default(*FROM_RECORDS, 'checkpoint_every')}; "
+                             "text corpus: every epoch).")
+    parser.add_argument("--mixed_precision", action="store_true", default=None, help="Train in mixed_bfloat16.")
     parser.set_defaults(run=run, flag_names=flag_names(parser))
 
 
-def _read_config(path):
+def read_config(path):
+    """A --config file: a JSON object of BertBackbone arguments, keys checked."""
+    from keras_bert_zoo.cli.library_defaults import backbone_arguments
+
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
@@ -54,42 +113,104 @@ def _read_config(path):
         raise ValueError(f"--config {path} is not valid JSON ({e}).") from None
     if not isinstance(config, dict):
         raise ValueError(f"--config {path} must hold a JSON object of BertBackbone arguments.")
+    valid = backbone_arguments()
+    unknown = sorted(set(config) - set(valid))
+    if unknown:
+        raise ValueError(f"--config {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                         f"valid keys: {', '.join(valid)}.")
     return config
+
+
+def _input_kind(args):
+    """The files of --input_file (and the old --corpus) and whether they are TFRecords."""
+    from keras_bert_zoo.data.pretraining_records import is_pretraining_records
+    from keras_bert_zoo.data.pretraining_records import record_files
+
+    files = record_files(args.input_file) if args.input_file else []
+    files += [f for f in args.corpus or () if f not in files]
+    kinds = {path: is_pretraining_records(path) for path in files}
+    if len(set(kinds.values())) > 1:
+        records = [p for p, r in kinds.items() if r]
+        text = [p for p, r in kinds.items() if not r]
+        raise ValueError(f"--input_file mixes TFRecords ({records[0]}) and text ({text[0]}): pass one kind "
+                         "(records from create-pretraining-data, or corpus text).")
+    return files, all(kinds.values())
+
+
+def _apply(flags):
+    return "applies" if len(flags) == 1 else "apply"
+
+
+def _check_flags(args, records):
+    names = args.flag_names
+    if records:
+        wrong = [names.get(d, "--" + d) for d in TEXT_ONLY if getattr(args, d, None) is not None
+                 and d not in ("max_seq_length", "max_predictions_per_seq")]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file hold "
+                             "finished instances (set them when running create-pretraining-data).")
+        if args.config and not args.vocab_file:
+            raise ValueError("A fresh model (--config) on records needs the vocabulary they were written with: "
+                             "pass --vocab_file.")
+        if args.preset and args.vocab_file:
+            raise ValueError("--vocab_file is for a fresh model (--config); a --preset brings its vocabulary.")
+        return
+    wrong = [names.get(d, "--" + d) for d in RECORDS_ONLY if getattr(args, d, None) is not None]
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} {_apply(wrong)} only to TFRecord --input_file (from create-pretraining-data); "
+                         "--input_file here is text.")
+    if args.vocab_from_corpus and not args.config:
+        raise ValueError("--vocab_from_corpus gives a new vocabulary, which needs a fresh model: pass --config.")
+    if args.config and not args.vocab_from_corpus:
+        raise ValueError("A fresh model (--config) needs a vocabulary: pass --vocab_from_corpus SIZE.")
 
 
 def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
-    config = _read_config(args.config) if args.config else None
-    if args.vocab_from_corpus and not args.config:
-        raise ValueError("--vocab-from-corpus gives a new vocabulary, which needs a fresh model: pass --config.")
-    if args.config and not args.vocab_from_corpus:
-        raise ValueError("A fresh model (--config) needs a vocabulary: pass --vocab-from-corpus SIZE.")
+    config = read_config(args.config) if args.config else None
+    from keras_bert_zoo.data.pretraining_records import record_files
+
+    files, records = _input_kind(args)
+    _check_flags(args, records)
     check_sequence_length(args.max_seq_length, preset=args.preset, config=config)
-    with output_job(args, file_flags=("corpus", "config")):
-        _pretrain(args, config)
+    # The job is its files (by content), however the globs spelled them.
+    args.input_file, args.corpus = files, None
+    if args.eval_input_file:
+        args.eval_input_file = record_files(args.eval_input_file)
+    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file")):
+        metrics = _from_records(args, files, config) if records else _from_text(args, files, config)
+    print(json.dumps(metrics, indent=2))
 
 
-def _pretrain(args, config):
+def _common(args):
+    from keras_bert_zoo.cli.library_defaults import given
     from keras_bert_zoo.distribution.get_strategy import get_strategy
+
+    return dict(preset=args.preset, strategy=get_strategy(args.strategy, tpu=args.tpu), claim_output_dir=False,
+                **given(args, "batch_size", "learning_rate", "warmup_steps", "checkpoint_every", "num_train_steps",
+                        "mixed_precision", do_lower_case="lowercase"))
+
+
+def _from_records(args, files, config):
+    from keras_bert_zoo.cli.library_defaults import given
+    from keras_bert_zoo.training.pretrain import pretrain_from_records
+
+    return pretrain_from_records(args.output, files, config=config, vocabulary=args.vocab_file,
+                                 eval_input_file=args.eval_input_file, **_common(args),
+                                 **given(args, "max_eval_steps", "max_seq_length", "max_predictions_per_seq"))
+
+
+def _from_text(args, files, config):
+    from keras_bert_zoo.cli.library_defaults import given
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary
     from keras_bert_zoo.training.pretrain import pretrain
 
     vocabulary = None
     if args.vocab_from_corpus:
-        vocabulary = learn_vocabulary(args.corpus, args.vocab_from_corpus, lowercase=args.do_lower_case)
-    data_config = PretrainingDataConfig(
-        max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
-        masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,
-        do_whole_word_mask=args.do_whole_word_mask, random_seed=args.random_seed,
-    )
-    metrics = pretrain(
-        args.output, args.corpus, preset=args.preset, config=config, vocabulary=vocabulary,
-        lowercase=args.do_lower_case, corpus_format=args.corpus_format, data_config=data_config,
-        dynamic=args.dynamic_masking, strategy=get_strategy(args.strategy, tpu=args.tpu), batch_size=args.batch_size,
-        epochs=args.epochs, learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
-        checkpoint_every=args.checkpoint_every, mixed_precision=args.mixed_precision,
-        claim_output_dir=False,
-    )
-    print(json.dumps(metrics, indent=2))
+        lowercase = given(args, do_lower_case="lowercase")
+        vocabulary = learn_vocabulary(files, args.vocab_from_corpus, **lowercase)
+    data_config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
+    return pretrain(args.output, files, config=config, vocabulary=vocabulary, data_config=data_config,
+                    **_common(args), **given(args, "corpus_format", "epochs", dynamic_masking="dynamic"))

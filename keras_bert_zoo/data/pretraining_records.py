@@ -86,7 +86,7 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     """A `tf.data.Dataset` of feature dicts (int32, fixed shapes) from TFRecord
     files (a path, a glob, or a list of them), shards read interleaved."""
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
-    files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(pattern)})
+    files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))})
     if not files:
         raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
                                 "`keras-bert-zoo create-pretraining-data`.")
@@ -94,6 +94,49 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq), num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def record_files(input_files):
+    """The files of comma-separated globs (a string) or a list of paths/globs, sorted."""
+    patterns = input_files.split(",") if isinstance(input_files, str) else list(input_files)
+    return sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))})
+
+
+def is_pretraining_records(path):
+    """True when `path` is a TFRecord file of tf.train.Examples (what `create-pretraining-data`
+    writes); False for a text corpus. Read by content, not by name: a text file fails
+    TFRecord's length checksum on its first bytes."""
+    try:
+        for record in tf.data.TFRecordDataset(path).take(1):
+            tf.train.Example.FromString(record.numpy())
+        return True
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, ValueError):
+        return False
+    except Exception as e:  # protobuf's DecodeError is no ValueError in every version
+        if type(e).__name__ == "DecodeError":
+            return False
+        raise
+
+
+def record_shapes(input_files):
+    """`(max_seq_length, max_predictions_per_seq)` of the first record of `input_files`.
+
+    Raises:
+        FileNotFoundError: no file matches.
+        ValueError: the first record is not a pretraining instance.
+    """
+    files = record_files(input_files)
+    if not files:
+        raise FileNotFoundError(f"No pretraining records match '{input_files}'; write them with "
+                                "`keras-bert-zoo create-pretraining-data`.")
+    for record in tf.data.TFRecordDataset(files[:1]).take(1):
+        features = tf.train.Example.FromString(record.numpy()).features.feature
+        missing = [name for name in FEATURES if name not in features]
+        if missing:
+            raise ValueError(f"{files[0]} is not a file of pretraining instances: its records lack "
+                             f"{', '.join(missing)} (write them with `keras-bert-zoo create-pretraining-data`).")
+        return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
+    raise ValueError(f"{files[0]} holds no records.")
 
 
 def dynamic_masking(tokenizer, masked_lm_prob=0.15, max_predictions_per_seq=20):

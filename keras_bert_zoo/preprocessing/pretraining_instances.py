@@ -162,7 +162,9 @@ def create_pretraining_instances(documents, tokenizer, config=None, progress=Fal
     rng.shuffle(documents)
     instances = []
     total = config.dupe_factor * len(documents)
-    with tqdm(total=total, desc="instances", unit="doc", disable=not progress) as bar:
+    # One tick per document per dupe_factor pass: the total is passes x documents, not documents.
+    description = f"instances ({config.dupe_factor} passes x {len(documents)} documents)"
+    with tqdm(total=total, desc=description, unit=" doc-pass", disable=not progress) as bar:
         for _ in range(config.dupe_factor):
             for index in range(len(documents)):
                 instances.extend(instances_from_document(documents, index, vocabulary, config, rng))

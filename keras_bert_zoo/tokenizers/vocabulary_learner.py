@@ -1,8 +1,14 @@
 """Learning a WordPiece vocabulary from a corpus, as SciBERT built SciVocab."""
 
+import warnings
+
 import tensorflow as tf
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# tensorflow-text's learner: pieces are kept when seen at least MIN_COUNT times (its
+# lower_thresh), and it may return up to SLACK_RATIO fewer tokens than asked.
+MIN_COUNT = 10
+SLACK_RATIO = 0.05
 
 
 def learn_vocabulary(input_files, vocabulary_size, lowercase=True, special_tokens=SPECIAL_TOKENS,
@@ -45,8 +51,14 @@ def learn_vocabulary(input_files, vocabulary_size, lowercase=True, special_token
         vocab_size=vocabulary_size,
         reserved_tokens=list(special_tokens),
         bert_tokenizer_params={"lower_case": lowercase},
-        learn_params={},
+        learn_params={"lower_thresh": MIN_COUNT, "slack_ratio": SLACK_RATIO},
     )
     if len(vocabulary) <= len(special_tokens):
         raise ValueError(f"No vocabulary could be learned from {files}: the corpus has no text.")
+    if len(vocabulary) < (1 - SLACK_RATIO) * vocabulary_size:
+        warnings.warn(
+            f"learned a vocabulary of {len(vocabulary)} tokens, not the {vocabulary_size} asked for: the corpus "
+            f"is too small. The WordPiece learner keeps only the characters and the pieces seen at least "
+            f"{MIN_COUNT} times, and this corpus has no more; use more text for a larger vocabulary.",
+            stacklevel=2)
     return vocabulary

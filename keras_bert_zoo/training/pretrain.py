@@ -38,6 +38,18 @@ class _ResumedAt(keras.callbacks.Callback):
         self.step = int(self.model.optimizer.iterations.numpy())
 
 
+class _StopAt(keras.callbacks.Callback):
+    """Stops training after `steps` optimizer steps (the last backup chunk may be cut short)."""
+
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = steps
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(self.model.optimizer.iterations.numpy()) >= self.steps:
+            self.model.stop_training = True
+
+
 def _unigram_baseline(train, held):
     """Masked-LM accuracy of always guessing the most frequent masked token of the training set."""
     import numpy as np
@@ -80,7 +92,8 @@ def _model(preset, config, tokenizer):
 def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowercase=True,
              corpus_format="sentences", data_config=None, dynamic=False, strategy="auto", batch_size=32,
              epochs=1, learning_rate=1e-4, warmup_steps=None, eval_fraction=0.1, checkpoint_every=None,
-             mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True):
+             mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True,
+             num_train_steps=None):
     """Pretrain with masked-LM + next-sentence prediction and save a preset.
 
     Args:
@@ -109,6 +122,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
             (else only the same job may continue there; see `job.json`).
         claim_output_dir: False when the caller has already claimed
             `output_dir` (the CLI does, before reading anything).
+        num_train_steps: stop after this many steps (the data repeats as
+            needed) instead of after `epochs`.
 
     Returns:
         The metrics dict written to `metrics.json`.
@@ -131,6 +146,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         "learning_rate": learning_rate, "warmup_steps": warmup_steps, "eval_fraction": eval_fraction,
         "checkpoint_every": checkpoint_every, "mixed_precision": mixed_precision,
     }
+    if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
+        fingerprint["num_train_steps"] = num_train_steps
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
                      overwrite_flag="overwrite_output_dir=True"):
         return _pretrain(**locals())
@@ -138,7 +155,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
 
 def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_format, data_config, dynamic,
               strategy, batch_size, epochs, learning_rate, warmup_steps, eval_fraction, checkpoint_every,
-              mixed_precision, verbose, **unused):
+              mixed_precision, verbose, num_train_steps=None, **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
@@ -154,11 +171,11 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         if dynamic else None
     # With checkpoint_every, Keras "epochs" are chunks of that many steps over
     # the repeated data, so a restart resumes at the last chunk boundary.
-    total_steps = steps * epochs
-    chunk = min(checkpoint_every or steps, total_steps)
+    total_steps = num_train_steps or steps * epochs
+    repeat = bool(checkpoint_every or num_train_steps)
     train_ds = pretraining_batches(train, batch_size, shuffle_buffer=len(train["token_ids"]),
-                                   seed=data_config.random_seed, remask=remask, repeat=bool(checkpoint_every))
-    eval_ds = None
+                                   seed=data_config.random_seed, remask=remask, repeat=repeat)
+    eval_ds = baseline = None
     if eval_documents:
         eval_config = PretrainingDataConfig(**{**data_config.__dict__, "dupe_factor": 1})
         # Random next segments need a second document to come from.
@@ -166,30 +183,50 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         held = create_pretraining_instances(eval_source, tokenizer, eval_config)
         eval_ds = pretraining_batches(held, min(batch_size, len(held["token_ids"])))
         baseline = _unigram_baseline(train, held)
+    return _fit(output_dir, lambda: _model(preset, config, tokenizer), tokenizer, train_ds, total_steps,
+                (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
+                learning_rate, warmup_steps, mixed_precision, verbose,
+                {"train_instances": int(len(train["token_ids"]))})
 
+
+def _accuracies(scores):
+    """Keras' evaluate() names -> run_pretraining.py's eval names, keeping Keras' too."""
+    named = {"masked_lm_accuracy": "masked_lm_logits_accuracy", "next_sentence_accuracy": "next_sentence_logits_accuracy",
+             "masked_lm_loss": "masked_lm_logits_loss", "next_sentence_loss": "next_sentence_logits_loss"}
+    return {**{name: scores[key] for name, key in named.items() if key in scores}, **scores}
+
+
+def _fit(output_dir, make_model, tokenizer, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
+         learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None):
+    """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save."""
     if mixed_precision:
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
         with strategy.scope():
-            model = _model(preset, config, tokenizer)
+            model = make_model()
             model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
-        metrics = {"train_instances": int(len(train["token_ids"])), "steps": total_steps,
-                   "replicas": strategy.num_replicas_in_sync}
+        metrics = {**metrics, "steps": total_steps, "replicas": strategy.num_replicas_in_sync}
         if eval_ds is not None:
-            metrics["unigram_baseline_accuracy"] = baseline
-            metrics["before"] = model.evaluate(eval_ds, verbose=0, return_dict=True)
+            if baseline is not None:
+                metrics["unigram_baseline_accuracy"] = baseline
+            metrics["before"] = _accuracies(model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True))
         os.makedirs(output_dir, exist_ok=True)
         # double_checkpoint: a kill while the backup is written falls back to the one before.
         backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
                                                   double_checkpoint=True)
         resumed = _ResumedAt()
-        fit_args = {"epochs": epochs} if not checkpoint_every else {
-            "epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
-        history = model.fit(train_ds, callbacks=[backup, resumed], verbose=verbose, shuffle=False, **fit_args)
+        if chunk is None:
+            fit_args = {"epochs": epochs}
+        else:
+            chunk = min(chunk or total_steps, total_steps)
+            fit_args = {"epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
+        history = model.fit(train_ds, callbacks=[backup, resumed, _StopAt(total_steps)], verbose=verbose,
+                            shuffle=False, **fit_args)
         metrics["resumed_at_step"] = resumed.step
+        metrics["global_step"] = int(model.optimizer.iterations.numpy())
         metrics["train_loss"] = [float(x) for x in history.history["loss"]]
         if eval_ds is not None:
-            metrics["after"] = model.evaluate(eval_ds, verbose=0, return_dict=True)
+            metrics["after"] = _accuracies(model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True))
         model.save_to_preset(os.path.join(output_dir, MODEL_DIR), tokenizer=tokenizer)
     finally:
         if mixed_precision:
@@ -197,3 +234,113 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
     metrics = json.loads(json.dumps(metrics, default=float))
     write_json(os.path.join(output_dir, METRICS_FILE), metrics)
     return metrics
+
+
+def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, preset=None, config=None, vocabulary=None,
+                          lowercase=True, eval_input_file=None, max_eval_steps=100, max_seq_length=None,
+                          max_predictions_per_seq=None, batch_size=32, learning_rate=1e-4, warmup_steps=None,
+                          checkpoint_every=1000, shuffle_buffer=10_000, seed=12345, strategy="auto",
+                          mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True):
+    """Pretrain on the TFRecords `create-pretraining-data` writes (google-research's `run_pretraining.py`).
+
+    The records stream from disk (shuffled, repeated), so the corpus need not
+    fit in memory; training stops after `num_train_steps`.
+
+    Args:
+        output_dir: gets `model/` (a preset), `metrics.json` and `backup/`
+            (rerunning resumes from the last backup).
+        input_file: TFRecord files: comma-separated globs, or a list.
+        num_train_steps: steps to train (run_pretraining.py's default 100,000).
+        preset / config / vocabulary / lowercase: as in `pretrain`; the
+            records must have been written with this vocabulary (the
+            preset's, or `vocabulary` for a fresh `config`).
+        eval_input_file: held-out records: masked-LM and next-sentence
+            accuracy (and loss) before and after training go to
+            `metrics.json` (`before`, `after`).
+        max_eval_steps: evaluation batches at most (None: all records).
+        max_seq_length / max_predictions_per_seq: what the records hold;
+            default read from the first record (a given value that differs
+            is an error).
+        batch_size / learning_rate / warmup_steps: the schedule (see
+            `BertPretrainer.compile`).
+        checkpoint_every: back up every N steps (run_pretraining.py's
+            save_checkpoints_steps, 1000).
+        shuffle_buffer / seed: instance shuffling.
+        strategy / mixed_precision / verbose / overwrite_output_dir /
+            claim_output_dir: as in `pretrain`.
+
+    Returns:
+        The metrics dict written to `metrics.json`.
+    """
+    from keras_bert_zoo.data.pretraining_records import record_files
+
+    if (preset is None) == (config is None):
+        raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
+    if config is not None and vocabulary is None:
+        raise ValueError("A fresh model (config) needs the vocabulary the records were written with: "
+                         "pass vocabulary (the vocab file given to create-pretraining-data).")
+    files = record_files(input_file)
+    eval_files = record_files(eval_input_file) if eval_input_file else []
+    if not claim_output_dir:
+        return _pretrain_from_records(**locals())
+    fingerprint = {
+        "input_file": [file_fingerprint(path) for path in files],
+        "eval_input_file": [file_fingerprint(path) for path in eval_files], "preset": preset, "config": config,
+        "vocabulary": file_fingerprint(vocabulary) if isinstance(vocabulary, (str, os.PathLike))
+        else content_digest(vocabulary), "lowercase": lowercase, "max_seq_length": max_seq_length,
+        "max_predictions_per_seq": max_predictions_per_seq, "batch_size": batch_size,
+        "learning_rate": learning_rate, "warmup_steps": warmup_steps, "checkpoint_every": checkpoint_every,
+        "num_train_steps": num_train_steps, "shuffle_buffer": shuffle_buffer, "seed": seed,
+        "mixed_precision": mixed_precision,
+    }
+    with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
+                     overwrite_flag="overwrite_output_dir=True"):
+        return _pretrain_from_records(**locals())
+
+
+def _shapes(files, max_seq_length, max_predictions_per_seq, what):
+    from keras_bert_zoo.data.pretraining_records import record_shapes
+
+    length, predictions = record_shapes(files)
+    for name, given, found in (("max_seq_length", max_seq_length, length),
+                               ("max_predictions_per_seq", max_predictions_per_seq, predictions)):
+        if given is not None and given != found:
+            raise ValueError(f"{name} {given} does not match the {what} records ({files[0]} was written with "
+                             f"{name} {found}): pass {found}, or leave it out to read it from the records.")
+    return length, predictions
+
+
+def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, preset, config, vocabulary, lowercase,
+                           max_eval_steps, max_seq_length, max_predictions_per_seq, batch_size, learning_rate,
+                           warmup_steps, checkpoint_every, shuffle_buffer, seed, strategy, mixed_precision, verbose,
+                           **unused):
+    from keras_bert_zoo.data.pretraining_records import read_pretraining_records
+
+    if verbose is None:
+        verbose = 1 if sys.stdout.isatty() else 2
+    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    length, predictions = _shapes(files, max_seq_length, max_predictions_per_seq, "training")
+    tokenizer = _tokenizer(preset, vocabulary, lowercase)
+    train_ds = pretraining_batches(read_pretraining_records(files, length, predictions), batch_size,
+                                   shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
+    eval_ds = None
+    if eval_files:
+        _shapes(eval_files, length, predictions, "evaluation")
+        held = read_pretraining_records(eval_files, length, predictions)
+        count = int(held.reduce(0, lambda n, _: n + 1))
+        if count == 0:
+            raise ValueError(f"The evaluation records ({eval_files[0]} ...) hold no instances.")
+        eval_ds = pretraining_batches(held, min(batch_size, count))
+
+    def make_model():
+        model = _model(preset, config, tokenizer)
+        positions = model.backbone.max_sequence_length
+        if length > positions:
+            raise ValueError(f"The records hold sequences of {length} pieces but the model has {positions} "
+                             "positions: write the records with a smaller --max_seq_length.")
+        return model
+
+    return _fit(output_dir, make_model, tokenizer, train_ds, num_train_steps, checkpoint_every or num_train_steps,
+                None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
+                {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
+                eval_steps=max_eval_steps)

@@ -1,0 +1,267 @@
+"""Issue "[2/4] The user's path", items 5-8: one CLI, one set of conventions, quiet by default.
+
+Runs the CLI in-process where it can, and in a subprocess where start-up
+(imports, TensorFlow's logs) is what is tested.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from keras_bert_zoo.cli import finetune_command
+from keras_bert_zoo.cli.main import build_parser
+from keras_bert_zoo.cli.main import main
+from keras_bert_zoo.cli.main import snake_case_flags
+from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMANDS = ("presets", "encode", "extract-features", "finetune", "evaluate", "predict", "export",
+            "create-pretraining-data", "pretrain")
+ABSL_LOG_LINE = re.compile(r"^[IWEF]\d{4} ", re.M)  # I0000 00:00:... port.cc:153] oneDNN custom operations ...
+
+
+def _python(code, env=None, timeout=300):
+    environment = {**os.environ, "PYTHONPATH": ROOT, **(env or {})}
+    environment.pop("TF_CPP_MIN_LOG_LEVEL", None)  # as a user's shell has it
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                          env=environment, cwd=ROOT)
+
+
+def _cli(*argv, timeout=600):
+    return _python(f"import sys; from keras_bert_zoo.cli.main import main; sys.exit(main({list(argv)!r}))",
+                   timeout=timeout)
+
+
+def _run(capsys, argv):
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    return code, capsys.readouterr()
+
+
+def _subparser(name):
+    return build_parser().choices_of(name)
+
+
+# --- --help answers at once: parsing imports no TensorFlow ---
+
+def test_building_the_parser_imports_no_tensorflow():
+    result = _python("import sys; from keras_bert_zoo.cli.main import build_parser; build_parser(); "
+                     "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
+    assert result.stdout.split() == ["False", "False"], result.stderr
+
+
+def test_importing_the_package_imports_no_tensorflow_until_a_name_is_used():
+    result = _python("import sys, keras_bert_zoo as kbz; print('tensorflow' in sys.modules); "
+                     "kbz.BertTokenizer; print('tensorflow' in sys.modules); print(kbz.data.read_glue.__name__)")
+    assert result.stdout.split() == ["False", "True", "read_glue"], result.stderr
+
+
+def test_help_of_every_command_in_a_subprocess_imports_no_tensorflow():
+    result = _python("import sys\nfrom keras_bert_zoo.cli.main import main\n"
+                     f"for command in {list(COMMANDS)!r}:\n"
+                     "    try:\n        main([command, '--help'])\n    except SystemExit:\n        pass\n"
+                     "print('tensorflow' in sys.modules, file=sys.stderr)")
+    assert result.stderr.strip().splitlines()[-1] == "False", result.stderr
+
+
+def test_version(capsys):
+    from keras_bert_zoo.version import __version__
+
+    code, out = _run(capsys, ["--version"])
+    assert code == 0 and out.out.strip() == f"keras-bert-zoo {__version__}"
+
+
+# --- every subcommand has a description and shows defaults ---
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_a_description(command):
+    assert _subparser(command).description
+
+
+def test_help_shows_the_library_defaults():
+    encode = " ".join(_subparser("encode").format_help().split())
+    assert "--batch_size BATCH_SIZE (default: 32)" in encode
+    assert "(default: minilm_l6_h384_en_uncased)" in encode
+    finetune = " ".join(_subparser("finetune").format_help().split())
+    assert "(default: the task's: 5e-05 for classify and ner, 3e-05 for qa)" in finetune
+    assert "--eval_fraction EVAL_FRACTION (default: 0.1)" in finetune
+    for command in ("create-pretraining-data", "pretrain"):
+        text = " ".join(_subparser(command).format_help().split())
+        assert "different masks. (default: 10)" in text, command  # PretrainingDataConfig's, in both
+    pretrain = " ".join(_subparser("pretrain").format_help().split())
+    assert "(records: default 100000;" in pretrain and "(records: default 1000;" in pretrain
+
+
+# --- defaults live in the library once: the CLI passes only what was given ---
+
+def test_finetune_qa_trains_at_the_question_answerers_own_rate(tmp_path, capsys, monkeypatch):
+    class Compiled(Exception):
+        pass
+
+    class FakeTask:
+        def compile(self, **kwargs):
+            raise Compiled(f"compiled with {kwargs}")
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "qa",
+                        lambda args: (FakeTask(), [1], None, None, 0))
+    train = tmp_path / "train.json"
+    train.write_text("{}")
+    argv = ["finetune", "--task", "qa", "--train_file", str(train), "--output_dir", str(tmp_path / "out")]
+    with pytest.raises(Compiled, match=r"compiled with \{\}$"):  # BertQuestionAnswerer's 3e-5 applies
+        main(argv)
+    with pytest.raises(Compiled, match=r"compiled with \{'learning_rate': 2e-05\}"):
+        main(argv + ["--learning_rate", "2e-5", "--overwrite_output_dir"])
+
+
+def test_instance_flags_are_not_passed_unless_given(tmp_path):
+    from keras_bert_zoo.cli.create_pretraining_data_command import INSTANCE_FLAGS
+    from keras_bert_zoo.cli.library_defaults import given
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b.\n")
+    for argv in (["create-pretraining-data", "--input_file", str(corpus), "--output_file", str(tmp_path / "r")],
+                 ["pretrain", "--preset", "x", "--input_file", str(corpus), "--output_dir", str(tmp_path / "o")]):
+        args = build_parser().parse_args(argv)
+        assert given(args, *INSTANCE_FLAGS) == {}, argv[0]  # dupe_factor: PretrainingDataConfig's 10 in both
+
+
+# --- one flag family; old spellings still work; hyphens for all ---
+
+def test_snake_case_names_with_old_spellings_hidden():
+    parse = build_parser().parse_args
+    assert parse(["encode", "--input_file", "-"]).input == parse(["encode", "--input", "-"]).input == "-"
+    assert parse(["predict", "--model", "m", "--input_file", __file__]).input == __file__
+    assert parse(["finetune", "--task", "ner", "--train", __file__, "--output", "o"]).train == __file__
+    for command, hidden in (("encode", "--input "), ("predict", "--input "), ("finetune", "--train "),
+                            ("pretrain", "--corpus "), ("pretrain", "--output "), ("export", "--output ")):
+        assert hidden not in _subparser(command).format_help(), (command, hidden)
+
+
+def test_every_flag_may_be_spelled_with_hyphens():
+    parser = build_parser()
+    assert snake_case_flags(["encode", "--max-seq-length", "16", "--batch-size=4"], parser) == \
+        ["encode", "--max_seq_length", "16", "--batch_size=4"]
+    assert snake_case_flags(["pretrain", "--no-do_lower_case", "--save-checkpoints-steps", "5"], parser) == \
+        ["pretrain", "--no-do_lower_case", "--save_checkpoints_steps", "5"]
+    assert snake_case_flags(["extract-features", "--layers=-1,-2", "--", "--not-a-flag"], parser) == \
+        ["extract-features", "--layers=-1,-2", "--", "--not-a-flag"]
+
+
+def test_a_missing_required_flag_names_its_snake_case_name(tmp_path, capsys):
+    code, out = _run(capsys, ["pretrain", "--preset", "x", "--output_dir", str(tmp_path)])
+    assert code == 2 and "the following arguments are required: --input_file" in out.err
+
+
+# --- --glue_task implies GLUE; column errors name the flags; --model forms ---
+
+def test_glue_task_implies_the_glue_format(tmp_path):
+    folder = tmp_path / "mine"  # not named after the task, so the format is not guessed
+    folder.mkdir()
+    path = folder / "train.tsv"
+    path.write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tA cat.\tA feline.\n0\t3\t4\tRain.\tSun.\n")
+    args = build_parser().parse_args(["evaluate", "--model", "m", "--eval_file", str(path), "--glue_task", "MRPC"])
+    data = finetune_command._read(str(path), args)
+    assert data.texts[0] == ("A cat.", "A feline.") and len(data) == 2
+    args.format = "csv"
+    with pytest.raises(ValueError, match="--glue_task MRPC reads a GLUE TSV: drop --format csv"):
+        finetune_command._read(str(path), args)
+
+
+def test_a_column_error_names_the_flags(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("sentence,label\ngood,1\n")
+    args = build_parser().parse_args(["evaluate", "--model", "m", "--eval_file", str(path)])
+    with pytest.raises(ValueError, match="Name the columns with --text_column / --text_b_column / --label_column"):
+        finetune_command._read(str(path), args)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_a_wrong_model_path_says_which_form_was_expected(command, tmp_path, capsys):
+    data = tmp_path / "d.txt"
+    data.write_text("x\n")
+    flag = "--eval_file" if command == "evaluate" else "--input_file"
+    for model, problem in ((tmp_path / "nowhere", "does not exist"), (tmp_path, "is not a fine-tuned model")):
+        code, out = _run(capsys, [command, "--model", str(model), flag, str(data)])
+        assert code == 2
+        assert f"--model {model} {problem}: expected a `finetune` --output_dir or its model/" in out.err
+
+
+# --- --config keys ---
+
+def test_a_bad_config_key_is_one_line_listing_the_valid_keys(tmp_path, capsys):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"num_layers": 2, "hiden_dim": 64}))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b.\n")
+    code, out = _run(capsys, ["pretrain", "--config", str(config), "--vocab_from_corpus", "100", "--input_file",
+                              str(corpus), "--output_dir", str(tmp_path / "o")])
+    assert code == 2 and len(out.err.strip().splitlines()) == 1
+    assert f"--config {config}: unknown key hiden_dim; valid keys: vocabulary_size, num_layers, num_heads, " \
+           "hidden_dim, intermediate_dim, dropout, max_sequence_length" in out.err
+    assert not (tmp_path / "o").exists()
+
+
+# --- presets, vocabulary size, progress bar ---
+
+def test_presets_marks_the_default_and_the_cached_presets(capsys):
+    code, out = _run(capsys, ["presets"])
+    lines = out.out.splitlines()
+    assert code == 0 and lines[0].split()[-1] == "cached"
+    assert any(line.startswith("minilm_l6_h384_en_uncased *") for line in lines)
+    assert "* default preset (minilm_l6_h384_en_uncased); cached: loads offline." in out.out
+
+
+def test_a_small_corpus_says_what_vocabulary_size_it_reached_and_why(tmp_path):
+    from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat\n" * 20)
+    with pytest.warns(UserWarning) as caught:
+        vocabulary = learn_vocabulary(str(corpus), 30000)
+    message = str(caught[0].message)
+    assert message.startswith(f"learned a vocabulary of {len(vocabulary)} tokens, not the 30000 asked for: "
+                              "the corpus is too small.")
+    assert "pieces seen at least 10 times" in message
+
+
+def test_the_instances_progress_bar_counts_document_passes(capsys):
+    from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
+    from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
+    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
+    tokenizer = BertTokenizer.from_preset(TINY_CHECKPOINT)
+    ids = [tokenizer.tokenize(t) for t in ("the cat", "a dog", "the mat")]
+    documents = [[list(map(int, i)) for i in ids]] * 3
+    create_pretraining_instances(documents, tokenizer, PretrainingDataConfig(max_seq_length=16, dupe_factor=2),
+                                 progress=True)
+    err = capsys.readouterr().err
+    assert "instances (2 passes x 3 documents)" in err and "6/6" in err and "doc-pass" in err
+
+
+# --- quiet by default, --verbose brings TensorFlow's logs back ---
+
+def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request():
+    shared_path("checkpoints", "keras_bert_test_tiny")
+    quiet = _cli("encode", "hello", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16")
+    assert quiet.returncode == 0, quiet.stderr
+    assert json.loads(quiet.stdout)["text"] == "hello"
+    for noise in ("E0000", "I0000", "cuInit", "oneDNN", "absl::InitializeLog"):
+        assert noise not in quiet.stderr, quiet.stderr
+    table = _cli("presets")
+    assert table.returncode == 0 and not ABSL_LOG_LINE.search(table.stderr), table.stderr
+    loud = _cli("--verbose", "encode", "hello", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16")
+    assert loud.returncode == 0 and ABSL_LOG_LINE.search(loud.stderr), loud.stderr
+    library = _python("import keras_bert_zoo as kbz; kbz.BertTokenizer.from_preset(%r)" % TINY_CHECKPOINT)
+    assert library.returncode == 0 and not ABSL_LOG_LINE.search(library.stderr), library.stderr
+    # A level the user set is theirs: nothing is hidden then.
+    kept = subprocess.run([sys.executable, "-c", "import os, keras_bert_zoo; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT,
+                                                               "TF_CPP_MIN_LOG_LEVEL": "1"}, cwd=ROOT)
+    assert kept.stdout.strip() == "1"
