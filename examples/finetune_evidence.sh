@@ -10,22 +10,22 @@ DATA=${KERAS_BERT_ZOO_SHARED_DATA:-../shared/data}
 BIN=.venv/bin
 PRESET=${PRESET:-minilm_l6_h384_en_uncased}
 
-$BIN/keras-bert-zoo finetune --task classify --preset "$PRESET" --train "$DATA/glue/MRPC/train.tsv" \
-  --output runs/mrpc --epochs 3 --batch_size 32 --learning_rate 5e-5 --max_seq_length 128
+$BIN/keras-bert-zoo finetune --task classify --preset "$PRESET" --train_file "$DATA/glue/MRPC/train.tsv" \
+  --output_dir runs/mrpc --num_train_epochs 3 --train_batch_size 32 --learning_rate 5e-5 --max_seq_length 128
 
-$BIN/keras-bert-zoo finetune --task classify --preset "$PRESET" --train "$DATA/glue/SST-2/train.tsv" \
-  --output runs/sst2 --epochs 3 --batch_size 32 --learning_rate 5e-5 --max_seq_length 64 --max_train_examples 10000
+$BIN/keras-bert-zoo finetune --task classify --preset "$PRESET" --train_file "$DATA/glue/SST-2/train.tsv" \
+  --output_dir runs/sst2 --num_train_epochs 3 --train_batch_size 32 --learning_rate 5e-5 --max_seq_length 64 --max_train_examples 10000
 
-$BIN/keras-bert-zoo finetune --task ner --preset "$PRESET" --train "$DATA/ner/NCBI-disease/train.tsv" \
-  --output runs/ncbi --epochs 3 --batch_size 32 --learning_rate 1e-4 --max_seq_length 128
+$BIN/keras-bert-zoo finetune --task ner --preset "$PRESET" --train_file "$DATA/ner/NCBI-disease/train.tsv" \
+  --output_dir runs/ncbi --num_train_epochs 3 --train_batch_size 32 --learning_rate 1e-4 --max_seq_length 128
 
 # SQuAD sample (articles 0-2 of dev-v1.1): run_squad's 384 / 128 windows.
-$BIN/keras-bert-zoo finetune --task qa --preset "$PRESET" --train "$DATA/squad/dev-v1.1-sample-articles0-2.json" \
-  --output runs/squad --epochs 2 --batch_size 16 --learning_rate 5e-5 --max_seq_length 384 --doc_stride 128
+$BIN/keras-bert-zoo finetune --task qa --preset "$PRESET" --train_file "$DATA/squad/dev-v1.1-sample-articles0-2.json" \
+  --output_dir runs/squad --num_train_epochs 2 --train_batch_size 16 --learning_rate 5e-5 --max_seq_length 384 --doc_stride 128
 
 # COVID-QA: ~6,000-piece articles, ~47 windows per question at 256 / 128; 200 questions (~1 h on 2 cores).
-$BIN/keras-bert-zoo finetune --task qa --preset "$PRESET" --train "$DATA/qa/covid_qa/train_docs0-77.json" \
-  --output runs/covidqa --epochs 2 --batch_size 16 --learning_rate 5e-5 --max_seq_length 256 --doc_stride 128 \
+$BIN/keras-bert-zoo finetune --task qa --preset "$PRESET" --train_file "$DATA/qa/covid_qa/train_docs0-77.json" \
+  --output_dir runs/covidqa --num_train_epochs 2 --train_batch_size 16 --learning_rate 5e-5 --max_seq_length 256 --doc_stride 128 \
   --max_train_examples 200 --seed 0
 
 for run in mrpc sst2 ncbi squad covidqa; do echo "== $run"; cat "runs/$run/metrics.json"; done

@@ -11,8 +11,8 @@ BIN=.venv/bin
 # BioBERT's recipe in small: continue pretraining the offline default preset on PubMed abstracts.
 rm -rf runs/pretrain_pubmed
 $BIN/keras-bert-zoo pretrain --preset minilm_l6_h384_en_uncased \
-  --corpus "$DATA/corpus/pubmed_abstracts/PubMedAbstract_1MB.txt" --corpus_format documents \
-  --output runs/pretrain_pubmed --max_seq_length 128 --max_predictions_per_seq 20 --dupe_factor 2 \
+  --input_file "$DATA/corpus/pubmed_abstracts/PubMedAbstract_1MB.txt" --corpus_format documents \
+  --output_dir runs/pretrain_pubmed --max_seq_length 128 --max_predictions_per_seq 20 --dupe_factor 2 \
   --train_batch_size 32 --num_train_epochs 1 --learning_rate 1e-4 --strategy auto
 
 # SciBERT's recipe in small: a new WordPiece vocabulary learned from the corpus, a fresh model.
@@ -20,9 +20,9 @@ rm -rf runs/pretrain_wikitext
 cat > runs/small_bert.json <<'JSON'
 {"num_layers": 4, "num_heads": 4, "hidden_dim": 256, "intermediate_dim": 1024, "max_sequence_length": 128}
 JSON
-$BIN/keras-bert-zoo pretrain --config runs/small_bert.json --vocab-from-corpus 8000 \
-  --corpus "$DATA/corpus/wikitext-2/valid.txt" --corpus_format wikitext \
-  --output runs/pretrain_wikitext --max_seq_length 128 --max_predictions_per_seq 20 --dupe_factor 3 \
+$BIN/keras-bert-zoo pretrain --config runs/small_bert.json --vocab_from_corpus 8000 \
+  --input_file "$DATA/corpus/wikitext-2/valid.txt" --corpus_format wikitext \
+  --output_dir runs/pretrain_wikitext --max_seq_length 128 --max_predictions_per_seq 20 --dupe_factor 3 \
   --train_batch_size 32 --num_train_epochs 12 --learning_rate 1e-3 --num_warmup_steps 100 --strategy auto
 
 for run in pretrain_pubmed pretrain_wikitext; do echo "== $run"; cat "runs/$run/metrics.json"; done
