@@ -99,7 +99,7 @@ def test_pretrain_claims_its_output_before_reading_the_corpus(tmp_path, classifi
         kbz.pretrain(out, str(corpus), preset=TINY_CHECKPOINT)
 
 
-def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path):
+def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, capsys):
     from keras_bert_zoo.training.training_logs import plot_training_logs
     from keras_bert_zoo.training.training_logs import read_training_logs
 
@@ -117,3 +117,12 @@ def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path):
     assert open(tmp_path / "curves.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(FileNotFoundError, match="holds no training logs"):
         read_training_logs(str(tmp_path))
+
+    from keras_bert_zoo.cli.main import main
+
+    assert main(["report", out]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["curves"] == os.path.join(out, "curves.png") and os.path.isfile(report["curves"])
+    assert report["final_epoch"]["train_loss"] == pytest.approx(history.history["loss"][-1], rel=1e-6)
+    assert main(["report", str(tmp_path / "nowhere")]) == 2
+    assert "RUN " + str(tmp_path / "nowhere") + " is not a directory" in capsys.readouterr().err

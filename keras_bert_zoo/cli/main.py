@@ -20,10 +20,11 @@ from keras_bert_zoo.cli import extract_features_command
 from keras_bert_zoo.cli import finetune_command
 from keras_bert_zoo.cli import presets_command
 from keras_bert_zoo.cli import pretrain_command
+from keras_bert_zoo.cli import report_command
 from keras_bert_zoo.cli import saved_model_cli_command
 
-COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, export_command,
-            create_pretraining_data_command, pretrain_command, saved_model_cli_command)
+COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, report_command,
+            export_command, create_pretraining_data_command, pretrain_command, saved_model_cli_command)
 VERBOSE_HELP = "Show the full traceback of an error instead of one line, and TensorFlow's start-up logs."
 DESCRIPTION = (
     "BERT, BioBERT, SciBERT and ClinicalBERT for Keras 3: presets, encoding, fine-tuning, pretraining, export. "
@@ -143,7 +144,7 @@ def main(argv=None):
         print(f"keras-bert-zoo {args.command}: interrupted", file=sys.stderr)
         return 130
     # PresetError and the other errors of bad input are ValueErrors; OSError covers paths.
-    except (ValueError, TypeError, OSError) as e:
+    except (ValueError, TypeError, OSError, ImportError) as e:
         if args.verbose:
             raise
         print(f"keras-bert-zoo {args.command}: error: {_one_line(e)}", file=sys.stderr)

@@ -24,6 +24,7 @@ from keras_bert_zoo.training.finetune import METRICS_FILE
 from keras_bert_zoo.training.finetune import MODEL_DIR
 from keras_bert_zoo.training.finetune import OUTPUTS
 from keras_bert_zoo.training.finetune import write_json
+from keras_bert_zoo.training.training_logs import tensorboard_callback
 from keras_bert_zoo.utils.job_record import content_digest
 from keras_bert_zoo.utils.job_record import file_fingerprint
 from keras_bert_zoo.utils.job_record import running_job
@@ -220,8 +221,8 @@ def _fit(output_dir, make_model, tokenizer, train_ds, total_steps, chunk, epochs
         else:
             chunk = min(chunk or total_steps, total_steps)
             fit_args = {"epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
-        history = model.fit(train_ds, callbacks=[backup, resumed, _StopAt(total_steps)], verbose=verbose,
-                            shuffle=False, **fit_args)
+        callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
+        history = model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
         metrics["resumed_at_step"] = resumed.step
         metrics["global_step"] = int(model.optimizer.iterations.numpy())
         metrics["train_loss"] = [float(x) for x in history.history["loss"]]

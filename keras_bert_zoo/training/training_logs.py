@@ -9,6 +9,8 @@ import glob
 import math
 import os
 
+from keras_bert_zoo.utils.atomic import atomic_file
+
 LOGS_DIR = "logs"
 
 
@@ -84,6 +86,7 @@ def plot_training_logs(run_dir, output_file):
         axis.set_visible(False)
     figure.suptitle(os.path.basename(os.path.normpath(run_dir)))
     figure.tight_layout()
-    figure.savefig(output_file, dpi=100)
+    with atomic_file(output_file, "wb") as f:
+        figure.savefig(f, format="png", dpi=100)
     pyplot.close(figure)
     return final_metrics(logs)

@@ -1,0 +1,30 @@
+"""`keras-bert-zoo report RUN`: a finetune or pretrain run's training curves as a PNG, and its final metrics."""
+
+import json
+import os
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "report", help="Draw a run's training curves (PNG) and print its final metrics.",
+        description="Reads the TensorBoard logs that finetune and pretrain write into OUTPUT_DIR/logs, draws every "
+                    "per-epoch metric (train and validation) to a PNG, and prints the last epoch's values with the "
+                    "run's metrics.json. Needs matplotlib (pip install matplotlib).")
+    parser.add_argument("run_dir", metavar="RUN", help="A finetune or pretrain --output_dir.")
+    parser.add_argument("--output_file", help="The PNG to write (default: RUN/curves.png).")
+    parser.set_defaults(run=run)
+
+
+def run(args):
+    from keras_bert_zoo.training.finetune import METRICS_FILE
+    from keras_bert_zoo.training.training_logs import plot_training_logs
+
+    if not os.path.isdir(args.run_dir):
+        raise FileNotFoundError(f"RUN {args.run_dir} is not a directory: pass a finetune or pretrain --output_dir.")
+    output_file = args.output_file or os.path.join(args.run_dir, "curves.png")
+    report = {"curves": output_file, "final_epoch": plot_training_logs(args.run_dir, output_file)}
+    metrics = os.path.join(args.run_dir, METRICS_FILE)
+    if os.path.isfile(metrics):
+        with open(metrics, encoding="utf-8") as f:
+            report["metrics"] = json.load(f)
+    print(json.dumps(report, indent=2))
