@@ -3,12 +3,13 @@
 import dataclasses
 
 from keras_bert_zoo.data.errors import DataFormatError
-from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.data.parallel_examples import LabelledExamples
 
 
 @dataclasses.dataclass
-class ClassificationExamples(ParallelExamples):
-    """Examples for `BertClassifier`.
+class ClassificationExamples(LabelledExamples):
+    """Examples for `BertClassifier`: pass them whole to its `fit` /
+    `evaluate`, or unpack them: `texts, labels = read_glue(path)`.
 
     Attributes:
         texts: strings, or `(text_a, text_b)` tuples.

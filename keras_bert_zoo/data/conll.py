@@ -3,12 +3,13 @@
 import dataclasses
 
 from keras_bert_zoo.data.errors import DataFormatError
-from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.data.parallel_examples import LabelledExamples
 
 
 @dataclasses.dataclass
-class TaggedSentences(ParallelExamples):
-    """Word-level tagged sentences for `BertTokenClassifier`.
+class TaggedSentences(LabelledExamples):
+    """Word-level tagged sentences for `BertTokenClassifier`: pass them whole
+    to its `fit` / `evaluate`, or unpack them: `sentences, tags = read_conll(path)`.
 
     Attributes:
         words: a list of sentences, each a list of words.
@@ -42,6 +43,10 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
         path: the file.
         word_column / tag_column: column positions.
         label_names: the allowed tags; by default every tag found.
+
+    Returns:
+        `TaggedSentences`: `ner.fit(read_conll(path))`, or
+        `sentences, tags = read_conll(path)`.
 
     Raises:
         DataFormatError: naming file and line: a line whose columns differ

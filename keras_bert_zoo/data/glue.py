@@ -55,6 +55,10 @@ def read_glue(path, task=None, on_error="raise"):
             `"MNLI"`, `"STS-B"` or `"WNLI"`; by default the folder name.
         on_error: `"raise"` on a bad row (naming file and line) or `"skip"`.
 
+    Returns:
+        `ClassificationExamples`: `clf.fit(read_glue(path))`, or
+        `texts, labels = read_glue(path)`.
+
     Raises:
         DataFormatError: a missing column, an unknown label or empty text.
     """

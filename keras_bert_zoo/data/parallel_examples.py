@@ -25,3 +25,32 @@ class ParallelExamples:
         random.Random(seed).shuffle(order)
         cut = len(order) - int(round(len(order) * fraction))
         return self._take(order[:cut]), self._take(order[cut:])
+
+
+class LabelledExamples(ParallelExamples):
+    """Examples and their labels, as a reader returns them (`_PARALLEL` = x, y).
+
+    They go whole into their task's `fit` and `evaluate`, or unpack into
+    `(x, y)` as Keras takes them. `len()` counts the examples; iterating
+    gives the two lists.
+
+    Examples:
+    >>> from keras_bert_zoo.data.classification_examples import ClassificationExamples
+    >>> examples = ClassificationExamples(["good", "bad"], [1, 0], ["neg", "pos"])
+    >>> texts, labels = examples
+    >>> texts, labels, len(examples), examples.y
+    (['good', 'bad'], [1, 0], 2, [1, 0])
+    """
+
+    @property
+    def x(self):
+        """The examples (texts, or sentences as word lists)."""
+        return getattr(self, self._PARALLEL[0])
+
+    @property
+    def y(self):
+        """Their labels."""
+        return getattr(self, self._PARALLEL[1])
+
+    def __iter__(self):
+        return iter((self.x, self.y))

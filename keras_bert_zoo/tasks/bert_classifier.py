@@ -32,6 +32,8 @@ class BertClassifier(Task):
     ...                                  num_classes=2, sequence_length=32)
     >>> clf.predict_proba([("He said hi.", "He greeted them.")]).shape
     (1, 2)
+    >>> clf.predict((["He said hi."], ["He greeted them."])).shape  # two columns
+    (1, 2)
     """
 
     def __init__(

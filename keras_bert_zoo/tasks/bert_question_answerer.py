@@ -4,12 +4,14 @@ import math
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from keras_bert_zoo.data.squad import QAExamples
 from keras_bert_zoo.data.squad import checked_answer
 from keras_bert_zoo.metrics.squad_metrics import squad_scores
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tasks.task import _packed_spec
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 
 
@@ -88,6 +90,11 @@ class BertQuestionAnswerer(Task):
 
     default_sequence_length = 384
     uses_pooler = False
+    input_forms = (
+        "QA examples (kbz.data.read_squad's result, a list of {'question', 'context', 'answers'} dicts, or one "
+        "such dict); or packed inputs (a dict of token_ids, segment_ids and padding_mask, with start/end labels "
+        "as y, or a Dataset of them)"
+    )
     default_learning_rate = 3e-5
 
     def __init__(self, backbone, preprocessor, doc_stride=128, max_query_length=64, n_best_size=20,
@@ -137,15 +144,32 @@ class BertQuestionAnswerer(Task):
             max_query_length=self.max_query_length,
         )
 
-    def fit(self, x=None, y=None, batch_size=32, epochs=1, **kwargs):
-        """Train on examples (`QAExamples` or question/context/answers dicts).
+    def standardize_examples(self, x, y=None):
+        """QA examples (`QAExamples`, question/context/answers dicts, or one
+        such dict) become checked `QAExamples`; packed inputs pass as they are.
 
-        In SQuAD v1.1 mode (`version_2_with_negative=False`) every example
-        must have an answer: one without would teach "no answer"."""
-        examples = self._labelled_examples(x)
-        features = self.features(examples, with_answers=True)
-        labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
-        return super().fit(features.inputs, labels, batch_size=batch_size, epochs=epochs, **kwargs)
+        In SQuAD v1.1 mode (`version_2_with_negative=False`) `fit` and
+        `evaluate` refuse an example without an answer: it would teach
+        "no answer"."""
+        packed = (isinstance(x, dict) and not {"question", "context"} & set(x)
+                  or isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is not None)
+        if packed:
+            return super().standardize_examples(x, y)
+        if not isinstance(x, (QAExamples, dict, list, tuple)):
+            raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}.")
+        if y is not None:
+            raise ValueError("QA examples hold their answers; pass them without y.")
+        return _as_examples(x), None
+
+    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True):
+        # QA examples -> run_squad-style windows (packed inputs) and their start/end positions.
+        x, y = self.standardize_examples(x, y)
+        if not isinstance(x, QAExamples):
+            return super()._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, labeled=labeled)
+        if not labeled:
+            return self.features(x).inputs, None
+        features = self.features(self._labelled_examples(x), with_answers=True)
+        return features.inputs, {"start_logits": features.start_positions, "end_logits": features.end_positions}
 
     def _labelled_examples(self, x):
         examples = _as_examples(x)

@@ -83,6 +83,12 @@ class BertTokenClassifier(Task):
         self.compile()
 
     uses_pooler = False
+    takes_pairs = False
+    input_forms = (
+        "a list of sentences, each a list of words (their tags as y); a tf.data.Dataset of (words, tag_ids), "
+        "batched or not; kbz.data.read_conll's result; or packed inputs (a dict of token_ids, segment_ids and "
+        "padding_mask, or a Dataset of them)"
+    )
 
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
@@ -140,8 +146,6 @@ class BertTokenClassifier(Task):
         """`x`: sentences as word lists (or a Dataset of `(words, tag_ids)`,
         which is cut to the window rather than strided); `y`: tag lists
         (strings) or tag-id lists. Over-long sentences become strided windows."""
-        if isinstance(x, dict):
-            return x
         if isinstance(x, tf.data.Dataset):
             ds = x.ragged_batch(batch_size) if tf.nest.flatten(x.element_spec)[0].shape.rank == 1 else x
         else:

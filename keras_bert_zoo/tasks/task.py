@@ -7,6 +7,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_zoo.data.parallel_examples import LabelledExamples
+from keras_bert_zoo.data.parallel_examples import ParallelExamples
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
@@ -18,35 +20,93 @@ def _is_text_batch(x):
     return isinstance(x, (list, tuple)) and not (len(x) and isinstance(x[0], dict))
 
 
+def _is_column_pair(x):
+    """Keras' form of two text inputs: a tuple of two columns `(texts_a, texts_b)`.
+
+    A list of `(text_a, text_b)` tuples is a list of pairs, and a tuple of
+    strings a batch of single texts; only a tuple of exactly two sequences is
+    read as columns (so `(["a", "b"], ["c", "d"])` is the pairs a/c and b/d).
+    """
+    return isinstance(x, tuple) and len(x) == 2 and all(isinstance(c, (list, tuple, np.ndarray)) for c in x)
+
+
+def _packed_spec(element_spec):
+    """The packed-inputs part of a Dataset's elements (`x` or `(x, y[, w])`), or None for raw examples."""
+    first = element_spec[0] if isinstance(element_spec, tuple) and element_spec else element_spec
+    return first if isinstance(first, dict) else None
+
+
 def _example_count(x):
-    """How many examples a list / array / packed dict holds (None for a Dataset)."""
+    """How many examples in-memory inputs hold (None for a Dataset)."""
+    if isinstance(x, tf.data.Dataset):
+        return None
     if isinstance(x, dict):
         return len(next(iter(x.values()))) if x else 0
-    if _is_text_batch(x):
-        return len(x)
-    return None
+    return len(x)
+
+
+def _slice(examples, part):
+    """`examples[part]` for a list, an array or a reader's result."""
+    if isinstance(examples, ParallelExamples):
+        return examples._take(range(len(examples))[part])
+    return examples[part]
+
+
+def _validation_xy(data):
+    """`validation_data` -> `(x, y)`: Keras' `(x, y)` tuple (or `[x, y]` list),
+    or examples that hold their labels (a Dataset, a reader's result, QA dicts)."""
+    if isinstance(data, tuple) or (isinstance(data, list) and len(data) == 2 and not isinstance(data[0], dict)):
+        if len(data) != 2:
+            raise ValueError(
+                f"validation_data as a tuple must be (x, y); got {len(data)} items (sample weights are not "
+                "supported). Or pass a tf.data.Dataset of (x, y), or a reader's result."
+            )
+        return tuple(data)
+    return data, None
 
 
 class Task(MultiWorkerBuildMixin, keras.Model):
     """A functional Keras model over `BertBackbone` inputs plus the
     preprocessing that turns raw examples into those inputs.
 
-    `fit`, `evaluate` and `predict` accept:
-    - a `tf.data.Dataset` of `(examples, labels)` (batched or not), where an
-      example is a string or a `(text_a, text_b)` tuple of strings;
-    - Python lists (or numpy arrays) of examples (and labels);
-    - already packed inputs (a dict with `token_ids`, ...).
+    `fit`, `evaluate` and `predict` accept, as `x` (with labels `y` as a
+    list or numpy array where `x` does not hold them):
+    - Python lists (or 1-D numpy arrays of str / bytes / object) of texts;
+    - text pairs, as a list of `(text_a, text_b)` tuples (or an `[n, 2]`
+      array) or, as Keras takes two inputs, a tuple of two columns
+      `(texts_a, texts_b)`;
+    - a `tf.data.Dataset` of `(text, label)` / `((text_a, text_b), label)`,
+      batched or not (an unbatched one is batched with `batch_size`);
+    - a reader's result (`kbz.data.read_glue`, `read_csv`, `read_jsonl`,
+      `read_conll`), which holds the labels;
+    - already packed inputs: a dict with `token_ids`, ... (and labels `y`),
+      or a Dataset of them, such as one `make_dataset` built.
+    `validation_data` takes the same forms, as a tuple `(x, y)` or on its own
+    when it holds its labels; `validation_split` holds out the last fraction
+    of in-memory examples, before shuffling, as Keras does.
 
-    Python inputs are checked before any graph work: a non-string text is
-    named by its index (`check_texts`), labels by `prepare_labels`, packed
-    dicts must hold exactly the backbone's inputs. An empty list predicts an
-    empty result; training or evaluating on one is refused.
+    Any other form (a set, a generator, a dict of other keys) is refused up
+    front, naming the forms (`input_forms`). Python inputs are checked before
+    any graph work: a non-string text is named by its index (`check_texts`),
+    labels by `prepare_labels`, packed dicts must hold exactly the backbone's
+    inputs. An empty list predicts an empty result; training or evaluating
+    on one is refused.
 
     If the task was compiled with the default optimizer ("auto"), `fit`
     re-creates it as BERT's AdamW with 10% linear warm-up and linear decay
     over exactly the steps it is about to run.
+
     """
 
+    # What `fit`, `evaluate` and `predict` take, for the message that refuses anything else.
+    input_forms = (
+        "a list (or 1-D numpy array) of texts; a list of (text_a, text_b) pairs, or a tuple of two columns "
+        "(texts_a, texts_b); a tf.data.Dataset of (text, label) or ((text_a, text_b), label), batched or not; "
+        "a reader's result (kbz.data.read_glue / read_csv / read_jsonl); or packed inputs (a dict of "
+        "token_ids, segment_ids and padding_mask, or a Dataset of them)"
+    )
+    # Whether an example may be a (text_a, text_b) pair, so that a tuple of two columns means pairs.
+    takes_pairs = True
     default_learning_rate = 5e-5
     # run_classifier.py's max_seq_length; QA overrides it (384).
     default_sequence_length = 128
@@ -149,7 +209,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 f"Packed inputs must have exactly the keys {expected}; "
                 + (f"unknown: {unknown}. " if unknown else "")
                 + (f"missing: {missing}. " if missing else "")
-                + "Pass raw texts to let the task pack them."
+                + f"Or pass raw examples for the task to pack: {self.input_forms}."
             )
 
     def preprocess(self, x, y=None, sample_weight=None):
@@ -163,11 +223,54 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return tuple(tf.constant([e[i] for e in examples]) for i in range(len(examples[0])))
         return tf.constant(list(examples))
 
-    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True):
-        """Build the preprocessed, batched `tf.data.Dataset` fed to Keras.
+    def standardize_examples(self, x, y=None):
+        """Bring any accepted input form to the few that `make_dataset` takes.
 
-        `labeled=False` (prediction): each element of a Dataset `x` is an
-        example, even when it is a `(text_a, text_b)` tuple.
+        Args:
+            x: examples in one of the forms of `input_forms`.
+            y: their labels, unless `x` holds them (a Dataset, a reader's result).
+
+        Returns:
+            `(x, y)`: `x` a list (or array) of examples, a `tf.data.Dataset`
+            or a dict of packed inputs; `y` the labels or None.
+
+        Raises:
+            TypeError: `x` is none of the accepted forms (the message lists them).
+            ValueError: labels given beside a reader's result, two text
+                columns of different lengths, or a dict of other keys than
+                the backbone's inputs.
+
+        Examples:
+        >>> from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+        >>> clf = BertClassifier.from_preset("minilm_l6_h384_en_uncased", num_classes=2,
+        ...                                  sequence_length=16)
+        >>> clf.standardize_examples((["a", "b"], ["c", "d"]), [0, 1])  # two columns
+        ([('a', 'c'), ('b', 'd')], [0, 1])
+        """
+        if isinstance(x, LabelledExamples):
+            if y is not None:
+                raise ValueError(f"The {type(x).__name__} hold their labels; pass them without y.")
+            x, y = x
+        if isinstance(x, dict):
+            self._check_packed_inputs(x)
+            return x, y
+        if isinstance(x, tf.data.Dataset):
+            return x, y
+        if self.takes_pairs and _is_column_pair(x):
+            if len(x[0]) != len(x[1]):
+                raise ValueError(f"The two text columns (texts_a, texts_b) hold {len(x[0])} and {len(x[1])} texts; "
+                                 "they must be of the same length.")
+            x = list(zip(*x))
+        if not _is_text_batch(x):
+            raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}.")
+        return x, y
+
+    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True):
+        """Build the preprocessed, batched `tf.data.Dataset` of raw examples.
+
+        `x`: a list of examples or a Dataset (see `standardize_examples` for
+        the other forms). `labeled=False` (prediction): each element of a
+        Dataset `x` is an example, even when it is a `(text_a, text_b)` tuple.
         """
         if isinstance(x, tf.data.Dataset):
             ds = x
@@ -176,15 +279,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 ds = ds.batch(batch_size)
             if not labeled:
                 ds = ds.map(lambda *example: (example if len(example) > 1 else example[0],))
-        elif isinstance(x, dict):
-            self._check_packed_inputs(x)
-            return x  # already packed inputs
         else:
-            if not _is_text_batch(x):
-                raise TypeError(
-                    "Pass a tf.data.Dataset, a list of texts / (text_a, text_b) pairs, "
-                    f"or a dict of packed inputs; got {type(x).__name__}."
-                )
             x = check_texts(x)
             if not x:
                 raise ValueError("No examples: the input list is empty.")
@@ -201,50 +296,101 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         ds = ds.map(self.preprocess, num_parallel_calls=tf.data.AUTOTUNE)
         return ds.prefetch(tf.data.AUTOTUNE)
 
+    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True):
+        """Any accepted input -> what `keras.Model`'s fit/evaluate/predict take:
+        `(preprocessed batched Dataset, None)` or `(packed dict, labels)`.
+
+        Packed inputs pass as they are: this is also how the validation data
+        `fit` prepared comes back, when Keras' `fit` calls `evaluate` on it.
+        """
+        x, y = self.standardize_examples(x, y)
+        if isinstance(x, dict):
+            return x, None if y is None else self.prepare_labels(y)
+        if isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is not None:
+            packed = _packed_spec(x.element_spec)
+            self._check_packed_inputs(packed)
+            return (x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
+        if labeled and y is None and not isinstance(x, tf.data.Dataset):
+            raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
+        return self.make_dataset(x, y if labeled else None, batch_size=batch_size, shuffle=shuffle,
+                                 labeled=labeled), None
+
     # --- Keras API -------------------------------------------------------
 
-    def fit(self, x=None, y=None, batch_size=32, epochs=1, validation_data=None, shuffle=True, **kwargs):
-        if isinstance(x, dict) and y is not None:
-            y = self.prepare_labels(y)
-        ds = self.make_dataset(x, y, batch_size=batch_size, shuffle=shuffle)
+    def fit(self, x=None, y=None, batch_size=32, epochs=1, validation_data=None, shuffle=True,
+            validation_split=0.0, **kwargs):
+        """Train on examples in any form the class docstring lists.
+
+        Args:
+            x, y: training examples and their labels (see `input_forms`).
+            validation_data: labelled examples to score after every epoch:
+                `(x, y)`, or on their own when they hold their labels.
+            validation_split: hold out this last fraction of in-memory
+                examples (before shuffling) as validation data; not
+                possible for a `tf.data.Dataset`.
+            **kwargs: as `keras.Model.fit`.
+
+        Returns:
+            The Keras `History` (with `val_*` entries given validation data).
+        """
+        x, y = self.standardize_examples(x, y)
+        if validation_split and validation_data is None and not isinstance(x, dict):  # Keras splits packed arrays
+            x, y, validation_data = self._split_off(x, y, validation_split)
+            validation_split = 0.0
+        data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle)
         if validation_data is not None:
-            if isinstance(validation_data, tuple) and len(validation_data) == 2 and not isinstance(validation_data[0], str):
-                validation_data = self.make_dataset(*validation_data, batch_size=batch_size)
-            else:
-                validation_data = self.make_dataset(validation_data, batch_size=batch_size)
+            val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data), batch_size=batch_size)
+            validation_data = val_data if val_labels is None else (val_data, val_labels)
         if getattr(self, "_auto_optimizer", False):
-            if isinstance(ds, dict):
-                steps = math.ceil(len(next(iter(ds.values()))) / batch_size)
+            if isinstance(data, dict):
+                steps = math.ceil(math.ceil(_example_count(data) * (1 - validation_split)) / batch_size)
             else:
-                steps = kwargs.get("steps_per_epoch") or int(ds.cardinality())
+                steps = kwargs.get("steps_per_epoch") or int(data.cardinality())
             if steps > 0:
                 self._schedule_optimizer(steps * (epochs - kwargs.get("initial_epoch", 0)))
         with warnings.catch_warnings():
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
-            if isinstance(ds, dict):
-                return super().fit(ds, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
-                                   shuffle=shuffle, **kwargs)
+            if isinstance(data, dict):
+                return super().fit(data, labels, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
+                                   validation_split=validation_split, shuffle=shuffle, **kwargs)
             # Shuffling happened in make_dataset (Keras cannot shuffle a Dataset).
-            return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
+            return super().fit(data, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
+
+    @staticmethod
+    def _split_off(x, y, fraction):
+        """Keras' `validation_split` for examples held in memory: `(x, y, (x_held, y_held))`."""
+        if isinstance(x, tf.data.Dataset):
+            raise ValueError("validation_split cannot split a tf.data.Dataset (as in Keras): pass "
+                             "validation_data=..., or split a reader's result: train, dev = examples.split(0.1).")
+        if y is not None and len(y) != len(x):
+            raise ValueError(f"{len(x)} examples but {len(y)} labels.")
+        if not 0 < fraction < 1:
+            raise ValueError(f"validation_split must be between 0 and 1; got {fraction}.")
+        cut = math.ceil(len(x) * (1 - fraction))  # Keras' rounding
+        if cut == len(x):
+            raise ValueError(f"validation_split={fraction} of {len(x)} examples holds out none of them.")
+        head, tail = slice(None, cut), slice(cut, None)
+        if y is None:  # QA examples hold their answers
+            return _slice(x, head), None, (_slice(x, tail), None)
+        return _slice(x, head), _slice(y, head), (_slice(x, tail), _slice(y, tail))
 
     def evaluate(self, x=None, y=None, batch_size=32, **kwargs):
-        if isinstance(x, dict) and y is not None:
-            y = self.prepare_labels(y)
-        ds = self.make_dataset(x, y, batch_size=batch_size)
-        if isinstance(ds, dict):
-            return super().evaluate(ds, y, batch_size=batch_size, **kwargs)
-        return super().evaluate(ds, **kwargs)
+        data, labels = self._keras_inputs(x, y, batch_size=batch_size)
+        if isinstance(data, dict):
+            return super().evaluate(data, labels, batch_size=batch_size, **kwargs)
+        return super().evaluate(data, **kwargs)
 
     def predict(self, x, batch_size=32, **kwargs):
+        x, _ = self.standardize_examples(x)  # a reader's labels are not needed
         if _example_count(x) == 0:
             # Keras cannot predict without a batch; the model maps an empty
             # batch to outputs of the right structure and width.
             length = self.preprocessor.sequence_length
             return self.predict_on_batch({name: np.zeros((0, length), "int32") for name in self.backbone.input})
-        ds = self.make_dataset(x, batch_size=batch_size, labeled=False)
+        data, _ = self._keras_inputs(x, batch_size=batch_size, labeled=False)
         kwargs.setdefault("verbose", 0)
-        return super().predict(ds, **kwargs)
+        return super().predict(data, **kwargs)
 
     # --- Serialization ---------------------------------------------------
 
