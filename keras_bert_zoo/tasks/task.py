@@ -95,7 +95,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     If the task was compiled with the default optimizer ("auto"), `fit`
     re-creates it as BERT's AdamW with 10% linear warm-up and linear decay
     over exactly the steps it is about to run.
-
     """
 
     # What `fit`, `evaluate` and `predict` take, for the message that refuses anything else.

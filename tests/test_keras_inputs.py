@@ -1,0 +1,322 @@
+"""The user's path through Keras' conventions: validation data in every form, a tuple of two
+text columns, reader results straight into fit / evaluate, and a clear refusal of anything else.
+
+Tiny models over a vocabulary of the test's words, with large random pooler and output weights,
+so that different data give clearly different losses: a validation loss equal to `evaluate` on
+the validation data (and not to `evaluate` on the training data) shows that the validation data,
+and only it, was scored. One epoch on a handful of examples.
+"""
+
+import json
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.data import read_conll
+from keras_bert_zoo.data import read_glue
+from keras_bert_zoo.data import read_squad
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
+from tests.conftest import shared_path
+
+TRAIN = ["the cat sat on the mat", "a dog ran home", "it rained all day", "the sun shone", "birds sang", "we left"]
+TRAIN_Y = [0, 1, 1, 0, 1, 0]
+DEV = ["a cat ran", "the day was long", "dogs sang", "home again"]
+DEV_Y = [1, 0, 0, 1]
+DEV_B = ["a dog sat", "it was", "cats ran home", "the mat"]
+
+SENTENCES = [["familial", "cancer", "is", "rare"], ["the", "dog", "sat"], ["breast", "cancer", "risk"]]
+TAGS = [["B-Disease", "I-Disease", "O", "O"], ["O", "O", "O"], ["B-Disease", "I-Disease", "O"]]
+NER_LABELS = ["O", "B-Disease", "I-Disease"]
+
+QA_EXAMPLES = [
+    {"id": "q1", "question": "who ran home?", "context": "the dog ran home. the cat sat.", "answers": [("the dog", 0)]},
+    {"id": "q2", "question": "who sat?", "context": "the dog ran home. the cat sat.", "answers": [("the cat", 18)]},
+    {"id": "q3", "question": "what shone?", "context": "it rained, then the sun shone.", "answers": [("the sun", 16)]},
+    {"id": "q4", "question": "what was rare?", "context": "familial cancer is rare.", "answers": [("familial cancer", 0)]},
+]
+
+
+POSITIONS = 32
+
+
+def _tokenizer():
+    texts = TRAIN + DEV + DEV_B + [w for s in SENTENCES for w in s] + [
+        e[k] for e in QA_EXAMPLES for k in ("question", "context")]
+    words = sorted({w for t in texts for w in re.findall(r"\w+|[^\w\s]", t.lower())})
+    return kbz.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words)
+
+
+def _backbone(vocabulary_size):
+    """A random backbone whose [CLS] vector depends on the text: BERT's initial weights
+    (stddev 0.02) leave it nearly the same for every input."""
+    backbone = kbz.BertBackbone(vocabulary_size=vocabulary_size, num_layers=1, num_heads=2, hidden_dim=16,
+                                intermediate_dim=32, max_sequence_length=POSITIONS)
+    rng = np.random.default_rng(0)
+    for weight in backbone.weights:
+        if len(weight.shape) >= 2:
+            weight.assign(rng.normal(0.0, weight.shape[0] ** -0.5, weight.shape).astype("float32"))
+    return backbone
+
+
+def _spread(layer):
+    """Large random output weights: outputs (and losses) that differ with the input."""
+    layer.kernel.assign(np.random.default_rng(0).normal(0.0, 1.0, layer.kernel.shape).astype("float32"))
+
+
+@pytest.fixture(scope="module")
+def clf():
+    tokenizer = _tokenizer()
+    model = kbz.BertClassifier(_backbone(tokenizer.vocabulary_size()),
+                               BertPreprocessor(tokenizer, sequence_length=16, max_sequence_length=POSITIONS),
+                               num_classes=2)
+    _spread(model.output_dense)
+    return model
+
+
+@pytest.fixture(scope="module")
+def ner():
+    tokenizer = _tokenizer()
+    model = kbz.BertTokenClassifier(_backbone(tokenizer.vocabulary_size()),
+                                    TokenClassificationPreprocessor(tokenizer, 16, POSITIONS), labels=NER_LABELS)
+    _spread(model.output_dense)
+    return model
+
+
+@pytest.fixture(scope="module")
+def qa():
+    tokenizer = _tokenizer()
+    model = kbz.BertQuestionAnswerer(_backbone(tokenizer.vocabulary_size()),
+                                     BertPreprocessor(tokenizer, sequence_length=POSITIONS), doc_stride=8,
+                                     max_query_length=8)
+    _spread(model.span_dense)
+    return model
+
+
+def _evaluate(task, *data, batch_size=4):
+    return task.evaluate(*data, batch_size=batch_size, verbose=0, return_dict=True)
+
+
+def _assert_validated_on(history, task, reference, train_reference, batch_size=4):
+    """The last epoch's validation metrics are `evaluate` on the validation data (weights are
+    unchanged after it), and not the training data's. NER's loss is a mean over each batch's
+    tagged words, so its reference is batched as the validation was."""
+    expected = _evaluate(task, *reference, batch_size=batch_size)
+    assert history.history["val_loss"][-1] == pytest.approx(expected["loss"], rel=1e-4)
+    for name in expected:
+        assert history.history["val_" + name][-1] == pytest.approx(expected[name], rel=1e-4, abs=1e-6)
+    assert expected["loss"] != pytest.approx(_evaluate(task, *train_reference)["loss"], rel=1e-2)
+
+
+# --- 1: validation_data, every form, every task ---
+
+VALIDATION_FORMS = {
+    "tuple of lists": lambda clf: (DEV, DEV_Y),
+    "list [x, y]": lambda clf: [DEV, DEV_Y],
+    "numpy arrays": lambda clf: (np.array(DEV), np.array(DEV_Y)),
+    "object array": lambda clf: (np.array(DEV, dtype=object), DEV_Y),
+    "unbatched dataset": lambda clf: tf.data.Dataset.from_tensor_slices((DEV, DEV_Y)),
+    "batched dataset": lambda clf: tf.data.Dataset.from_tensor_slices((DEV, DEV_Y)).batch(3),
+    "preprocessed dataset": lambda clf: clf.make_dataset(DEV, DEV_Y, batch_size=3),
+    "packed arrays": lambda clf: ({k: v.numpy() for k, v in clf.preprocessor(DEV).items()}, np.array(DEV_Y)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(VALIDATION_FORMS))
+def test_classifier_validation_data_in_every_form(clf, form):
+    history = clf.fit(TRAIN, TRAIN_Y, validation_data=VALIDATION_FORMS[form](clf), epochs=1, batch_size=4,
+                      verbose=0)
+    assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
+    _assert_validated_on(history, clf, (DEV, DEV_Y), (TRAIN, TRAIN_Y))
+
+
+PAIR_FORMS = {
+    "list of pairs": lambda: (list(zip(DEV, DEV_B)), DEV_Y),
+    "tuple of columns": lambda: ((DEV, DEV_B), DEV_Y),
+    "numpy columns": lambda: ((np.array(DEV), np.array(DEV_B)), np.array(DEV_Y)),
+    "[n, 2] array": lambda: (np.array(list(zip(DEV, DEV_B))), DEV_Y),
+    "dataset of ((a, b), label)": lambda: tf.data.Dataset.from_tensor_slices(((DEV, DEV_B), DEV_Y)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(PAIR_FORMS))
+def test_pair_classifier_validation_data_in_every_form(clf, form):
+    train = tf.data.Dataset.from_tensor_slices(((TRAIN, TRAIN[::-1]), TRAIN_Y))
+    history = clf.fit(train, validation_data=PAIR_FORMS[form](), epochs=2, batch_size=4, verbose=0)
+    assert len(history.history["val_loss"]) == 2
+    _assert_validated_on(history, clf, (list(zip(DEV, DEV_B)), DEV_Y), (list(zip(TRAIN, TRAIN[::-1])), TRAIN_Y))
+
+
+def test_ner_validation_data_in_every_form(ner, tmp_path):
+    path = tmp_path / "dev.tsv"
+    path.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in zip(s, tags)) for s, tags in zip(SENTENCES, TAGS)))
+    ids = [[NER_LABELS.index(t) for t in tags] for tags in TAGS]
+    forms = [
+        (SENTENCES, TAGS),
+        read_conll(str(path)),
+        tf.data.Dataset.from_tensor_slices((tf.ragged.constant(SENTENCES), tf.ragged.constant(ids))),
+        ner.make_dataset(SENTENCES, TAGS, batch_size=2),
+    ]
+    train = [["the", "cat", "sat"], ["cancer", "risk"]], [["O", "O", "O"], ["B-Disease", "O"]]
+    for form in forms:
+        history = ner.fit(*train, validation_data=form, epochs=1, batch_size=2, verbose=0)
+        _assert_validated_on(history, ner, (SENTENCES, TAGS), train, batch_size=2)
+
+
+def _write_squad(path, examples):
+    paragraphs = [{"context": e["context"], "qas": [{"id": e["id"], "question": e["question"], "answers": [
+        {"text": t, "answer_start": s} for t, s in e["answers"]]}]} for e in examples]
+    path.write_text(json.dumps({"data": [{"title": "t", "paragraphs": paragraphs}]}))
+    return str(path)
+
+
+def test_qa_validation_data_and_split(qa, tmp_path):
+    dev = read_squad(_write_squad(tmp_path / "dev.json", QA_EXAMPLES[2:]))
+    for form in (dev, QA_EXAMPLES[2:]):
+        history = qa.fit(QA_EXAMPLES[:2], validation_data=form, epochs=1, batch_size=2, verbose=0)
+        _assert_validated_on(history, qa, (QA_EXAMPLES[2:],), (QA_EXAMPLES[:2],))
+    # The held-out examples are whole questions, not windows of them.
+    history = qa.fit(QA_EXAMPLES, validation_split=0.5, epochs=1, batch_size=2, verbose=0)
+    _assert_validated_on(history, qa, (QA_EXAMPLES[2:],), (QA_EXAMPLES[:2],))
+
+
+def test_validation_split_holds_out_the_last_examples(clf, ner):
+    history = clf.fit(TRAIN, TRAIN_Y, validation_split=0.5, epochs=1, batch_size=4, verbose=0)
+    _assert_validated_on(history, clf, (TRAIN[3:], TRAIN_Y[3:]), (TRAIN[:3], TRAIN_Y[:3]))
+    history = ner.fit(SENTENCES, TAGS, validation_split=0.34, epochs=1, batch_size=2, verbose=0)
+    _assert_validated_on(history, ner, (SENTENCES[2:], TAGS[2:]), (SENTENCES[:2], TAGS[:2]), batch_size=2)
+    with pytest.raises(ValueError, match=r"validation_split cannot split a tf.data.Dataset .*validation_data="):
+        clf.fit(tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN_Y)), validation_split=0.5, verbose=0)
+    with pytest.raises(ValueError, match=r"validation_split=0.1 of 6 examples holds out none of them"):
+        clf.fit(TRAIN, TRAIN_Y, validation_split=0.1, verbose=0)
+
+
+def test_validation_data_without_labels_or_in_another_shape_is_refused(clf):
+    with pytest.raises(ValueError, match=r"No labels: pass y"):
+        clf.fit(TRAIN, TRAIN_Y, validation_data=DEV, verbose=0)
+    with pytest.raises(ValueError, match=r"validation_data as a tuple must be \(x, y\); got 3 items"):
+        clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, DEV_Y, [1.0] * 4), verbose=0)
+    with pytest.raises(TypeError, match=r"BertClassifier takes .* got set"):
+        clf.fit(TRAIN, TRAIN_Y, validation_data=(set(DEV), DEV_Y), verbose=0)
+
+
+# --- 2: Keras' input conventions ---
+
+def test_a_tuple_of_two_columns_is_a_batch_of_pairs(clf):
+    pairs = list(zip(DEV, DEV_B))
+    expected = clf.predict(pairs)
+    assert not np.allclose(expected[0], expected[1])
+    for columns in ((DEV, DEV_B), (np.array(DEV), np.array(DEV_B)), (tuple(DEV), np.array(DEV_B, dtype=object))):
+        np.testing.assert_allclose(clf.predict(columns), expected, atol=1e-6)
+    np.testing.assert_allclose(clf.predict(np.array(pairs)), expected, atol=1e-6)
+    np.testing.assert_allclose(clf.predict_proba((DEV, DEV_B)), clf.predict_proba(pairs), atol=1e-6)
+    assert clf.predict_labels((DEV, DEV_B)) == clf.predict_labels(pairs)
+    assert _evaluate(clf, (DEV, DEV_B), DEV_Y) == pytest.approx(_evaluate(clf, pairs, DEV_Y))
+    # A tuple of two 2-item sequences is two columns, as in Keras; a list of them is two pairs.
+    np.testing.assert_allclose(clf.predict((["a cat", "a dog"], ["sat", "ran"])),
+                               clf.predict([("a cat", "sat"), ("a dog", "ran")]), atol=1e-6)
+    # A tuple of strings stays a batch of single texts.
+    np.testing.assert_allclose(clf.predict(tuple(DEV)), clf.predict(DEV), atol=1e-6)
+    history = clf.fit((TRAIN, TRAIN[::-1]), np.array(TRAIN_Y), epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_columns_of_different_lengths_are_refused(clf):
+    with pytest.raises(ValueError, match=r"two text columns \(texts_a, texts_b\) hold 4 and 3 texts"):
+        clf.predict((DEV, DEV_B[:3]))
+    with pytest.raises(TypeError, match=r"text_b of pair 1 is None"):
+        clf.predict((DEV[:2], ["a", None]))
+
+
+def test_datasets_batched_or_not_give_the_same_predictions(clf):
+    expected = clf.predict(DEV)
+    unbatched = tf.data.Dataset.from_tensor_slices(DEV)
+    np.testing.assert_allclose(clf.predict(unbatched), expected, atol=1e-6)
+    np.testing.assert_allclose(clf.predict(unbatched.batch(3)), expected, atol=1e-6)
+    np.testing.assert_allclose(clf.predict(clf.make_dataset(DEV, batch_size=3, labeled=False)), expected, atol=1e-6)
+
+
+REJECTED = {
+    "set": lambda: set(DEV),
+    "generator": lambda: (t for t in DEV),
+    "3-d array": lambda: np.array([[["a", "b"]]]),
+    "list of dicts": lambda: [{"text": "a"}],
+    "int": lambda: 3,
+}
+
+
+@pytest.mark.parametrize("form", sorted(REJECTED))
+def test_other_forms_are_refused_naming_the_accepted_ones(clf, form):
+    accepted = r"BertClassifier takes a list .* a tuple of two columns \(texts_a, texts_b\); a tf.data.Dataset"
+    for call in (lambda x: clf.fit(x, DEV_Y, verbose=0), lambda x: clf.evaluate(x, DEV_Y, verbose=0), clf.predict):
+        with pytest.raises(TypeError, match=accepted):
+            call(REJECTED[form]())
+
+
+def test_packed_dicts_of_other_keys_and_other_tasks_forms_are_refused(clf, ner, qa):
+    with pytest.raises(ValueError, match=r"exactly the keys .*unknown: \['text'\].*Or pass raw examples .*columns"):
+        clf.fit({"text": DEV}, DEV_Y, verbose=0)
+    with pytest.raises(TypeError, match=r"BertTokenClassifier takes a list of sentences, .* got set"):
+        ner.fit({("a",)}, [["O"]], verbose=0)
+    with pytest.raises(TypeError, match=r"BertQuestionAnswerer takes QA examples \(kbz.data.read_squad's .* got generator"):
+        qa.fit((e for e in QA_EXAMPLES), verbose=0)
+    with pytest.raises(ValueError, match=r"QA examples hold their answers; pass them without y"):
+        qa.fit(QA_EXAMPLES, [0, 1, 2, 3], verbose=0)
+
+
+def test_labels_as_lists_or_arrays_are_the_same_labels(clf):
+    losses = [_evaluate(clf, TRAIN, labels)["loss"]
+              for labels in (TRAIN_Y, np.array(TRAIN_Y), np.array(TRAIN_Y, dtype="float32")[:, None])]
+    assert losses == pytest.approx([losses[0]] * 3)
+
+
+# --- 3: every reader's result goes straight into its task ---
+
+def test_glue_result_fits_evaluates_and_unpacks(clf, tmp_path):
+    folder = tmp_path / "MRPC"
+    folder.mkdir()
+    rows = list(zip(DEV_Y, DEV, DEV_B))
+    (folder / "dev.tsv").write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+                                    + "".join(f"{y}\t1\t2\t{a}\t{b}\n" for y, a, b in rows))
+    data = read_glue(str(folder / "dev.tsv"))
+    texts, labels = data
+    assert (texts, labels) == (list(zip(DEV, DEV_B)), DEV_Y) == (data.x, data.y)
+    history = clf.fit(data, epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert _evaluate(clf, data) == pytest.approx(_evaluate(clf, texts, labels))
+    np.testing.assert_allclose(clf.predict(data), clf.predict(texts), atol=1e-6)
+    with pytest.raises(ValueError, match=r"The ClassificationExamples hold their labels; pass them without y"):
+        clf.fit(data, labels, verbose=0)
+
+
+def test_shared_glue_file_trains_as_read(clf):
+    data = read_glue(shared_path("glue", "MRPC", "train.tsv")).head(8)
+    with open(shared_path("glue", "MRPC", "train.tsv"), encoding="utf-8-sig") as f:
+        first = [line.split("\t") for line in f.read().split("\n")[1:9]]
+    assert data.y == [int(row[0]) for row in first]
+    assert data.x[0] == (first[0][3], first[0][4])
+    history = clf.fit(data, validation_data=data, epochs=1, batch_size=4, verbose=0)
+    assert history.history["val_loss"][0] == pytest.approx(_evaluate(clf, data.x, data.y)["loss"], rel=1e-4)
+
+
+def test_conll_result_fits_evaluates_and_unpacks(ner, tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("-DOCSTART-\tO\n\n" + "\n\n".join(
+        "\n".join(f"{w}\t{t}" for w, t in zip(s, tags)) for s, tags in zip(SENTENCES, TAGS)) + "\n")
+    data = read_conll(str(path))
+    sentences, tags = data
+    assert (sentences, tags) == (SENTENCES, TAGS)
+    history = ner.fit(data, epochs=1, batch_size=2, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert _evaluate(ner, data) == pytest.approx(_evaluate(ner, sentences, tags))
+
+
+def test_squad_result_fits_and_evaluates(qa, tmp_path):
+    data = read_squad(_write_squad(tmp_path / "train.json", QA_EXAMPLES))
+    assert data.answers == [[e["answers"][0]] for e in QA_EXAMPLES]
+    history = qa.fit(data, epochs=1, batch_size=2, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert _evaluate(qa, data) == pytest.approx(_evaluate(qa, QA_EXAMPLES))
