@@ -46,6 +46,14 @@ def test_content_digest_follows_the_data_not_its_container():
     assert content_digest(np.array([1, 2])) == content_digest(np.array([1, 2]))
     assert len({content_digest(v) for v in (["a", "b"], ["b", "a"], ("a", "b"), ["ab"], [1, 2], [1.0, 2.0],
                                             np.array([1, 2]), np.array([1, 2], "int32"), None)}) == 9
+    # A reader's result counts by its content.
+    from keras_bert_zoo.data.classification_examples import ClassificationExamples
+
+    same = [ClassificationExamples(["good", "bad"], [1, 0], ["neg", "pos"]) for _ in range(2)]
+    assert content_digest(same[0]) == content_digest(same[1])
+    assert content_digest(same[0]) != content_digest(ClassificationExamples(["good", "bad"], [0, 1], ["neg", "pos"]))
+    with pytest.raises(TypeError, match="Cannot fingerprint training data of type object"):
+        content_digest(object())
 
 
 def test_a_finished_model_is_not_replaced(classifier, tmp_path):

@@ -7,6 +7,7 @@ finished model, is refused unless the caller allows overwriting.
 """
 
 import contextlib
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -64,8 +65,13 @@ def _feed(digest, value):
         digest.update(f"{type(value).__name__}:{len(repr(value))}:{value!r}".encode())
     elif hasattr(value, "element_spec"):
         digest.update(f"dataset:{value.element_spec!r}".encode())
+    elif dataclasses.is_dataclass(value):  # a reader's result
+        _feed(digest, {field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
     else:
         array = np.asarray(value)
+        if array.dtype == object and array.ndim == 0:
+            raise TypeError(f"Cannot fingerprint training data of type {type(value).__name__}: pass lists, "
+                            "numpy arrays, a reader's result or a tf.data.Dataset.")
         if array.dtype == object:
             _feed(digest, array.tolist())
         else:
