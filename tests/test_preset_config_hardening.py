@@ -170,3 +170,10 @@ def test_a_valid_saved_preset_still_loads_exactly(preset):
     reference = kbz.BertBackbone.from_preset(TINY_CHECKPOINT)
     for mine, theirs in zip(backbone.weights, reference.weights):
         np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_a_bad_override_is_named_as_the_callers_argument(preset):
+    with pytest.raises(PresetError) as error:
+        kbz.BertBackbone.from_preset(preset, dropout=2)
+    assert "from_preset(dropout=...) is not a valid BERT config: dropout must be a rate in [0, 1); got 2" in str(
+        error.value)

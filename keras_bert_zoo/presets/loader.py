@@ -319,19 +319,22 @@ def _check_vocabulary_size(resolved, size):
         )
 
 
-def _build(resolved, build, config):
-    """`build(config)` with a config error named after the file it came from."""
+def _build(resolved, build, config, overrides=()):
+    """`build(config)` with a config error named after where it came from: the
+    caller's keyword arguments (`overrides`) or the preset's file."""
     _check_vocabulary_size(resolved, config.get("vocabulary_size"))
     try:
         return build(config)
     except (ValueError, TypeError) as e:
-        raise PresetError(f"{_source_of(resolved)} is not a valid BERT config: {e}") from e
+        given = sorted(key for key in overrides if key in str(e))
+        source = f"from_preset({given[0]}=...)" if given else _source_of(resolved)
+        raise PresetError(f"{source} is not a valid BERT config: {e}") from e
 
 
 def _build_backbone(resolved, cls, kwargs):
     config = _config_of(resolved)
     config.update(kwargs)
-    return _build(resolved, cls.from_config, config)
+    return _build(resolved, cls.from_config, config, overrides=kwargs)
 
 
 def load_backbone(preset, cls, load_weights=True, **kwargs):
