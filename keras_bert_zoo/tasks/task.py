@@ -191,6 +191,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         args = dict(self._compile_args)
         with self.distribute_strategy.scope():
             self.compile("auto", learning_rate=self._learning_rate, total_steps=total_steps, **args)
+            # Built here, not inside the first train step: variables created
+            # while tracing make tf.function trace the whole step twice.
+            self.optimizer.build(self.trainable_variables)
 
     # --- Data ------------------------------------------------------------
 

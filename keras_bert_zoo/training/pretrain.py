@@ -206,6 +206,8 @@ def _fit(output_dir, make_model, tokenizer, train_ds, total_steps, chunk, epochs
         with strategy.scope():
             model = make_model()
             model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
+            # Built before fit: slots created inside the first step's trace make TF trace the step twice.
+            model.optimizer.build(model.trainable_variables)
         metrics = {**metrics, "steps": total_steps, "replicas": strategy.num_replicas_in_sync}
         if eval_ds is not None:
             if baseline is not None:
