@@ -47,7 +47,7 @@ _EXPORTS = {
     "pretrain_from_records": "keras_bert_zoo.training.pretrain",
 }
 # Subpackages reachable as attributes: kbz.data.read_glue, kbz.distribution.get_strategy, kbz.export.load_export.
-_SUBPACKAGES = ("data", "distribution", "export")
+_SUBPACKAGES = ("data", "distribution", "export", "metrics")
 
 __all__ = sorted([*_EXPORTS, "DEFAULT_PRESET", "__version__"])
 

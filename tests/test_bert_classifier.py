@@ -19,6 +19,7 @@ def sst2():
     return data.texts[:320], data.labels[:320], data.texts[-200:], data.labels[-200:]
 
 
+@pytest.mark.learning
 def test_learns_sst2_from_a_small_slice(default_preset_dir, sst2):
     train_x, train_y, test_x, test_y = sst2
     clf = kbz.BertClassifier.from_preset(default_preset_dir, num_classes=2, sequence_length=48)
@@ -34,6 +35,7 @@ def test_learns_sst2_from_a_small_slice(default_preset_dir, sst2):
     assert clf.predict_labels(["a warm , funny and moving film", "a dull , lifeless mess"]) == [1, 0]
 
 
+@pytest.mark.slow
 def test_pairs_and_dataset_input(default_preset_dir):
     clf = kbz.BertClassifier.from_preset(default_preset_dir, num_classes=3, sequence_length=24,
                                          label_names=["a", "b", "c"])
@@ -53,6 +55,7 @@ def test_pairs_and_dataset_input(default_preset_dir):
     assert clf.predict_labels([("x y", "p")])[0] in {"a", "b", "c"}
 
 
+@pytest.mark.learning
 def test_multi_label_and_regression_learn(default_preset_dir):
     texts = [f"{w} {v}" for w in ("red", "blue", "green", "pink") for v in ("car", "tree", "house", "boat")] * 4
     multi_hot = [[float("red" in t or "pink" in t), float("car" in t or "boat" in t)] for t in texts]
@@ -77,8 +80,9 @@ def _tiny_classifier():
     return kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=12, label_names=["no", "yes"])
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("tiny_checkpoint")
 def test_save_to_preset_and_keras_file_round_trip(tmp_path):
-    shared_path("checkpoints", "keras_bert_test_tiny")
     clf = _tiny_classifier()
     clf.fit(["all work", "no play", "jack a dull boy", "makes"], [0, 1, 1, 0], epochs=1, batch_size=2, verbose=0)
     texts = ["all work and no play", "makes jack a dull boy"]
@@ -96,8 +100,9 @@ def test_save_to_preset_and_keras_file_round_trip(tmp_path):
     np.testing.assert_allclose(reloaded.predict(texts), expected, atol=1e-5)
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("tiny_checkpoint")
 def test_under_mirrored_strategy():
-    shared_path("checkpoints", "keras_bert_test_tiny")
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
     with strategy.scope():
         clf = _tiny_classifier()
@@ -106,18 +111,16 @@ def test_under_mirrored_strategy():
     assert clf.distribute_strategy is strategy
 
 
-def test_label_count_mismatch_is_refused():
-    shared_path("checkpoints", "keras_bert_test_tiny")
+def test_label_count_mismatch_is_refused(tiny_checkpoint):
     with pytest.raises(ValueError, match="2 label_names for num_classes=3"):
-        kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=3, label_names=["a", "b"])
+        kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=3, label_names=["a", "b"])
     clf = _tiny_classifier()
     with pytest.raises(ValueError, match="3 examples but 2 labels"):
         clf.fit(["a", "b", "c"], [0, 1])
 
 
-def test_long_texts_are_read_by_averaged_windows():
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    clf = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=6)
+def test_long_texts_are_read_by_averaged_windows(tiny_checkpoint):
+    clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=6)
     words = "all work and no play makes jack a dull boy".split()  # 10 pieces, window 4, stride 2
     long_text = " ".join(words)
     logits = clf.predict_windowed([long_text, "all work"])
@@ -126,5 +129,10 @@ def test_long_texts_are_read_by_averaged_windows():
     expected = clf.predict(windows).mean(axis=0)
     np.testing.assert_allclose(logits[0], expected, atol=1e-5)
     np.testing.assert_allclose(logits[1], clf.predict(["all work"])[0], atol=1e-5)
+    np.testing.assert_allclose(clf.predict_windowed([long_text], doc_stride=3)[0],
+                               clf.predict([" ".join(words[s:s + 4]) for s in (0, 3, 6)]).mean(axis=0), atol=1e-5)
+    with pytest.warns(DeprecationWarning, match="`stride` is now `doc_stride`"):
+        np.testing.assert_allclose(clf.predict_windowed([long_text], stride=3), clf.predict_windowed(
+            [long_text], doc_stride=3), atol=1e-6)
     probabilities = clf.predict_proba([long_text])
     np.testing.assert_allclose(probabilities[0], np.exp(expected) / np.exp(expected).sum(), atol=1e-5)

@@ -10,7 +10,6 @@ from keras_bert_zoo.data.conll import read_conll
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
-from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
 
 LABELS = ["O", "B-Disease", "I-Disease"]
@@ -53,9 +52,10 @@ def ncbi():
     return train.words[:500], train.tags[:500], held_out.words[:200], held_out.tags[:200]
 
 
+@pytest.mark.learning
 def test_learns_ncbi_disease_from_a_small_slice(default_preset_dir, ncbi, tmp_path):
     train_words, train_tags, test_words, test_tags = ncbi
-    ner = kbz.BertTokenClassifier.from_preset(default_preset_dir, labels=LABELS, sequence_length=64)
+    ner = kbz.BertTokenClassifier.from_preset(default_preset_dir, label_names=LABELS, sequence_length=64)
     ner.compile(learning_rate=1e-4)
     before = ner.evaluate_entities(test_words, test_tags)
     history = ner.fit(train_words, train_tags, epochs=3, batch_size=16, verbose=0)
@@ -87,9 +87,8 @@ def test_learns_ncbi_disease_from_a_small_slice(default_preset_dir, ncbi, tmp_pa
     )
 
 
-def test_mismatched_tags_and_unknown_labels_are_refused():
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    ner = kbz.BertTokenClassifier.from_preset(TINY_CHECKPOINT, labels=LABELS, sequence_length=8)
+def test_mismatched_tags_and_unknown_labels_are_refused(tiny_checkpoint):
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
     with pytest.raises(ValueError, match="Sentence 0 has 2 words but 1 tags"):
         ner.fit([["all", "work"]], [["O"]])
     with pytest.raises(ValueError, match=r"Unknown tag\(s\) \['B-Chemical'\]"):
@@ -110,9 +109,8 @@ def test_word_windows_follow_run_squad_max_context():
     assert best.tolist() == [0, 0, 1, 2, -1]
 
 
-def test_long_sentences_are_read_through_strided_windows():
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    ner = kbz.BertTokenClassifier.from_preset(TINY_CHECKPOINT, labels=LABELS, sequence_length=6)
+def test_long_sentences_are_read_through_strided_windows(tiny_checkpoint):
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=6)
     sentence = ["all", "work", "and", "no", "play", "makes", "jack"]  # one piece each, 4 fit
     assert ner.preprocessor.tokenizer(sentence).row_lengths().numpy().tolist() == [1] * 7
     probabilities = ner.predict_word_probabilities([sentence])[0]
@@ -129,13 +127,13 @@ def test_long_sentences_are_read_through_strided_windows():
         assert labels[row].numpy()[weights[row].numpy() > 0].tolist() == ids[first:end]
 
 
-def test_under_strategy_and_keras_file_round_trip(tmp_path):
+@pytest.mark.slow
+def test_under_strategy_and_keras_file_round_trip(tiny_checkpoint, tmp_path):
     import keras
     import tensorflow as tf
 
-    shared_path("checkpoints", "keras_bert_test_tiny")
     with tf.distribute.MirroredStrategy(["/cpu:0"]).scope():
-        ner = kbz.BertTokenClassifier.from_preset(TINY_CHECKPOINT, labels=LABELS, sequence_length=8)
+        ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
     sentences = [["all", "work", "and"], ["jack", "a", "dull", "boy"]] * 4
     tags = [["B-Disease", "I-Disease", "O"], ["O", "O", "B-Disease", "I-Disease"]] * 4
     history = ner.fit(sentences, tags, epochs=1, batch_size=4, verbose=0)
@@ -144,3 +142,18 @@ def test_under_strategy_and_keras_file_round_trip(tmp_path):
     restored = keras.saving.load_model(str(tmp_path / "ner.keras"))
     np.testing.assert_allclose(restored.predict_word_probabilities(sentences[:2])[1],
                                ner.predict_word_probabilities(sentences[:2])[1], atol=1e-6)
+
+
+def test_labels_is_the_deprecated_name_of_label_names(tiny_checkpoint):
+    with pytest.warns(DeprecationWarning, match="`labels` is now `label_names`"):
+        ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, labels=LABELS, sequence_length=8)
+    assert ner.label_names == LABELS
+    with pytest.warns(DeprecationWarning, match="labels is now .label_names"):
+        assert ner.labels == LABELS
+    # A config saved before the rename (key "labels") still loads.
+    config = ner.get_config()
+    config["labels"] = config.pop("label_names")
+    with pytest.warns(DeprecationWarning):
+        assert kbz.BertTokenClassifier.from_config(config).label_names == LABELS
+    with pytest.raises(ValueError, match="Pass label_names only"):
+        kbz.BertTokenClassifier.from_preset(tiny_checkpoint, labels=LABELS, label_names=LABELS, sequence_length=8)

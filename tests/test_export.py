@@ -15,7 +15,6 @@ from keras_bert_zoo.data.squad import read_squad
 from keras_bert_zoo.export.request_inputs import bucket_length
 from keras_bert_zoo.export.warmup_requests import read_warmup_requests
 from keras_bert_zoo.utils.job_record import content_digest
-from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,7 +44,7 @@ def exported(default_preset_dir, tmp_path_factory):
     classifier = kbz.BertClassifier.from_preset(default_preset_dir, num_classes=3, sequence_length=64,
                                                 label_names=["neg", "neu", "pos"])
     _sharpen(classifier.output_dense)
-    tagger = kbz.BertTokenClassifier.from_preset(default_preset_dir, labels=LABELS, sequence_length=64)
+    tagger = kbz.BertTokenClassifier.from_preset(default_preset_dir, label_names=LABELS, sequence_length=64)
     _sharpen(tagger.output_dense)
     qa = kbz.BertQuestionAnswerer.from_preset(default_preset_dir, sequence_length=64, doc_stride=16,
                                               max_query_length=16)
@@ -58,6 +57,7 @@ def exported(default_preset_dir, tmp_path_factory):
     }
 
 
+@pytest.mark.slow
 def test_string_signatures_match_the_keras_tasks(exported, tmp_path):
     classifier, classifier_path = exported["classifier"]
     tagger, tagger_path = exported["tagger"]
@@ -108,6 +108,7 @@ def test_string_signatures_match_the_keras_tasks(exported, tmp_path):
         assert outputs["answer/score"][row] == pytest.approx(answer["score"], abs=1e-5)
 
 
+@pytest.mark.slow
 def test_bad_requests_get_defined_results(exported, tmp_path):
     _, classifier_path = exported["classifier"]
     _, tagger_path = exported["tagger"]
@@ -126,6 +127,7 @@ def test_bad_requests_get_defined_results(exported, tmp_path):
     assert outputs["entities/truncated"].tolist() == [False, False, True]
 
 
+@pytest.mark.subprocess
 def test_saved_model_cli_lists_string_signatures_and_runs_them(exported):
     classifier, path = exported["classifier"]
     show = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir", path,
@@ -144,6 +146,7 @@ def test_saved_model_cli_lists_string_signatures_and_runs_them(exported):
                               f"b'{classifier.predict_labels(TEXTS[:2])[1]}']"]
 
 
+@pytest.mark.slow
 def test_warmup_records_are_prediction_logs_for_real_signatures(exported):
     for key in ("classifier", "tagger", "qa"):
         _, path = exported[key]
@@ -199,9 +202,9 @@ def test_exports_need_only_the_tf_text_ops_tf_serving_links(exported):
     assert all(f"`{op}`" in readme for op in needed)  # the README lists what a server must have
 
 
-def test_trained_model_exports_without_optimizer_state(tmp_path):
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    classifier = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=12)
+@pytest.mark.slow
+def test_trained_model_exports_without_optimizer_state(tiny_checkpoint, tmp_path):
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12)
     classifier.fit(["all work", "no play"] * 4, [0, 1] * 4, epochs=1, batch_size=4, verbose=0)
     assert len(classifier.optimizer.variables) > 2 * len(classifier.weights)  # Adam's slots exist
     path = classifier.export(str(tmp_path), model_name="tiny")
@@ -210,12 +213,12 @@ def test_trained_model_exports_without_optimizer_state(tmp_path):
     assert sorted(map(tuple, stored)) == sorted(tuple(w.shape) for w in classifier.weights)
 
 
-def test_versions_are_numbered_and_never_half_written(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_versions_are_numbered_and_never_half_written(tiny_checkpoint, tmp_path, monkeypatch):
     import importlib
 
     module = importlib.import_module("keras_bert_zoo.export.export_for_serving")
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    classifier = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=12)
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12)
     assert classifier.export(str(tmp_path), model_name="m").endswith(os.path.join("m", "1"))
     assert classifier.export(str(tmp_path), model_name="m").endswith(os.path.join("m", "2"))
     with pytest.raises(FileExistsError, match="already exists: pass another version"):
@@ -240,6 +243,7 @@ def test_buckets_follow_the_longest_text():
     assert int(bucket_length(tf.constant([5]), 12)) == 12
 
 
+@pytest.mark.slow
 def test_cli_exports_a_preset_as_an_embedding_model(default_preset_dir, tmp_path):
     from keras_bert_zoo.cli.main import main
 
@@ -257,12 +261,13 @@ def test_cli_exports_a_preset_as_an_embedding_model(default_preset_dir, tmp_path
                                kbz.encode_texts(TEXTS, preset=default_preset_dir, sequence_length=32), atol=1e-5)
 
 
-def test_fill_mask_matches_googles_masked_lm(tmp_path):
+@pytest.mark.slow
+def test_fill_mask_matches_googles_masked_lm(tiny_checkpoint, tmp_path):
     """The tiny checkpoint's second reference example, as text: Google's own
     log-probabilities give the expected top tokens and probabilities."""
-    reference = json.load(open(shared_path("checkpoints", "keras_bert_test_tiny", "reference_outputs.json")))
-    pretrainer = kbz.BertPretrainer.from_preset(TINY_CHECKPOINT)
-    preprocessor = kbz.BertPreprocessor.from_preset(TINY_CHECKPOINT, sequence_length=16)
+    reference = json.load(open(os.path.join(tiny_checkpoint, "reference_outputs.json")))
+    pretrainer = kbz.BertPretrainer.from_preset(tiny_checkpoint)
+    preprocessor = kbz.BertPreprocessor.from_preset(tiny_checkpoint, sequence_length=16)
     vocabulary = preprocessor.tokenizer.get_vocabulary()
     ids = reference["inputs"]["input_ids"][1]  # [CLS] all [MASK] and no [MASK] [SEP] jack [SEP]
     text_a, text_b = " ".join(vocabulary[i] for i in ids[1:6]), vocabulary[ids[7]]

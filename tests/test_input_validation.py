@@ -55,7 +55,7 @@ def classifier(backbone, preprocessor):
 @pytest.fixture(scope="module")
 def ner(backbone, tokenizer):
     pre = TokenClassificationPreprocessor(tokenizer, sequence_length=12, max_sequence_length=POSITIONS)
-    return kbz.BertTokenClassifier(backbone, pre, labels=["O", "B-Gene", "I-Gene"])
+    return kbz.BertTokenClassifier(backbone, pre, label_names=["O", "B-Gene", "I-Gene"])
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,7 @@ def clf():
 def ner():
     tokenizer = _tokenizer()
     model = kbz.BertTokenClassifier(_backbone(tokenizer.vocabulary_size()),
-                                    TokenClassificationPreprocessor(tokenizer, 16, POSITIONS), labels=NER_LABELS)
+                                    TokenClassificationPreprocessor(tokenizer, 16, POSITIONS), label_names=NER_LABELS)
     _spread(model.output_dense)
     return model
 
@@ -125,6 +125,7 @@ VALIDATION_FORMS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", sorted(VALIDATION_FORMS))
 def test_classifier_validation_data_in_every_form(clf, form):
     history = clf.fit(TRAIN, TRAIN_Y, validation_data=VALIDATION_FORMS[form](clf), epochs=1, batch_size=4,
@@ -142,6 +143,7 @@ PAIR_FORMS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", sorted(PAIR_FORMS))
 def test_pair_classifier_validation_data_in_every_form(clf, form):
     train = tf.data.Dataset.from_tensor_slices(((TRAIN, TRAIN[::-1]), TRAIN_Y))
@@ -150,6 +152,7 @@ def test_pair_classifier_validation_data_in_every_form(clf, form):
     _assert_validated_on(history, clf, (list(zip(DEV, DEV_B)), DEV_Y), (list(zip(TRAIN, TRAIN[::-1])), TRAIN_Y))
 
 
+@pytest.mark.slow
 def test_ner_validation_data_in_every_form(ner, tmp_path):
     path = tmp_path / "dev.tsv"
     path.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in zip(s, tags)) for s, tags in zip(SENTENCES, TAGS)))
@@ -173,6 +176,7 @@ def _write_squad(path, examples):
     return str(path)
 
 
+@pytest.mark.slow
 def test_qa_validation_data_and_split(qa, tmp_path):
     dev = read_squad(_write_squad(tmp_path / "dev.json", QA_EXAMPLES[2:]))
     for form in (dev, QA_EXAMPLES[2:]):
@@ -183,6 +187,7 @@ def test_qa_validation_data_and_split(qa, tmp_path):
     _assert_validated_on(history, qa, (QA_EXAMPLES[2:],), (QA_EXAMPLES[:2],))
 
 
+@pytest.mark.slow
 def test_validation_split_holds_out_the_last_examples(clf, ner):
     history = clf.fit(TRAIN, TRAIN_Y, validation_split=0.5, epochs=1, batch_size=4, verbose=0)
     _assert_validated_on(history, clf, (TRAIN[3:], TRAIN_Y[3:]), (TRAIN[:3], TRAIN_Y[:3]))
@@ -205,6 +210,7 @@ def test_validation_data_without_labels_or_in_another_shape_is_refused(clf):
 
 # --- 2: Keras' input conventions ---
 
+@pytest.mark.slow
 def test_a_tuple_of_two_columns_is_a_batch_of_pairs(clf):
     pairs = list(zip(DEV, DEV_B))
     expected = clf.predict(pairs)
@@ -231,6 +237,7 @@ def test_columns_of_different_lengths_are_refused(clf):
         clf.predict((DEV[:2], ["a", None]))
 
 
+@pytest.mark.slow
 def test_datasets_batched_or_not_give_the_same_predictions(clf):
     expected = clf.predict(DEV)
     unbatched = tf.data.Dataset.from_tensor_slices(DEV)
@@ -275,6 +282,7 @@ def test_labels_as_lists_or_arrays_are_the_same_labels(clf):
 
 # --- 3: every reader's result goes straight into its task ---
 
+@pytest.mark.slow
 def test_glue_result_fits_evaluates_and_unpacks(clf, tmp_path):
     folder = tmp_path / "MRPC"
     folder.mkdir()
@@ -292,6 +300,7 @@ def test_glue_result_fits_evaluates_and_unpacks(clf, tmp_path):
         clf.fit(data, labels, verbose=0)
 
 
+@pytest.mark.slow
 def test_shared_glue_file_trains_as_read(clf):
     data = read_glue(shared_path("glue", "MRPC", "train.tsv")).head(8)
     with open(shared_path("glue", "MRPC", "train.tsv"), encoding="utf-8-sig") as f:
@@ -302,6 +311,7 @@ def test_shared_glue_file_trains_as_read(clf):
     assert history.history["val_loss"][0] == pytest.approx(_evaluate(clf, data.x, data.y)["loss"], rel=1e-4)
 
 
+@pytest.mark.slow
 def test_conll_result_fits_evaluates_and_unpacks(ner, tmp_path):
     path = tmp_path / "train.tsv"
     path.write_text("-DOCSTART-\tO\n\n" + "\n\n".join(

@@ -24,6 +24,8 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.export.question_answerer_signatures import _n_best
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 
+pytestmark = pytest.mark.subprocess
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_POSITIONS = 64
 _CHARACTERS = string.ascii_lowercase + string.digits
@@ -52,7 +54,7 @@ def fuzz_log(tmp_path_factory):
     classifier = kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(tokenizer, MAX_POSITIONS), num_classes=3,
                                     label_names=["neg", "neu", "pos"])
     tagger = kbz.BertTokenClassifier(_backbone(), TokenClassificationPreprocessor(tokenizer, MAX_POSITIONS),
-                                     labels=["O", "B-Gene", "I-Gene", "B-Drug", "I-Drug"])
+                                     label_names=["O", "B-Gene", "I-Gene", "B-Drug", "I-Drug"])
     qa = kbz.BertQuestionAnswerer(_backbone(), kbz.BertPreprocessor(tokenizer, MAX_POSITIONS), doc_stride=16,
                                   max_query_length=16, version_2_with_negative=True)
     exports = {name: task.export(str(base), model_name=name)

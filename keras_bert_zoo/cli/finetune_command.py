@@ -148,17 +148,6 @@ def _read(path, args, label_names=None, regression=False):
         raise type(e)(message) from None
 
 
-def score(classifier, data, batch_size=32):
-    """The field's metrics for a classifier on labelled examples."""
-    from keras_bert_zoo.metrics.classification_metrics import classification_report
-    from keras_bert_zoo.metrics.classification_metrics import regression_report
-
-    outputs = classifier.predict_proba(data.texts, batch_size=batch_size)
-    if classifier.problem_type == "regression":
-        return regression_report(data.labels, outputs)
-    return classification_report(data.labels, outputs.argmax(-1), classifier.num_classes)
-
-
 def _eval_batch_size(args):
     from keras_bert_zoo.cli.library_defaults import library_default
 
@@ -190,7 +179,7 @@ def _finetune_classifier(args):
         sequence_length=args.max_seq_length,
         **given(args, "problem_type"),
     )
-    return task, train.texts, train.labels, lambda: score(task, evaluation, _eval_batch_size(args)), len(evaluation)
+    return task, train.texts, train.labels, lambda: task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args)), len(evaluation)
 
 
 def _finetune_ner(args):
@@ -200,7 +189,7 @@ def _finetune_ner(args):
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: read_conll(path, args.word_column, args.tag_column, names)
     )
-    task = BertTokenClassifier.from_preset(args.preset, labels=train.label_names, sequence_length=args.max_seq_length)
+    task = BertTokenClassifier.from_preset(args.preset, label_names=train.label_names, sequence_length=args.max_seq_length)
 
     def evaluate():
         scores = task.evaluate_entities(evaluation.words, evaluation.tags, _eval_batch_size(args))
@@ -305,12 +294,12 @@ def run_evaluate(args):
     elif hasattr(task, "evaluate_entities"):
         from keras_bert_zoo.data.conll import read_conll
 
-        data = read_conll(args.eval, args.word_column, args.tag_column, task.labels)
+        data = read_conll(args.eval, args.word_column, args.tag_column, task.label_names)
         scores = task.evaluate_entities(data.words, data.tags, args.batch_size)
         metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
     else:
         data = _read(args.eval, args, label_names=task.label_names, regression=task.problem_type == "regression")
-        metrics = {"eval_examples": len(data), **score(task, data, args.batch_size)}
+        metrics = {"eval_examples": len(data), **task.evaluate_glue(data, batch_size=args.batch_size)}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
 

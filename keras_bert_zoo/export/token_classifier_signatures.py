@@ -45,11 +45,11 @@ def token_classifier_signatures(tagger):
     `entity_count` `[batch]` telling how many are real; and `truncated`
     (words past the window were left untagged). Chunks follow conlleval.
     """
-    prefix_table, kind_table, kind_names = _tag_scheme(tagger.labels)
+    prefix_table, kind_table, kind_names = _tag_scheme(tagger.label_names)
     prefix_table, kind_table = tf.constant(prefix_table), tf.constant(kind_table)
     kind_names = tf.constant(kind_names or [""])
     preprocessor = tagger.preprocessor
-    num_labels = len(tagger.labels)
+    num_labels = len(tagger.label_names)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def entities(text):

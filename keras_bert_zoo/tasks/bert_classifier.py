@@ -1,8 +1,12 @@
 """Sentence and sentence-pair classification (and regression) on [CLS]."""
 
+import warnings
+
 import keras
 import numpy as np
 
+from keras_bert_zoo.metrics.classification_metrics import classification_report
+from keras_bert_zoo.metrics.classification_metrics import regression_report
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_labels
@@ -113,14 +117,15 @@ class BertClassifier(Task):
             y = check_label_tensor(y, self.problem_type, self.num_classes, self.label_names)
         return super().preprocess(x, y, sample_weight)
 
-    def predict_windowed(self, texts, batch_size=32, stride=None):
+    def predict_windowed(self, texts, batch_size=32, doc_stride=None, stride=None):
         """Logits of single texts of any length: a text longer than the
-        window is read as overlapping windows (`stride` pieces apart, half a
-        window by default) whose logits are averaged.
+        window is read as overlapping windows (`doc_stride` pieces apart,
+        half a window by default) whose logits are averaged.
 
         Args:
             texts: a list of strings (pairs are packed and truncated as usual).
-            stride: word-pieces between window starts.
+            doc_stride: word-pieces between window starts.
+            stride: the old name of `doc_stride` (deprecated).
 
         Returns:
             `[len(texts), num_classes]` logits.
@@ -130,7 +135,11 @@ class BertClassifier(Task):
             return self.predict(texts, batch_size=batch_size)
         tokenizer = self.preprocessor.tokenizer
         window = self.preprocessor.sequence_length - 2
-        stride = stride or max(window // 2, 1)
+        if stride is not None:
+            warnings.warn("predict_windowed's `stride` is now `doc_stride` (as in every task); `stride` will be "
+                          "removed in the next release.", DeprecationWarning, stacklevel=2)
+            doc_stride = doc_stride or stride
+        stride = doc_stride or max(window // 2, 1)
         rows, owners = [], []
         for index, pieces in enumerate(tokenizer(list(texts)).to_list()):
             for start in window_starts(len(pieces), window, stride):
@@ -173,6 +182,35 @@ class BertClassifier(Task):
         if self.problem_type == "multi_label":
             return [[names[i] for i in np.flatnonzero(row >= self.threshold)] for row in probabilities]
         return probabilities[:, 0] if self.num_classes == 1 else probabilities
+
+    def evaluate_glue(self, x, y=None, batch_size=32):
+        """The figures GLUE (and SciBERT) report, over the whole set.
+
+        Args:
+            x, y: labelled examples held in memory: texts or pairs and their
+                labels (names or ids), or a reader's result.
+
+        Returns:
+            Multi-class: `accuracy` and `macro_f1`, with `f1` (of class 1)
+            and `mcc` for two classes; regression: `pearson`, `spearman`
+            and `mse`.
+
+        Examples:
+        >>> from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+        >>> clf = BertClassifier.from_preset("minilm_l6_h384_en_uncased", num_classes=2,
+        ...                                  sequence_length=16)
+        >>> sorted(clf.evaluate_glue(["a good film", "a dull film"], [1, 0]))
+        ['accuracy', 'f1', 'macro_f1', 'mcc']
+        """
+        x, y = self.standardize_examples(x, y)
+        if self.problem_type == "multi_label" or y is None or not isinstance(x, (list, np.ndarray)):
+            raise ValueError("evaluate_glue scores single-label examples held in memory, with their labels: "
+                             "(texts, labels) or a reader's result; use evaluate() for other forms.")
+        labels = self.prepare_labels(y)
+        outputs = self.predict_proba(x, batch_size=batch_size)
+        if self.problem_type == "regression":
+            return regression_report(labels, outputs)
+        return classification_report(labels, outputs.argmax(-1), self.num_classes)
 
     def get_config(self):
         return {

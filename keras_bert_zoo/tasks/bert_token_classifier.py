@@ -46,26 +46,34 @@ class BertTokenClassifier(Task):
     Args:
         backbone: a `BertBackbone`.
         preprocessor: a `TokenClassificationPreprocessor`.
-        labels: the tag set, e.g. `["O", "B-Disease", "I-Disease"]`.
+        label_names: the tag set, e.g. `["O", "B-Disease", "I-Disease"]`.
         dropout: dropout rate before the output layer.
+        labels: the old name of `label_names` (deprecated; removed in the
+            next release).
 
     Examples:
     >>> ner = BertTokenClassifier.from_preset(
-    ...     "minilm_l6_h384_en_uncased", labels=["O", "B-Disease", "I-Disease"],
+    ...     "minilm_l6_h384_en_uncased", label_names=["O", "B-Disease", "I-Disease"],
     ...     sequence_length=32)
-    >>> ner.predict_tags([["Familial", "hypercholesterolemia", "."]])[0][2] in ner.labels
+    >>> ner.predict_tags([["Familial", "hypercholesterolemia", "."]])[0][2] in ner.label_names
     True
     """
 
-    def __init__(self, backbone, preprocessor, labels, dropout=0.1, **kwargs):
-        if not labels or len(set(labels)) != len(labels):
-            raise ValueError(f"labels must be a non-empty list of distinct tags; got {labels}.")
+    def __init__(self, backbone, preprocessor, label_names=None, dropout=0.1, labels=None, **kwargs):
+        if labels is not None:  # presets saved before the rename hold `labels` too
+            if label_names is not None:
+                raise ValueError("Pass label_names only: labels is its old name.")
+            warnings.warn("BertTokenClassifier's `labels` is now `label_names` (as in every task); "
+                          "`labels` will be removed in the next release.", DeprecationWarning, stacklevel=2)
+            label_names = labels
+        if not label_names or len(set(label_names)) != len(label_names):
+            raise ValueError(f"label_names must be a non-empty list of distinct tags; got {label_names}.")
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
-            len(labels),
+            len(label_names),
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
             dtype="float32",
             name="logits",
@@ -78,9 +86,16 @@ class BertTokenClassifier(Task):
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
         # === Config ===
-        self.labels = list(labels)
+        self.label_names = list(label_names)
         self.dropout = dropout
         self.compile()
+
+    @property
+    def labels(self):
+        """Deprecated: `label_names`."""
+        warnings.warn("BertTokenClassifier.labels is now .label_names; labels will be removed in the next release.",
+                      DeprecationWarning, stacklevel=2)
+        return self.label_names
 
     uses_pooler = False
     takes_pairs = False
@@ -106,18 +121,18 @@ class BertTokenClassifier(Task):
 
     def tag_ids(self, tags):
         """Tag strings (or tag ids) per sentence -> checked tag ids."""
-        index = {t: i for i, t in enumerate(self.labels)}
+        index = {t: i for i, t in enumerate(self.label_names)}
         ids = []
         for s, sentence in enumerate(tags):
             row = []
             for w, tag in enumerate(sentence):
                 if isinstance(tag, str) and tag in index:
                     row.append(index[tag])
-                elif isinstance(tag, numbers.Integral) and not isinstance(tag, bool) and 0 <= tag < len(self.labels):
+                elif isinstance(tag, numbers.Integral) and not isinstance(tag, bool) and 0 <= tag < len(self.label_names):
                     row.append(int(tag))
                 else:
                     raise ValueError(f"Unknown tag(s) [{tag!r}] at sentence {s}, word {w}; the model's labels are "
-                                     f"{self.labels} (or their ids 0..{len(self.labels) - 1}).")
+                                     f"{self.label_names} (or their ids 0..{len(self.label_names) - 1}).")
             ids.append(row)
         return ids
 
@@ -202,7 +217,7 @@ class BertTokenClassifier(Task):
         Words with no word-pieces get uniform probabilities.
         """
         sentences = self.check_sentences(sentences)
-        results = [np.full((len(s), len(self.labels)), 1.0 / len(self.labels), "float32") for s in sentences]
+        results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
         windows = self.sentence_windows(sentences, doc_stride)
         for start in range(0, len(windows), batch_size):
             batch = windows[start : start + batch_size]
@@ -221,7 +236,7 @@ class BertTokenClassifier(Task):
     def predict_tags(self, sentences, batch_size=32, doc_stride=None):
         """Tag strings for each word of each sentence (word lists)."""
         probabilities = self.predict_word_probabilities(sentences, batch_size, doc_stride)
-        return [[self.labels[i] for i in p.argmax(-1)] if len(p) else [] for p in probabilities]
+        return [[self.label_names[i] for i in p.argmax(-1)] if len(p) else [] for p in probabilities]
 
     def predict_entities(self, texts, batch_size=32, doc_stride=None):
         """Entities in raw texts: `[{"text", "label", "start", "end", "score"}]`
@@ -232,7 +247,7 @@ class BertTokenClassifier(Task):
         probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
         results = []
         for text, words, p in zip(texts, split, probabilities):
-            tags = [self.labels[i] for i in p.argmax(-1)] if len(p) else []
+            tags = [self.label_names[i] for i in p.argmax(-1)] if len(p) else []
             entities = []
             for kind, first, last in extract_chunks(tags):
                 start, end = words[first][1], words[last - 1][2]
@@ -248,6 +263,6 @@ class BertTokenClassifier(Task):
     def get_config(self):
         return {
             **super().get_config(),
-            "labels": self.labels,
+            "label_names": self.label_names,
             "dropout": self.dropout,
         }
