@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test benchmark clean
+.PHONY: install demo test test-fast benchmark clean
 
 install: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q --durations=10
+
+# All but the tests marked learning, subprocess or slow (see setup.cfg): a few minutes.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q --durations=10 -m "not learning and not subprocess and not slow"
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/backbone_throughput.py

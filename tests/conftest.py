@@ -27,6 +27,12 @@ def shared_path(*parts):
     return path
 
 
+@pytest.fixture(scope="session")
+def tiny_checkpoint():
+    """The tiny Google-format checkpoint (L-2, H-4) with its reference outputs, from the shared data."""
+    return shared_path("checkpoints", "keras_bert_test_tiny")
+
+
 @pytest.fixture(autouse=True)
 def _seeded():
     """Every test starts from the same seed, so a learning test's outcome does not hang on test order."""

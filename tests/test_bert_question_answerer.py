@@ -7,7 +7,6 @@ import pytest
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.squad import read_squad
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
-from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "ran"] + [f"w{i}" for i in range(30)]
@@ -64,14 +63,15 @@ def test_gold_labels_decode_to_the_answers():
     assert set(f.example_index[answered]) == set(range(len(data)))
 
 
+@pytest.mark.learning
 def test_learns_squad_from_a_small_slice(default_preset_dir, tmp_path):
     data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json"))
-    train, test = data.head(300), data._take(range(300, 400))
-    keras.utils.set_random_seed(0)  # a 300-question run varies with the head's init and order
+    train, test = data.head(200), data._take(range(300, 400))
+    keras.utils.set_random_seed(0)  # a 200-question run varies with the head's init and order
     qa = kbz.BertQuestionAnswerer.from_preset(default_preset_dir, sequence_length=128, doc_stride=64)
     qa.compile(learning_rate=1e-4)
     before = qa.evaluate_squad(test)
-    history = qa.fit(train, epochs=3, batch_size=16, verbose=0)
+    history = qa.fit(train, epochs=2, batch_size=16, verbose=0)
     after = qa.evaluate_squad(test)
     assert history.history["loss"][-1] < 0.8 * history.history["loss"][0]
     assert after["f1"] > before["f1"] + 6 and after["f1"] > 12, (before, after)
@@ -85,28 +85,27 @@ def test_learns_squad_from_a_small_slice(default_preset_dir, tmp_path):
         assert a["score"] == pytest.approx(b["score"], abs=1e-5)
 
 
-def test_long_context_answers_come_from_their_window():
+@pytest.mark.slow
+def test_long_context_answers_come_from_their_window(tiny_checkpoint):
     """A 30k-character COVID-QA article: every answer maps to real context characters."""
     data = read_squad(shared_path("qa", "covid_qa", "train_docs0-77.json")).head(3)
-    qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16, doc_stride=4, max_query_length=4)
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=4, max_query_length=4)
     answers = qa.predict_answers(data)
     for context, answer in zip(data.contexts, answers):
         assert answer["answer"] == context[answer["start"]:answer["end"]]
 
 
-def test_examples_need_question_and_context():
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16)
+def test_examples_need_question_and_context(tiny_checkpoint):
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
     with pytest.raises(ValueError, match="Example 0 is not a dict with 'question' and 'context'"):
         qa.predict_answers([{"question": "who?"}])
 
 
-def test_n_best_decoding_and_v2_null_threshold():
+def test_n_best_decoding_and_v2_null_threshold(tiny_checkpoint):
     """Decoding on hand-set logits: constraints of run_squad's n-best search, and v2.0's null rule."""
     from keras_bert_zoo.preprocessing.question_answering_features import QAFeatures
 
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=8, max_answer_length=2,
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=8, max_answer_length=2,
                                               version_2_with_negative=True, null_score_diff_threshold=1.0)
     context = "aa bb cc dd"
     spans = np.array([[-1, -1], [-1, -1], [0, 2], [3, 5], [6, 8], [9, 11], [-1, -1], [-1, -1]])
@@ -140,13 +139,13 @@ def test_max_context_matches_run_squad_with_short_last_windows(pieces, stride):
             _check_is_max_context(spans, w, start + k) for k in range(length)]
 
 
-def test_under_strategy_and_keras_file_round_trip(tmp_path):
+@pytest.mark.slow
+def test_under_strategy_and_keras_file_round_trip(tiny_checkpoint, tmp_path):
     import tensorflow as tf
 
     data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).head(8)
-    shared_path("checkpoints", "keras_bert_test_tiny")
     with tf.distribute.MirroredStrategy(["/cpu:0"]).scope():
-        qa = kbz.BertQuestionAnswerer.from_preset(TINY_CHECKPOINT, sequence_length=16, doc_stride=4,
+        qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=4,
                                                   max_query_length=4)
     history = qa.fit(data, epochs=1, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"][0])

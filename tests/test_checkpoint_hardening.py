@@ -24,7 +24,6 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.presets.converters import torch_pickle
 from keras_bert_zoo.presets.converters.hf_checkpoint import load_safetensors
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
-from tests.conftest import shared_path
 
 # --- Hand-written pytorch_model.bin ---------------------------------------
 
@@ -565,12 +564,12 @@ def test_safe_archive_extracts_into_place(tmp_path, build):
 
 
 @pytest.fixture(scope="module")
-def tiny_preset(tmp_path_factory):
+def tiny_preset(tmp_path_factory, tiny_checkpoint):
     """The tiny shared checkpoint converted once into a saved preset."""
     from keras_bert_zoo.presets.loader import read_checkpoint_dir
 
     target = tmp_path_factory.mktemp("preset") / "tiny"
-    kbz.convert_checkpoint(read_checkpoint_dir(shared_path("checkpoints", "keras_bert_test_tiny")), str(target))
+    kbz.convert_checkpoint(read_checkpoint_dir(tiny_checkpoint), str(target))
     return target
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from keras_bert_zoo.cli.main import main
 from keras_bert_zoo.tasks.sentence_embedding import encode_texts
@@ -23,6 +24,7 @@ def test_presets_table(capsys):
     assert len(specs) == 10 and all("sources" in s for s in specs)
 
 
+@pytest.mark.slow
 def test_encode_writes_npy_matching_the_api(tmp_path, default_preset_dir):
     texts = tmp_path / "texts.txt"
     texts.write_text("Aspirin inhibits COX-1.\nThe cat sat on the mat.\n")
@@ -36,6 +38,7 @@ def test_encode_writes_npy_matching_the_api(tmp_path, default_preset_dir):
     np.testing.assert_allclose(vectors, expected, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_mean_pooling_matches_hf_outputs(default_preset_dir):
     """Mean pooling over HF's token vectors (the sentence-transformers recipe)."""
     reference = np.load(os.path.join(FIXTURES, "minilm_hf_reference.npz"))
@@ -57,12 +60,14 @@ def test_encode_errors_are_clear(tmp_path, capsys):
     assert "scibert_scivocab_base_en_uncased" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_console_script_is_installed():
     result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "--help"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "encode" in result.stdout
 
 
+@pytest.mark.slow
 def test_encode_on_a_real_corpus_slice(default_preset_dir):
     """Similar sentences from the shared SST-2 data score higher than unrelated ones."""
     with open(shared_path("glue", "SST-2", "train.tsv"), encoding="utf-8") as f:

@@ -16,8 +16,6 @@ from keras_bert_zoo.cli import finetune_command
 from keras_bert_zoo.cli.main import build_parser
 from keras_bert_zoo.cli.main import main
 from keras_bert_zoo.cli.main import snake_case_flags
-from tests.conftest import TINY_CHECKPOINT
-from tests.conftest import shared_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = ("presets", "encode", "extract-features", "finetune", "evaluate", "predict", "export",
@@ -57,6 +55,7 @@ def test_building_the_parser_imports_no_tensorflow():
     assert result.stdout.split() == ["False", "False"], result.stderr
 
 
+@pytest.mark.subprocess
 def test_importing_the_package_imports_no_tensorflow_until_a_name_is_used():
     result = _python("import sys, keras_bert_zoo as kbz; print('tensorflow' in sys.modules); "
                      "kbz.BertTokenizer; print('tensorflow' in sys.modules); print(kbz.data.read_glue.__name__)")
@@ -231,12 +230,12 @@ def test_a_small_corpus_says_what_vocabulary_size_it_reached_and_why(tmp_path):
     assert "pieces seen at least 10 times" in message
 
 
-def test_the_instances_progress_bar_counts_document_passes(capsys):
+def test_the_instances_progress_bar_counts_document_passes(tiny_checkpoint, capsys):
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
     from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 
-    tokenizer = BertTokenizer.from_preset(TINY_CHECKPOINT)
+    tokenizer = BertTokenizer.from_preset(tiny_checkpoint)
     ids = [tokenizer.tokenize(t) for t in ("the cat", "a dog", "the mat")]
     documents = [[list(map(int, i)) for i in ids]] * 3
     create_pretraining_instances(documents, tokenizer, PretrainingDataConfig(max_seq_length=16, dupe_factor=2),
@@ -247,18 +246,18 @@ def test_the_instances_progress_bar_counts_document_passes(capsys):
 
 # --- quiet by default, --verbose brings TensorFlow's logs back ---
 
-def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request():
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    quiet = _cli("encode", "hello", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16")
+@pytest.mark.subprocess
+def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request(tiny_checkpoint):
+    quiet = _cli("encode", "hello", "--preset", tiny_checkpoint, "--max_seq_length", "16")
     assert quiet.returncode == 0, quiet.stderr
     assert json.loads(quiet.stdout)["text"] == "hello"
     for noise in ("E0000", "I0000", "cuInit", "oneDNN", "absl::InitializeLog"):
         assert noise not in quiet.stderr, quiet.stderr
     table = _cli("presets")
     assert table.returncode == 0 and not ABSL_LOG_LINE.search(table.stderr), table.stderr
-    loud = _cli("--verbose", "encode", "hello", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16")
+    loud = _cli("--verbose", "encode", "hello", "--preset", tiny_checkpoint, "--max_seq_length", "16")
     assert loud.returncode == 0 and ABSL_LOG_LINE.search(loud.stderr), loud.stderr
-    library = _python("import keras_bert_zoo as kbz; kbz.BertTokenizer.from_preset(%r)" % TINY_CHECKPOINT)
+    library = _python("import keras_bert_zoo as kbz; kbz.BertTokenizer.from_preset(%r)" % tiny_checkpoint)
     assert library.returncode == 0 and not ABSL_LOG_LINE.search(library.stderr), library.stderr
     # A level the user set is theirs: nothing is hidden then.
     kept = subprocess.run([sys.executable, "-c", "import os, keras_bert_zoo; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])"],

@@ -19,7 +19,6 @@ from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.utils import atomic
 from keras_bert_zoo.utils.job_record import JOB_FILE
 from tests.conftest import TINY_CHECKPOINT
-from tests.conftest import shared_path
 
 
 def _refused(capsys, argv, *words):
@@ -122,7 +121,7 @@ def test_bad_numbers_are_usage_errors(argv, words, files, capsys, no_model):
     assert not os.path.exists(os.path.join(files["tmp"], "o"))  # nothing written
 
 
-def test_missing_and_wrong_kind_of_paths_name_the_flag(files, capsys, no_model):
+def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, capsys, no_model):
     tmp, missing = files["tmp"], os.path.join(files["tmp"], "glue", "MRPC", "train.tsv")
     _refused(capsys, ["finetune", "--task", "classify", "--train", missing, "--output", tmp + "/o"],
              "--train", f"no such file: '{missing}'")
@@ -132,7 +131,7 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(files, capsys, no_model):
              "--train", "is a directory")
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", files["file"]],
              "--output", "is a file")
-    _refused(capsys, ["pretrain", "--preset", TINY_CHECKPOINT, "--corpus", missing, "--output", tmp + "/p"],
+    _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--corpus", missing, "--output", tmp + "/p"],
              "--corpus", "no such file")
     _refused(capsys, ["pretrain", "--config", missing, "--corpus", files["corpus"], "--output", tmp + "/p"],
              "--config", "no such file")
@@ -165,19 +164,18 @@ def test_pretrain_config_that_is_not_json_names_the_flag(files, capsys, no_model
 
 # --- 10: --max_seq_length beyond the preset's positions is refused, not clamped (the tiny preset has 16) ---
 
-def test_sequence_length_beyond_the_preset_is_refused(files, capsys, no_model):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+def test_sequence_length_beyond_the_preset_is_refused(tiny_checkpoint, files, capsys, no_model):
     out = files["tmp"] + "/o"
-    _refused(capsys, ["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", files["train"],
+    _refused(capsys, ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train", files["train"],
                       "--output", out, "--max_seq_length", "9999"],
              "--max_seq_length 9999 is more than the 16 positions", "pass at most 16")
     assert not os.path.exists(out)
-    _refused(capsys, ["encode", "x", "--preset", TINY_CHECKPOINT, "--max_seq_length", "17"], "--max_seq_length 17")
+    _refused(capsys, ["encode", "x", "--preset", tiny_checkpoint, "--max_seq_length", "17"], "--max_seq_length 17")
     _refused(capsys, ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
-                      "--preset", TINY_CHECKPOINT, "--max_seq_length", "512"], "--max_seq_length 512")
-    _refused(capsys, ["pretrain", "--preset", TINY_CHECKPOINT, "--corpus", files["corpus"], "--output",
+                      "--preset", tiny_checkpoint, "--max_seq_length", "512"], "--max_seq_length 512")
+    _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--corpus", files["corpus"], "--output",
                       files["tmp"] + "/p", "--max_seq_length", "128"], "--max_seq_length 128", "16 positions")
-    _refused(capsys, ["export", "--model", TINY_CHECKPOINT, "--output", files["tmp"] + "/e", "--max_seq_length", "64"],
+    _refused(capsys, ["export", "--model", tiny_checkpoint, "--output", files["tmp"] + "/e", "--max_seq_length", "64"],
              "--max_seq_length 64")
     config = os.path.join(files["tmp"], "config.json")
     with open(config, "w") as f:
@@ -186,19 +184,18 @@ def test_sequence_length_beyond_the_preset_is_refused(files, capsys, no_model):
                       "--output", files["tmp"] + "/p", "--max_seq_length", "128"], "64 positions of the model config")
 
 
-def test_layers_the_preset_does_not_have_are_refused(files, capsys):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):
     _refused(capsys, ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
-                      "--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--layers=-1,2"],
+                      "--preset", tiny_checkpoint, "--max_seq_length", "16", "--layers=-1,2"],
              "--layers 2 does not exist", "2 layers")
     assert not os.path.exists(files["tmp"] + "/f")
 
 
-def test_qa_lengths_that_leave_no_window_are_refused(files, capsys, no_model):
+def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, capsys, no_model):
     squad = os.path.join(files["tmp"], "squad.json")
     with open(squad, "w") as f:
         json.dump({"data": []}, f)
-    argv = ["finetune", "--task", "qa", "--preset", TINY_CHECKPOINT, "--train", squad, "--output", files["tmp"] + "/q"]
+    argv = ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train", squad, "--output", files["tmp"] + "/q"]
     _refused(capsys, argv + ["--max_seq_length", "16", "--doc_stride", "16", "--max_query_length", "4"],
              "--doc_stride 16 must be less than --max_seq_length 16")
     _refused(capsys, argv + ["--max_seq_length", "16", "--max_query_length", "13"],
@@ -207,8 +204,8 @@ def test_qa_lengths_that_leave_no_window_are_refused(files, capsys, no_model):
 
 # --- General rule: one line, exit 2 (130 for Ctrl-C); --verbose shows the traceback ---
 
-def test_verbose_shows_the_traceback_before_or_after_the_subcommand(files, no_model):
-    argv = ["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train", files["train"],
+def test_verbose_shows_the_traceback_before_or_after_the_subcommand(tiny_checkpoint, files, no_model):
+    argv = ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train", files["train"],
             "--output", files["tmp"] + "/o", "--max_seq_length", "9999"]
     with pytest.raises(ValueError, match="--max_seq_length 9999 is more than"):
         main(["--verbose", *argv])
@@ -345,7 +342,7 @@ def test_a_live_job_of_another_kind_is_not_disturbed(tmp_path, capsys, monkeypat
              "differs")
 
 
-def test_pretrain_output_follows_the_same_rule(tmp_path, capsys, monkeypatch):
+def test_pretrain_output_follows_the_same_rule(tiny_checkpoint, tmp_path, capsys, monkeypatch):
     first, second = tmp_path / "a.txt", tmp_path / "b.txt"
     first.write_text("one two.\nthree four.\n")
     second.write_text("five six.\n")
@@ -356,7 +353,7 @@ def test_pretrain_output_follows_the_same_rule(tmp_path, capsys, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pretrain_command, "_from_text", killed)
-    argv = ["pretrain", "--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--output", out, "--corpus"]
+    argv = ["pretrain", "--preset", tiny_checkpoint, "--max_seq_length", "16", "--output", out, "--corpus"]
     assert main(argv + [str(first)]) == 130
     monkeypatch.setattr(pretrain_command, "_from_text", None)
     _refused(capsys, argv + [str(second)], "--input_file differs", str(first), "--overwrite_output_dir")

@@ -15,7 +15,6 @@ import pytest
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.presets import download as dl
-from tests.conftest import shared_path
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
@@ -52,12 +51,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, tiny_checkpoint):
     root = tmp_path / "www"
     root.mkdir()
     # An archive of the Google checkpoint, as the original releases ship them.
     with zipfile.ZipFile(root / "tiny_L-2_H-4.zip", "w") as z:
-        source = shared_path("checkpoints", "keras_bert_test_tiny")
+        source = tiny_checkpoint
         for name in sorted(os.listdir(source)):
             z.write(os.path.join(source, name), f"tiny_L-2_H-4/{name}")
     # A Hugging Face repository layout for hf:// handles.
@@ -82,11 +81,11 @@ def _cache_files():
     return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root) for f in files)
 
 
-def test_archive_url_downloads_converts_and_caches(server):
+def test_archive_url_downloads_converts_and_caches(server, tiny_checkpoint):
     base, handler = server
     url = f"{base}/tiny_L-2_H-4.zip"
     model = kbz.BertPretrainer.from_preset(url)
-    direct = kbz.BertPretrainer.from_preset(shared_path("checkpoints", "keras_bert_test_tiny"))
+    direct = kbz.BertPretrainer.from_preset(tiny_checkpoint)
     for a, b in zip(model.weights, direct.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert handler.requests == ["/tiny_L-2_H-4.zip"]

@@ -8,19 +8,16 @@ import pytest
 import keras_bert_zoo as kbz
 from keras_bert_zoo.cli.main import main
 from keras_bert_zoo.tasks.feature_extraction import extract_features
-from tests.conftest import TINY_CHECKPOINT
-from tests.conftest import shared_path
 
 
-def test_layers_and_tokens_match_the_backbone():
-    shared_path("checkpoints", "keras_bert_test_tiny")
-    backbone = kbz.BertBackbone.from_preset(TINY_CHECKPOINT)  # without all layers: cloned inside
-    pre = kbz.BertPreprocessor.from_preset(TINY_CHECKPOINT, sequence_length=10)
+def test_layers_and_tokens_match_the_backbone(tiny_checkpoint):
+    backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)  # without all layers: cloned inside
+    pre = kbz.BertPreprocessor.from_preset(tiny_checkpoint, sequence_length=10)
     texts = ["all work and no play", ("makes jack", "a dull boy")]
     records = list(extract_features(texts, backbone=backbone, preprocessor=pre, layers=(-1, 0)))
     assert [r["linex_index"] for r in records] == [0, 1]
     assert [f["token"] for f in records[1]["features"]] == ["[CLS]", "makes", "jack", "[SEP]", "a", "dull", "boy", "[SEP]"]
-    full = kbz.BertBackbone.from_preset(TINY_CHECKPOINT, return_all_layers=True)(pre(texts))
+    full = kbz.BertBackbone.from_preset(tiny_checkpoint, return_all_layers=True)(pre(texts))
     for row, record in enumerate(records):
         last = np.array([f["layers"][0]["values"] for f in record["features"]])
         first = np.array([f["layers"][1]["values"] for f in record["features"]])
@@ -30,19 +27,17 @@ def test_layers_and_tokens_match_the_backbone():
         assert [layer["index"] for layer in record["features"][0]["layers"]] == [-1, 0]
 
 
-def test_unknown_layer_is_refused():
-    shared_path("checkpoints", "keras_bert_test_tiny")
+def test_unknown_layer_is_refused(tiny_checkpoint):
     with pytest.raises(ValueError, match="Layer -3 does not exist: the model has 2 layers"):
-        list(extract_features(["all"], preset=TINY_CHECKPOINT, layers=(-3,)))
+        list(extract_features(["all"], preset=tiny_checkpoint, layers=(-3,)))
 
 
-def test_cli_writes_json_lines(tmp_path):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+def test_cli_writes_json_lines(tiny_checkpoint, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("all work\nmakes jack ||| a dull boy\n")
     out = tmp_path / "features.jsonl"
     assert main(["extract-features", "--input_file", str(source), "--output_file", str(out), "--preset",
-                 TINY_CHECKPOINT, "--layers=-1,-2", "--max_seq_length", "12"]) == 0
+                 tiny_checkpoint, "--layers=-1,-2", "--max_seq_length", "12"]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 2 and [f["token"] for f in records[0]["features"]] == ["[CLS]", "all", "work", "[SEP]"]
     assert len(records[1]["features"][0]["layers"][1]["values"]) == 4  # hidden size of the tiny model

@@ -7,8 +7,9 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from keras_bert_zoo.cli.main import main
-from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
 
 WORDS = ["all", "work", "and", "no", "play", "makes", "jack", "a", "dull", "boy"]
@@ -26,11 +27,11 @@ def _glue_file(tmp_path, rows):
     return str(folder / "train.tsv")
 
 
-def test_finetune_evaluate_predict(tmp_path, capsys):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+@pytest.mark.slow
+def test_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     train = _glue_file(tmp_path, 200)
     out = tmp_path / "run"
-    assert main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train_file", train,
+    assert main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", train,
                  "--output_dir", str(out), "--num_train_epochs", "2", "--train_batch_size", "16", "--max_seq_length", "8",
                  "--learning_rate", "1e-3"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
@@ -52,22 +53,22 @@ def test_finetune_evaluate_predict(tmp_path, capsys):
     assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"]) - 1) < 1e-4 for r in records)
 
 
-def test_bad_training_file_is_reported(tmp_path, capsys):
+def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()
     (folder / "train.tsv").write_text("sentence\tlabel\ngood\t1\nbad\tmaybe\n")
-    code = main(["finetune", "--task", "classify", "--preset", TINY_CHECKPOINT, "--train_file", str(folder / "train.tsv"),
+    code = main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(folder / "train.tsv"),
                  "--output_dir", str(tmp_path / "o")])
     assert code == 2
     assert "train.tsv, line 3: unknown label 'maybe'" in capsys.readouterr().err
 
 
-def test_killed_run_resumes_from_last_epoch(tmp_path):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+@pytest.mark.subprocess
+def test_killed_run_resumes_from_last_epoch(tiny_checkpoint, tmp_path):
     train = _glue_file(tmp_path, 3000)
     out = tmp_path / "run"
     command = [os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "finetune", "--task", "classify",
-               "--preset", TINY_CHECKPOINT, "--train_file", train, "--output_dir", str(out), "--num_train_epochs", "40",
+               "--preset", tiny_checkpoint, "--train_file", train, "--output_dir", str(out), "--num_train_epochs", "40",
                "--train_batch_size", "32", "--max_seq_length", "8"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
@@ -91,14 +92,15 @@ def test_killed_run_resumes_from_last_epoch(tmp_path):
     assert (out / "model" / "task.weights.h5").exists() and (out / "metrics.json").exists()
 
 
-def test_qa_finetune_evaluate_predict(tmp_path, capsys):
+@pytest.mark.slow
+def test_qa_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     squad = json.loads(open(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).read())
     article = squad["data"][0]
     article["paragraphs"] = article["paragraphs"][:3]
     small = tmp_path / "small.json"
     small.write_text(json.dumps({"data": [article], "version": "1.1"}))
     out = tmp_path / "qa"
-    assert main(["finetune", "--task", "qa", "--preset", TINY_CHECKPOINT, "--train_file", str(small), "--output_dir", str(out),
+    assert main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", str(small), "--output_dir", str(out),
                  "--num_train_epochs", "1", "--max_seq_length", "16", "--max_query_length", "4", "--doc_stride", "4",
                  "--train_batch_size", "32"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())

@@ -8,21 +8,19 @@ import pytest
 import tensorflow as tf
 
 import keras_bert_zoo as kbz
-from tests.conftest import shared_path
 
 TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
-def reference():
-    with open(shared_path("checkpoints", "keras_bert_test_tiny", "reference_outputs.json")) as f:
+def reference(tiny_checkpoint):
+    with open(os.path.join(tiny_checkpoint, "reference_outputs.json")) as f:
         return json.load(f)
 
 
 @pytest.fixture(scope="module")
-def pretrainer():
-    directory = shared_path("checkpoints", "keras_bert_test_tiny")
-    return kbz.BertPretrainer.from_preset(directory, return_all_layers=True)
+def pretrainer(tiny_checkpoint):
+    return kbz.BertPretrainer.from_preset(tiny_checkpoint, return_all_layers=True)
 
 
 def _run(pretrainer, reference):
@@ -78,8 +76,8 @@ def test_pretraining_heads_match_google(pretrainer, reference):
     assert -nsp[np.arange(len(labels)), labels].mean() == pytest.approx(ref["next_sentence_loss"], abs=TOLERANCE)
 
 
-def test_converted_preset_reloads_bit_exactly(pretrainer, reference, tmp_path):
-    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+def test_converted_preset_reloads_bit_exactly(pretrainer, reference, tiny_checkpoint, tmp_path):
+    directory = tiny_checkpoint
     tokenizer = kbz.BertTokenizer.from_preset(directory)
     pretrainer.save_to_preset(str(tmp_path / "tiny"), tokenizer=tokenizer)
     reloaded = kbz.BertPretrainer.from_preset(str(tmp_path / "tiny"), return_all_layers=True)

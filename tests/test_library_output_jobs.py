@@ -12,21 +12,19 @@ from keras_bert_zoo.utils.job_record import JOB_FILE
 from keras_bert_zoo.utils.job_record import OutputDirectoryError
 from keras_bert_zoo.utils.job_record import content_digest
 from tests.conftest import TINY_CHECKPOINT
-from tests.conftest import shared_path
 
 TEXTS = ["all work", "no play", "a dull boy", "so it goes"]
 
 
 def _classifier():
     """What a rerun of the user's script builds: the same task from the same preset."""
-    shared_path("checkpoints", "keras_bert_test_tiny")
     task = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=8)
     task.compile(learning_rate=1e-4)
     return task
 
 
 @pytest.fixture
-def classifier():
+def classifier(tiny_checkpoint):
     return _classifier()
 
 
@@ -56,6 +54,7 @@ def test_content_digest_follows_the_data_not_its_container():
         content_digest(object())
 
 
+@pytest.mark.slow
 def test_a_finished_model_is_not_replaced(classifier, tmp_path):
     out = str(tmp_path / "run")
     kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
@@ -73,6 +72,7 @@ def test_a_finished_model_is_not_replaced(classifier, tmp_path):
     assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["y"] == content_digest([1, 0, 1, 0])
 
 
+@pytest.mark.slow
 def test_another_job_cannot_continue_a_backup_but_the_same_one_does(classifier, tmp_path, monkeypatch, capsys):
     out = str(tmp_path / "run")
     with monkeypatch.context() as patch:
@@ -92,21 +92,23 @@ def test_another_job_cannot_continue_a_backup_but_the_same_one_does(classifier, 
     assert job["resumed"] is True and job["status"] == "finished"
 
 
-def test_pretrain_claims_its_output_before_reading_the_corpus(tmp_path, classifier):
+@pytest.mark.slow
+def test_pretrain_claims_its_output_before_reading_the_corpus(tiny_checkpoint, tmp_path, classifier):
     out = str(tmp_path / "run")
     kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
     missing_corpus = str(tmp_path / "not_read.txt")
     with pytest.raises(OutputDirectoryError, match=f"{out} was written by a finetune job, not pretrain"):
-        kbz.pretrain(out, [], preset=TINY_CHECKPOINT, vocabulary=[missing_corpus])
+        kbz.pretrain(out, [], preset=tiny_checkpoint, vocabulary=[missing_corpus])
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("one two three.\nfour five six.\n\nseven eight.\nnine ten.\n")
     out = str(tmp_path / "pre")
     os.makedirs(os.path.join(out, "backup"))
     with pytest.raises(OutputDirectoryError, match="holds backup from an unknown job .no job.json.: pass "
                                                    "overwrite_output_dir=True"):
-        kbz.pretrain(out, str(corpus), preset=TINY_CHECKPOINT)
+        kbz.pretrain(out, str(corpus), preset=tiny_checkpoint)
 
 
+@pytest.mark.slow
 def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, capsys):
     from keras_bert_zoo.training.training_logs import plot_training_logs
     from keras_bert_zoo.training.training_logs import read_training_logs

@@ -13,18 +13,15 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.loader import read_checkpoint_dir
-from tests.conftest import TINY_CHECKPOINT
-from tests.conftest import shared_path
 
 # The tiny checkpoint: vocabulary 15, 2 layers, 4 heads, hidden 4.
 TINY = dict(vocabulary_size=15, num_layers=2, num_heads=4, hidden_dim=4, intermediate_dim=16, max_sequence_length=16)
 
 
 @pytest.fixture(scope="module")
-def saved_tiny(tmp_path_factory):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+def saved_tiny(tmp_path_factory, tiny_checkpoint):
     directory = str(tmp_path_factory.mktemp("tiny") / "preset")
-    kbz.convert_checkpoint(read_checkpoint_dir(TINY_CHECKPOINT), directory)
+    kbz.convert_checkpoint(read_checkpoint_dir(tiny_checkpoint), directory)
     return directory
 
 
@@ -165,9 +162,9 @@ def test_weights_file_that_is_not_hdf5_is_refused(preset):
         kbz.BertBackbone.from_preset(preset)
 
 
-def test_a_valid_saved_preset_still_loads_exactly(preset):
+def test_a_valid_saved_preset_still_loads_exactly(tiny_checkpoint, preset):
     backbone = kbz.BertBackbone.from_preset(preset)
-    reference = kbz.BertBackbone.from_preset(TINY_CHECKPOINT)
+    reference = kbz.BertBackbone.from_preset(tiny_checkpoint)
     for mine, theirs in zip(backbone.weights, reference.weights):
         np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
 

@@ -13,7 +13,6 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.presets.loader import cached_preset_dir
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import preset_names
-from tests.conftest import shared_path
 
 EXPECTED = {
     "bert_base_en_uncased", "bert_base_en_cased", "bert_large_en_uncased", "bert_large_en_cased",
@@ -23,9 +22,9 @@ EXPECTED = {
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
 
-def _tiny_copy(tmp_path):
+def _tiny_copy(source, tmp_path):
     target = tmp_path / "tiny"
-    shutil.copytree(shared_path("checkpoints", "keras_bert_test_tiny"), target)
+    shutil.copytree(source, target)
     return target
 
 
@@ -108,8 +107,8 @@ def test_pretrainer_without_heads_warns(default_preset_dir):
     assert model.masked_lm_head.token_embedding is model.backbone.token_embedding
 
 
-def test_google_and_saved_directories_give_identical_weights(tmp_path):
-    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+def test_google_and_saved_directories_give_identical_weights(tiny_checkpoint, tmp_path):
+    directory = tiny_checkpoint
     backbone = kbz.BertBackbone.from_preset(directory)
     backbone.save_to_preset(str(tmp_path / "saved"), tokenizer=kbz.BertTokenizer.from_preset(directory))
     reloaded = kbz.BertBackbone.from_preset(str(tmp_path / "saved"))
@@ -120,8 +119,8 @@ def test_google_and_saved_directories_give_identical_weights(tmp_path):
         kbz.BertTokenizer.from_preset(directory).get_vocabulary()
 
 
-def test_save_to_preset_overwrites_atomically(tmp_path):
-    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+def test_save_to_preset_overwrites_atomically(tiny_checkpoint, tmp_path):
+    directory = tiny_checkpoint
     backbone = kbz.BertBackbone.from_preset(directory)
     target = tmp_path / "p"
     backbone.save_to_preset(str(target))
@@ -135,8 +134,8 @@ def test_save_to_preset_overwrites_atomically(tmp_path):
 # --- Bad checkpoints -------------------------------------------------------
 
 
-def test_vocabulary_size_mismatch(tmp_path):
-    tiny = _tiny_copy(tmp_path)
+def test_vocabulary_size_mismatch(tiny_checkpoint, tmp_path):
+    tiny = _tiny_copy(tiny_checkpoint, tmp_path)
     with open(tiny / "vocab.txt", "a") as f:
         f.write("\nextra")
     with pytest.raises(kbz.CheckpointError, match="vocab_size=15"):
@@ -151,8 +150,8 @@ def test_vocabulary_size_mismatch(tmp_path):
         ("intermediate_size", 32, "'bert/encoder/layer_0/intermediate/dense/kernel'"),  # wrong width
     ],
 )
-def test_checkpoint_not_matching_its_config_names_the_variable(tmp_path, key, value, first_mismatch):
-    tiny = _tiny_copy(tmp_path)
+def test_checkpoint_not_matching_its_config_names_the_variable(tiny_checkpoint, tmp_path, key, value, first_mismatch):
+    tiny = _tiny_copy(tiny_checkpoint, tmp_path)
     config = json.loads((tiny / "bert_config.json").read_text())
     config[key] = value
     (tiny / "bert_config.json").write_text(json.dumps(config))
@@ -160,8 +159,8 @@ def test_checkpoint_not_matching_its_config_names_the_variable(tmp_path, key, va
         kbz.BertBackbone.from_preset(str(tiny))
 
 
-def test_truncated_tf_checkpoint(tmp_path):
-    tiny = _tiny_copy(tmp_path)
+def test_truncated_tf_checkpoint(tiny_checkpoint, tmp_path):
+    tiny = _tiny_copy(tiny_checkpoint, tmp_path)
     data = tiny / "bert_model.ckpt.data-00000-of-00001"
     data.write_bytes(data.read_bytes()[:1000])
     with pytest.raises(kbz.CheckpointError, match="corrupt or truncated"):
@@ -183,8 +182,8 @@ def test_truncated_safetensors(tmp_path):
         kbz.BertBackbone.from_preset(str(directory))
 
 
-def test_corrupt_saved_weights(tmp_path):
-    directory = shared_path("checkpoints", "keras_bert_test_tiny")
+def test_corrupt_saved_weights(tiny_checkpoint, tmp_path):
+    directory = tiny_checkpoint
     kbz.BertBackbone.from_preset(directory).save_to_preset(str(tmp_path / "p"))
     weights = tmp_path / "p" / "model.weights.h5"
     weights.write_bytes(weights.read_bytes()[:500])

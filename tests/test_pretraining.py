@@ -12,18 +12,17 @@ import numpy as np
 import pytest
 
 import keras_bert_zoo as kbz
-from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL_CONFIG = {"num_layers": 2, "num_heads": 2, "hidden_dim": 64, "intermediate_dim": 128, "max_sequence_length": 64}
 
 
-def test_loss_matches_run_pretraining(tmp_path):
+def test_loss_matches_run_pretraining(tiny_checkpoint, tmp_path):
     """Google's own masked-LM and next-sentence losses on the tiny checkpoint's reference batch."""
-    reference = json.load(open(shared_path("checkpoints", "keras_bert_test_tiny", "reference_outputs.json")))
+    reference = json.load(open(os.path.join(tiny_checkpoint, "reference_outputs.json")))
     inputs = reference["inputs"]
-    model = kbz.BertPretrainer.from_preset(TINY_CHECKPOINT)
+    model = kbz.BertPretrainer.from_preset(tiny_checkpoint)
     x = {"token_ids": np.array(inputs["input_ids"], "int32"), "segment_ids": np.array(inputs["token_type_ids"], "int32"),
          "padding_mask": np.array(inputs["input_mask"], "int32"),
          "mask_positions": np.array(inputs["masked_lm_positions"], "int32")}
@@ -48,6 +47,7 @@ def _runner(*args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.subprocess
 def test_mirrored_strategy_matches_the_default_strategy():
     default, mirrored = _runner("default"), _runner("mirrored")
     assert mirrored["replicas"] == 2
@@ -55,6 +55,7 @@ def test_mirrored_strategy_matches_the_default_strategy():
     assert mirrored["checksum"] == pytest.approx(default["checksum"], rel=1e-3)
 
 
+@pytest.mark.subprocess
 def test_xla_train_step_with_steps_per_execution():
     default, compiled = _runner("default"), _runner("default", "jit")
     np.testing.assert_allclose(compiled["loss"], default["loss"], rtol=1e-4)
@@ -66,6 +67,8 @@ def _pretrain_command(corpus, output, *extra):
             "10", *extra]
 
 
+@pytest.mark.learning
+@pytest.mark.subprocess
 def test_pretraining_from_scratch_with_a_learned_vocabulary(tmp_path):
     corpus = tmp_path / "wiki.txt"
     corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:800]))
@@ -87,6 +90,7 @@ def test_pretraining_from_scratch_with_a_learned_vocabulary(tmp_path):
     assert classifier.predict_proba(["a lobster"]).shape == (1, 2)
 
 
+@pytest.mark.learning
 def test_continued_pretraining_of_the_default_preset(default_preset_dir, tmp_path):
     """BioBERT's recipe in small: PubMed abstracts lower the held-out masked-LM loss."""
     corpus = tmp_path / "pubmed.txt"
@@ -102,6 +106,7 @@ def test_continued_pretraining_of_the_default_preset(default_preset_dir, tmp_pat
     assert restored.backbone.vocabulary_size == 30522
 
 
+@pytest.mark.subprocess
 def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     corpus = tmp_path / "wiki.txt"
     corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:300]))
@@ -140,6 +145,7 @@ def _free_ports(count):
     return ports
 
 
+@pytest.mark.subprocess
 def test_two_workers_train_in_step(tmp_path):
     """MultiWorkerMirroredStrategy, two processes on 127.0.0.1: both end with the same weights."""
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
@@ -172,14 +178,14 @@ def test_missing_tpu_is_a_clear_error(monkeypatch):
         kbz.distribution.get_strategy("tpus")
 
 
-def test_mixed_bfloat16_pretraining_of_the_tiny_checkpoint(tmp_path):
+@pytest.mark.slow
+def test_mixed_bfloat16_pretraining_of_the_tiny_checkpoint(tiny_checkpoint, tmp_path):
     import keras
 
-    shared_path("checkpoints", "keras_bert_test_tiny")
     sentences = ["all work and no play", "makes jack a dull boy", "all play and no work", "jack makes a boy dull"]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(sentences[i:] + sentences[:i]) for i in range(4)) + "\n")
-    metrics = kbz.pretrain(str(tmp_path / "out"), str(corpus), preset=TINY_CHECKPOINT, batch_size=4, epochs=2,
+    metrics = kbz.pretrain(str(tmp_path / "out"), str(corpus), preset=tiny_checkpoint, batch_size=4, epochs=2,
                            data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
                                                                  dupe_factor=4),
                            eval_fraction=0.25, strategy="cpu", mixed_precision=True, verbose=0)
@@ -201,18 +207,18 @@ def _cli(*argv):
                           timeout=600, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
 
 
-def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_steps(tmp_path):
+@pytest.mark.slow
+def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_steps(tiny_checkpoint, tmp_path):
     """run_pretraining.py's path: records in, --num_train_steps, backups every --save_checkpoints_steps,
     masked-LM / next-sentence accuracy on --eval_input_file."""
-    shared_path("checkpoints", "keras_bert_test_tiny")
     corpus = _tiny_corpus(tmp_path / "corpus.txt")
-    common = ["--preset", TINY_CHECKPOINT, "--max_seq_length", "16", "--max_predictions_per_seq", "3"]
+    common = ["--preset", tiny_checkpoint, "--max_seq_length", "16", "--max_predictions_per_seq", "3"]
     for name, extra in (("train", ["--dupe_factor", "3"]), ("eval", ["--dupe_factor", "1", "--random_seed", "7"])):
         made = _cli("create-pretraining-data", "--input_file", corpus, "--output_file", str(tmp_path / f"{name}.tfrecord"),
                     "--num_shards", "2" if name == "train" else "1", *common, *extra)
         assert made.returncode == 0, made.stderr
     out = tmp_path / "out"
-    argv = ["pretrain", "--preset", TINY_CHECKPOINT, "--input_file", str(tmp_path / "train-*.tfrecord"),
+    argv = ["pretrain", "--preset", tiny_checkpoint, "--input_file", str(tmp_path / "train-*.tfrecord"),
             "--eval_input_file", str(tmp_path / "eval.tfrecord"), "--output_dir", str(out), "--num_train_steps", "7",
             "--save_checkpoints_steps", "3", "--train_batch_size", "4", "--strategy", "cpu"]
     result = _cli(*argv)
@@ -232,16 +238,16 @@ def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_st
     refused = _cli(*argv[:-8], "--output_dir", str(tmp_path / "o3"), "--max_predictions_per_seq", "5")
     assert refused.returncode == 2
     assert "max_predictions_per_seq 5 does not match the training records" in refused.stderr
-    mixed = _cli("pretrain", "--preset", TINY_CHECKPOINT, "--input_file", f"{tmp_path / 'eval.tfrecord'},{corpus}",
+    mixed = _cli("pretrain", "--preset", tiny_checkpoint, "--input_file", f"{tmp_path / 'eval.tfrecord'},{corpus}",
                  "--output_dir", str(tmp_path / "o4"))
     assert mixed.returncode == 2 and "--input_file mixes TFRecords" in mixed.stderr
     assert not any((tmp_path / o).exists() for o in ("o2", "o3", "o4"))
 
 
-def test_pretraining_a_text_corpus_stops_after_num_train_steps(tmp_path):
-    shared_path("checkpoints", "keras_bert_test_tiny")
+@pytest.mark.slow
+def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, tmp_path):
     corpus = _tiny_corpus(tmp_path / "corpus.txt")
-    metrics = kbz.pretrain(str(tmp_path / "out"), corpus, preset=TINY_CHECKPOINT, batch_size=4, num_train_steps=5,
+    metrics = kbz.pretrain(str(tmp_path / "out"), corpus, preset=tiny_checkpoint, batch_size=4, num_train_steps=5,
                            data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
                                                                  dupe_factor=1),
                            strategy="cpu", verbose=0)
