@@ -5,7 +5,7 @@ uses), in a directory laid out as the README assumes: `glue/`, `ner/`,
 `squad/` and `corpus/` from the shared data. Named presets are mapped to the
 offline default with the documented `$KERAS_BERT_ZOO_SUBSTITUTE_PRESET`
 switch; a block that talks to `localhost:8500` gets a gRPC PredictionService
-backed by the export it names (tests/grpc_stub_server.py).
+backed by the export it names (tests/serving_stub_server.py).
 """
 
 import os
@@ -16,6 +16,8 @@ import sys
 import pytest
 
 from tests.conftest import shared_path
+
+pytestmark = pytest.mark.subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
@@ -65,7 +67,7 @@ def test_readme_block_runs_as_written(line, code, workdir, readme_env):
             subprocess.run([sys.executable, "-c", "import keras_bert_zoo as kbz; kbz.BertQuestionAnswerer.from_preset("
                             "'minilm_l6_h384_en_uncased', sequence_length=64).export('exports', model_name='qa')"],
                            cwd=workdir, env=readme_env, check=True, capture_output=True, timeout=900)
-        server = subprocess.Popen([sys.executable, "-m", "tests.grpc_stub_server", str(workdir / "exports"), "8500"],
+        server = subprocess.Popen([sys.executable, "-m", "tests.serving_stub_server", str(workdir / "exports"), "8500"],
                                   cwd=ROOT, env=readme_env, stdout=subprocess.PIPE, text=True)
         assert server.stdout.readline().strip() == "serving", "the stub PredictionService did not start"
     try:
