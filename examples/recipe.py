@@ -17,13 +17,35 @@ def recipe_parser(description):
     """An argument parser with the flags every recipe has."""
     parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--preset", help="Preset name, directory, hf:// handle or URL "
-                                         "(default: the offline default preset).")
-    parser.add_argument("--output_dir", help="Where the model, metrics.json and logs go.")
+    parser.add_argument("--preset", help="Preset name, directory, hf:// handle or URL (default: the offline "
+                                         "default preset, minilm_l6_h384_en_uncased).")
+    parser.add_argument("--output_dir", help="Where the model, metrics.json and logs go (default: "
+                                             "runs/RECIPE, or runs/RECIPE_quick with --quick).")
     parser.add_argument("--overwrite_output_dir", action="store_true", help="Replace another job's output_dir.")
     parser.add_argument("--quick", action="store_true",
                         help="A small run on the offline preset and ../shared/data (flags you give still apply).")
     return parser
+
+
+def whole_number(value):
+    """google-research's float epoch flags (`--num_train_epochs=3.0`), kept whole as Keras trains."""
+    number = float(value)
+    if number != int(number) or number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a whole number of epochs (1, 2, 3.0 ...)")
+    return int(number)
+
+
+def boolean(value):
+    """`--flag`, `--flag=true` or `--flag=false`, as absl's boolean flags take them."""
+    if value.lower() in ("1", "true", "yes"):
+        return True
+    if value.lower() in ("0", "false", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{value} is not true or false")
+
+
+def add_boolean(parser, name, help):
+    parser.add_argument(name, type=boolean, nargs="?", const=True, help=help)
 
 
 def apply_quick(args, recipe, **small_values):
@@ -34,10 +56,24 @@ def apply_quick(args, recipe, **small_values):
         for flag, value in small_values.items():
             if getattr(args, flag) is None:
                 setattr(args, flag, value)
-        args.overwrite_output_dir = True  # a quick run replaces the last one
     args.preset = args.preset or kbz.DEFAULT_PRESET
-    args.output_dir = args.output_dir or os.path.join("runs", recipe + ("_quick" if args.quick else ""))
+    if args.output_dir is None:
+        args.output_dir = os.path.join("runs", recipe + ("_quick" if args.quick else ""))
+        # A quick run replaces the last quick run in its own folder, never a folder the user named.
+        args.overwrite_output_dir = args.overwrite_output_dir or args.quick
     return args
+
+
+def run(main):
+    """Run a recipe's `main`; an error a user can fix is one line (exit status 2), not a traceback."""
+    import sys
+
+    try:
+        main()
+    except (ValueError, OSError) as e:
+        message = " ".join(str(e).split()).replace("overwrite_output_dir=True", "--overwrite_output_dir")
+        print(f"error: {message or type(e).__name__}", file=sys.stderr)
+        sys.exit(2)
 
 
 def shared_data(*parts):

@@ -5,7 +5,7 @@ word<TAB>tag, blank line between sentences; without devel.tsv, --eval_fraction
 of train is held out). Scores entity-level precision / recall / F1 as
 conlleval does; writes OUTPUT_DIR/model, metrics.json and logs.
 
-    python examples/run_ner.py --data_dir NERdata/NCBI-disease --preset biobert_v1.1_pubmed_en_cased
+    python examples/run_ner.py --data_dir NERdata/NCBI-disease --preset biobert_v1.1_base_en_cased
     python examples/run_ner.py --quick
 """
 
@@ -14,7 +14,9 @@ import os
 from recipe import apply_quick
 from recipe import given
 from recipe import recipe_parser
+from recipe import run
 from recipe import shared_data
+from recipe import whole_number
 from recipe import write_metrics
 
 
@@ -24,11 +26,11 @@ def main(argv=None):
     parser.add_argument("--eval_fraction", type=float, default=0.1, help="Held out of train without devel.tsv.")
     parser.add_argument("--max_train_examples", type=int, help="Train on the first N sentences only.")
     parser.add_argument("--max_eval_examples", type=int, help="Score the first N evaluation sentences only.")
-    parser.add_argument("--max_seq_length", type=int)
-    parser.add_argument("--train_batch_size", type=int)
-    parser.add_argument("--learning_rate", type=float)
-    parser.add_argument("--num_train_epochs", type=int)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max_seq_length", type=int, help="Window in word pieces (longer sentences are strided).")
+    parser.add_argument("--train_batch_size", type=int, help="Windows per step.")
+    parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
+    parser.add_argument("--num_train_epochs", type=whole_number, help="Passes over the training data.")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the held-out split and the training.")
     args = parser.parse_args(argv)
     apply_quick(args, "ner", max_train_examples=500, max_eval_examples=200, max_seq_length=64, train_batch_size=16,
                 learning_rate=1e-4, num_train_epochs=3)
@@ -59,4 +61,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -2,22 +2,26 @@
 
 google-research/bert's run_squad.py flags. Trains on --train_file, answers
 --predict_file (without one, --eval_fraction of the training questions is
-held out) and writes OUTPUT_DIR/predictions.json ({question id: answer}, the
+held out: a quick check only, as held-out questions may share a context with
+training ones) and writes OUTPUT_DIR/predictions.json ({question id: answer}, the
 official evaluation script's input), metrics.json (its exact match and F1)
 and OUTPUT_DIR/model.
 
     python examples/run_squad.py --train_file train-v1.1.json --predict_file dev-v1.1.json --preset bert_base_en_uncased
     python examples/run_squad.py --quick
-    python examples/run_squad.py --quick --train_file ../shared/data/qa/covid_qa/train_docs0-77.json --max_seq_length 256
+    python examples/run_squad.py --train_file ../shared/data/qa/covid_qa/train_docs0-77.json --max_seq_length 384
 """
 
 import json
 import os
 
+from recipe import add_boolean
 from recipe import apply_quick
 from recipe import given
 from recipe import recipe_parser
+from recipe import run
 from recipe import shared_data
+from recipe import whole_number
 from recipe import write_metrics
 
 
@@ -28,17 +32,17 @@ def main(argv=None):
     parser.add_argument("--eval_fraction", type=float, default=0.1, help="Held out of train without --predict_file.")
     parser.add_argument("--max_train_examples", type=int, help="Train on the first N questions only.")
     parser.add_argument("--max_eval_examples", type=int, help="Answer the first N evaluation questions only.")
-    parser.add_argument("--max_seq_length", type=int)
-    parser.add_argument("--doc_stride", type=int)
-    parser.add_argument("--max_query_length", type=int)
-    parser.add_argument("--n_best_size", type=int)
-    parser.add_argument("--max_answer_length", type=int)
-    parser.add_argument("--version_2_with_negative", action="store_true", default=None)
-    parser.add_argument("--null_score_diff_threshold", type=float)
-    parser.add_argument("--train_batch_size", type=int)
-    parser.add_argument("--learning_rate", type=float)
-    parser.add_argument("--num_train_epochs", type=int)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max_seq_length", type=int, help="Window in word pieces (question + context).")
+    parser.add_argument("--doc_stride", type=int, help="Pieces between context windows.")
+    parser.add_argument("--max_query_length", type=int, help="Question pieces kept.")
+    parser.add_argument("--n_best_size", type=int, help="Spans considered per question.")
+    parser.add_argument("--max_answer_length", type=int, help="Longest answer, in pieces.")
+    add_boolean(parser, "--version_2_with_negative", help="SQuAD v2.0: questions may have no answer.")
+    parser.add_argument("--null_score_diff_threshold", type=float, help="v2.0: answer only above this margin.")
+    parser.add_argument("--train_batch_size", type=int, help="Windows per step.")
+    parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
+    parser.add_argument("--num_train_epochs", type=whole_number, help="Passes over the training data.")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the held-out split and the training.")
     args = parser.parse_args(argv)
     apply_quick(args, "squad", max_train_examples=160, max_eval_examples=80, max_seq_length=128, doc_stride=64,
                 train_batch_size=16, learning_rate=1e-4, num_train_epochs=2)
@@ -74,4 +78,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

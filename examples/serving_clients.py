@@ -2,13 +2,15 @@
 
 Export a fine-tuned model (or any preset) and serve it first:
 
-    keras-bert-zoo export --model runs/glue_mrpc --output_dir exports/mrpc --model_name mrpc
+    keras-bert-zoo export --model runs/glue_mrpc --output_dir exports --model_name mrpc   # -> exports/mrpc/1
     docker run -p 8500:8500 -p 8501:8501 -v "$PWD/exports/mrpc:/models/mrpc" -e MODEL_NAME=mrpc tensorflow/serving
 
-then send the same texts both ways (the answers must agree):
+then send the same inputs both ways (the answers must agree):
 
     python examples/serving_clients.py --model_name mrpc --signature_name classify_pairs \\
         --text "He said hi." --text_b "He greeted them."
+    python examples/serving_clients.py --model_name qa --signature_name answer \\
+        --input question="Who ran?" --input context="Ann ran to the park."
 
 The REST client needs only the standard library; the gRPC one uses
 tensorflow-serving-api (installed with keras_bert_zoo).
@@ -16,6 +18,7 @@ tensorflow-serving-api (installed with keras_bert_zoo).
 
 import argparse
 import json
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -26,8 +29,13 @@ def predict_rest(address, model_name, signature_name, inputs, timeout=10.0):
     body = json.dumps({"signature_name": signature_name, "inputs": inputs}).encode()
     request = urllib.request.Request(f"http://{address}/v1/models/{model_name}:predict", data=body,
                                      headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        outputs = json.load(response)["outputs"]
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            outputs = json.load(response)["outputs"]
+    except urllib.error.HTTPError as e:  # TF Serving explains a bad request in the body
+        raise SystemExit(f"REST {e.code} from {address}: {e.read().decode(errors='replace')}") from None
+    except urllib.error.URLError as e:
+        raise SystemExit(f"No server answers at {address} ({e.reason}): start TF Serving first (see above).") from None
     # A signature with one output answers with that output alone.
     return {name: np.array(value) for name, value in outputs.items()} if isinstance(outputs, dict) else np.array(outputs)
 
@@ -58,9 +66,11 @@ def _plain(values):
 
 
 def _same(a, b):
-    a, b = _plain(a), _plain(b)
-    if a and isinstance(np.ravel(a)[0], str):
-        return a == b
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "SUO" or b.dtype.kind in "SUO":
+        return _plain(a) == _plain(b)
     return np.allclose(a, b, atol=1e-4)
 
 
@@ -71,10 +81,23 @@ def main(argv=None):
     parser.add_argument("--signature_name", default="serving_default")
     parser.add_argument("--rest_address", default="localhost:8501")
     parser.add_argument("--grpc_address", default="localhost:8500")
-    parser.add_argument("--text", action="append", required=True, help="A text (repeat for a batch).")
+    parser.add_argument("--text", action="append", help="A text (repeat for a batch).")
     parser.add_argument("--text_b", action="append", help="The second text of each pair.")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
+                        help="Any other input, e.g. question=... and context=... (repeat for a batch).")
     args = parser.parse_args(argv)
-    inputs = {"text": args.text, **({"text_b": args.text_b} if args.text_b else {})}
+    inputs = {}
+    for item in args.input:
+        name, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--input {item}: expected NAME=VALUE")
+        inputs.setdefault(name, []).append(value)
+    inputs.update({name: values for name, values in (("text", args.text), ("text_b", args.text_b)) if values})
+    if not inputs:
+        parser.error("nothing to send: give --text (and --text_b) or --input NAME=VALUE")
+    counts = {name: len(values) for name, values in inputs.items()}
+    if len(set(counts.values())) > 1:
+        parser.error(f"every input needs one value per example; got {counts}")
     rest = predict_rest(args.rest_address, args.model_name, args.signature_name, inputs)
     grpc = predict_grpc(args.grpc_address, args.model_name, args.signature_name, inputs)
     if not isinstance(rest, dict):

@@ -136,3 +136,18 @@ def test_long_texts_are_read_by_averaged_windows(tiny_checkpoint):
             [long_text], doc_stride=3), atol=1e-6)
     probabilities = clf.predict_proba([long_text])
     np.testing.assert_allclose(probabilities[0], np.exp(expected) / np.exp(expected).sum(), atol=1e-5)
+
+
+@pytest.mark.subprocess
+def test_a_saved_task_loads_in_a_fresh_interpreter(tiny_checkpoint, tmp_path):
+    """Keras finds the classes a saved task names through its registry: loading must not
+    depend on modules an earlier call happened to import."""
+    import subprocess
+    import sys
+
+    _tiny_classifier().save_to_preset(str(tmp_path / "clf"))
+    code = ("import keras_bert_zoo as kbz; "
+            f"print(kbz.BertClassifier.from_preset({str(tmp_path / 'clf')!r}).label_names)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "['no', 'yes']"

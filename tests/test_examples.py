@@ -154,3 +154,27 @@ def test_serving_clients_agree_with_the_export(example_env, tiny_checkpoint, tmp
     printed = json.loads(result.stdout.splitlines()[0])
     np.testing.assert_allclose(printed["probabilities"], expected["probabilities"].numpy(), atol=1e-5)
     assert printed["labels"] == [label.decode() for label in expected["labels"].numpy()]
+
+
+def test_recipes_refuse_bad_flags_before_any_work(example_env, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b c\n")
+    cases = [
+        (["run_pretraining.py", "--from_scratch", "--input_file", str(corpus), "--vocab_size", "100"],
+         "--from_scratch needs the model's size: --num_hidden_layers --hidden_size --num_attention_heads "
+         "--intermediate_size"),
+        (["run_pretraining.py", "--input_file", str(corpus), "--vocab_size", "100"],
+         "--vocab_size only apply with --from_scratch"),
+        (["run_pretraining.py", "--input_file", str(tmp_path / "none*.txt"), "--output_dir", str(tmp_path / "o")],
+         "--input_file: nothing matches"),
+        (["run_glue.py", "--task_name", "SST-3", "--data_dir", str(tmp_path)], "--task_name SST-3: not a GLUE task"),
+        (["run_glue.py", "--task_name", "sst-2", "--data_dir", str(tmp_path), "--num_train_epochs", "2.5"],
+         "2.5 is not a whole number of epochs"),
+        (["serving_clients.py", "--model_name", "m", "--text", "a", "--text", "b", "--text_b", "c"],
+         "every input needs one value per example"),
+    ]
+    for argv, message in cases:
+        result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", argv[0]), *argv[1:]], cwd=ROOT,
+                                env=example_env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 2, (argv, result.stderr[-2000:])
+        assert message in result.stderr and "Traceback" not in result.stderr, (argv, result.stderr[-2000:])

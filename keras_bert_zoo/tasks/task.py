@@ -9,7 +9,9 @@ import tensorflow as tf
 
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (registered: saved tasks name it)
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
 
@@ -135,8 +137,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
         """The preprocessing layer this task takes, for `from_preset`."""
-        from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
-
         return BertPreprocessor(tokenizer, sequence_length=sequence_length, max_sequence_length=max_sequence_length)
 
     # --- Compilation -----------------------------------------------------
