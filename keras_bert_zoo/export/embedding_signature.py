@@ -5,7 +5,7 @@ import tensorflow as tf
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import pack_texts
 from keras_bert_zoo.export.serving_signature import ServingSignature
-from keras_bert_zoo.tasks.sentence_embedding import pool
+from keras_bert_zoo.layers.pooling import pool
 
 
 def embedding_signature(backbone, preprocessor):

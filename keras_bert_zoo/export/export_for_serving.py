@@ -7,12 +7,8 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from keras_bert_zoo.export.classifier_signatures import classifier_signatures
 from keras_bert_zoo.export.embedding_signature import embedding_signature
-from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
-from keras_bert_zoo.export.question_answerer_signatures import question_answerer_signatures
 from keras_bert_zoo.export.serving_signature import ids_signature
-from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
 from keras_bert_zoo.export.warmup_requests import write_warmup_requests
 from keras_bert_zoo.layers.fused_ops import xla_fusion
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
@@ -25,50 +21,32 @@ from keras_bert_zoo.utils.job_record import write_job
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
 
-def _task_signatures(model, text_preprocessor):
-    from keras_bert_zoo.tasks.bert_classifier import BertClassifier
-    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
-    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
-    from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
-
-    if isinstance(model, BertClassifier):
-        return classifier_signatures(model)
-    if isinstance(model, BertTokenClassifier):
-        return token_classifier_signatures(model)
-    if isinstance(model, BertQuestionAnswerer):
-        return question_answerer_signatures(model)
-    if isinstance(model, BertPretrainer):
-        return masked_lm_signatures(model, text_preprocessor)
-    return []
-
-
 def serving_signatures(model, preprocessor=None):
     """Every signature of `model`'s export; the first is `serving_default`.
+
+    The model's own signatures come from its `task_signatures(text_preprocessor)`
+    method (each task declares them, so a subclass exports too); every export
+    adds `embed` and `predict_ids`.
 
     Args:
         model: a task (classifier, token classifier, question answerer), a
             `BertPretrainer` or a `BertBackbone`.
-        preprocessor: for a backbone or pretrainer, the `BertPreprocessor`
-            that tokenizes the requests' text.
+        preprocessor: for a model without one of its own (a backbone or
+            pretrainer), the `BertPreprocessor` that tokenizes the requests' text.
     """
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
-    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
-
-    if isinstance(model, (BertBackbone, BertPretrainer)):
-        if preprocessor is None:
-            raise ValueError(f"Exporting a {type(model).__name__} needs preprocessor= (a BertPreprocessor), "
-                             "which tokenizes the requests' text.")
-        backbone = model if isinstance(model, BertBackbone) else model.backbone
-    else:
-        backbone = getattr(model, "backbone", None)
-        preprocessor = getattr(model, "preprocessor", None)
-        if backbone is None or preprocessor is None:
-            raise TypeError(f"Cannot export {type(model).__name__}: expected a keras_bert_zoo task or BertBackbone.")
+    backbone = getattr(model, "backbone", model)
+    preprocessor = getattr(model, "preprocessor", None) or preprocessor
+    if preprocessor is None:
+        raise ValueError(f"Exporting a {type(model).__name__} needs preprocessor= (a BertPreprocessor), "
+                         "which tokenizes the requests' text.")
+    if not hasattr(backbone, "token_embedding") or not hasattr(preprocessor, "tokenizer"):
+        raise TypeError(f"Cannot export {type(model).__name__}: expected a keras_bert_zoo task or BertBackbone.")
     text_preprocessor = (preprocessor if isinstance(preprocessor, BertPreprocessor)
                          else BertPreprocessor(preprocessor.tokenizer, preprocessor.sequence_length))
     ids = np.array([[text_preprocessor.tokenizer.cls_token_id, text_preprocessor.tokenizer.sep_token_id]], "int32")
     example_ids = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
-    return [*_task_signatures(model, text_preprocessor), embedding_signature(backbone, text_preprocessor),
+    own = model.task_signatures(text_preprocessor) if hasattr(model, "task_signatures") else []
+    return [*own, embedding_signature(backbone, text_preprocessor),
             ids_signature(model, example_ids)], text_preprocessor.tokenizer
 
 
@@ -146,7 +124,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         tf.saved_model.save(module, tmp, signatures=functions)
         with open(os.path.join(tmp, "assets", "vocab.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(tokenizer.get_vocabulary()) + "\n")
-        labels = getattr(model, "labels", None) or getattr(model, "label_names", None)
+        labels = getattr(model, "label_names", None)
         if labels:
             with open(os.path.join(tmp, "assets", "labels.txt"), "w", encoding="utf-8") as f:
                 f.write("\n".join(map(str, labels)) + "\n")

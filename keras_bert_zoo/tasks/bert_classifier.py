@@ -5,6 +5,7 @@ import warnings
 import keras
 import numpy as np
 
+from keras_bert_zoo.export.classifier_signatures import classifier_signatures
 from keras_bert_zoo.metrics.classification_metrics import classification_report
 from keras_bert_zoo.metrics.classification_metrics import regression_report
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
@@ -211,6 +212,9 @@ class BertClassifier(Task):
         if self.problem_type == "regression":
             return regression_report(labels, outputs)
         return classification_report(labels, outputs.argmax(-1), self.num_classes)
+
+    def task_signatures(self, text_preprocessor):
+        return classifier_signatures(self)
 
     def get_config(self):
         return {

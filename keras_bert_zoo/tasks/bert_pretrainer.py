@@ -3,6 +3,8 @@
 import keras
 from keras_hub.layers import MaskedLMHead
 
+from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
+from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (docstring examples)
 from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
@@ -107,6 +109,10 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
             })
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
 
+    def task_signatures(self, text_preprocessor):
+        """`fill_mask` and `fill_mask_pairs` for the export (see `export_for_serving`)."""
+        return masked_lm_signatures(self, text_preprocessor)
+
     def fill_mask(self, texts, preprocessor, top_k=5):
         """The `top_k` likeliest tokens for each `[MASK]` in each text.
 
@@ -128,8 +134,6 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
         (1, 2)
         """
         import tensorflow as tf
-
-        from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
 
         texts = list(texts)
         columns = [tf.constant([t[i] for t in texts]) for i in range(len(texts[0]))] \

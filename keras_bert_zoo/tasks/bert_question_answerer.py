@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from keras_bert_zoo.data.squad import QAExamples
 from keras_bert_zoo.data.squad import checked_answer
+from keras_bert_zoo.export.question_answerer_signatures import question_answerer_signatures
 from keras_bert_zoo.metrics.squad_metrics import squad_scores
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.tasks.task import Task
@@ -244,6 +245,9 @@ class BertQuestionAnswerer(Task):
             {i: p["answer"] for i, p in zip(examples.ids, predictions)},
             {i: [text for text, _ in golds] for i, golds in zip(examples.ids, examples.answers)},
         )
+
+    def task_signatures(self, text_preprocessor):
+        return question_answerer_signatures(self)
 
     def get_config(self):
         return {

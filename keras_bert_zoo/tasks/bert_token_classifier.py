@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
@@ -259,6 +260,9 @@ class BertTokenClassifier(Task):
     def evaluate_entities(self, sentences, tags, batch_size=32, doc_stride=None):
         """conlleval entity-level precision / recall / F1 on tagged sentences."""
         return entity_scores(tags, self.predict_tags(sentences, batch_size, doc_stride))
+
+    def task_signatures(self, text_preprocessor):
+        return token_classifier_signatures(self)
 
     def get_config(self):
         return {

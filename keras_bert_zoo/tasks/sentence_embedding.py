@@ -4,30 +4,10 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.layers.pooling import POOLINGS
+from keras_bert_zoo.layers.pooling import pool
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
-POOLINGS = ("mean", "cls", "pooled")
-
-
-def pool(outputs, padding_mask, pooling="mean"):
-    """Reduce backbone outputs to one vector per text.
-
-    Args:
-        outputs: the backbone's output dict.
-        padding_mask: int `[batch, seq]`, 1 on real tokens.
-        pooling: `"mean"` (average over real tokens, as sentence-transformers),
-            `"cls"` (the `[CLS]` token vector) or `"pooled"` (BERT's tanh
-            pooler).
-    """
-    if pooling == "pooled":
-        return outputs["pooled_output"]
-    sequence = outputs["sequence_output"]
-    if pooling == "cls":
-        return sequence[:, 0, :]
-    if pooling != "mean":
-        raise ValueError(f"pooling must be one of {POOLINGS}; got '{pooling}'.")
-    mask = tf.cast(padding_mask, sequence.dtype)[:, :, None]
-    return tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
 
 
 def encode_texts(

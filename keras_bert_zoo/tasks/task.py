@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
+from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
 from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (registered: saved tasks name it)
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
@@ -418,13 +419,17 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     # --- Serving ---------------------------------------------------------
 
+    def task_signatures(self, text_preprocessor):
+        """The serving signatures this task adds to `embed` and `predict_ids`
+        (`export` writes them); the first is `serving_default`."""
+        return []
+
     def export(self, export_base, version=None, model_name=None, overwrite=False):
         """Export for TensorFlow Serving with raw-text signatures (see
         `kbz.export.export_for_serving`); returns the version directory.
 
         This replaces `keras.Model.export`, whose SavedModel takes packed ids.
         """
-        from keras_bert_zoo.export.export_for_serving import export_for_serving
 
         return export_for_serving(self, export_base, version=version, model_name=model_name, overwrite=overwrite)
 
