@@ -61,6 +61,28 @@ def _cycle(graph):
     return None
 
 
+# The layers of README.md's Contributing section, lowest first.
+LAYERS = [
+    ("utils", "metrics", "version"),
+    ("tokenizers", "data", "preprocessing"),
+    ("layers", "models", "presets"),
+    ("export", "optimization", "distribution"),
+    ("tasks",),
+    ("training", "cli"),
+]
+
+
+def _layer(module):
+    top = module.split(".")[1] if module.count(".") else None
+    return next((i for i, names in enumerate(LAYERS) if top in names), None)
+
+
+def test_module_level_imports_never_reach_a_higher_layer():
+    upward = [(module, target) for module, targets in _graph(module_level_only=True).items() for target in targets
+              if _layer(module) is not None and _layer(target) is not None and _layer(target) > _layer(module)]
+    assert upward == []
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": ["b"], "b": ["c"], "c": ["a"]}) == ["a", "b", "c", "a"]
     assert _cycle({"a": ["b"], "b": [], "c": ["a", "b"]}) is None

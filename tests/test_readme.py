@@ -65,7 +65,7 @@ def test_readme_block_runs_as_written(line, code, workdir, readme_env):
     if "localhost:8500" in code:
         if not (workdir / "exports" / "qa").exists():  # what the README's server serves, made here if not yet
             subprocess.run([sys.executable, "-c", "import keras_bert_zoo as kbz; kbz.BertQuestionAnswerer.from_preset("
-                            "'minilm_l6_h384_en_uncased', sequence_length=64).export('exports', model_name='qa')"],
+                            "'minilm_l6_h384_en_uncased', sequence_length=64, max_query_length=16).export('exports', model_name='qa')"],
                            cwd=workdir, env=readme_env, check=True, capture_output=True, timeout=900)
         server = subprocess.Popen([sys.executable, "-m", "tests.serving_stub_server", str(workdir / "exports"), "8500"],
                                   cwd=ROOT, env=readme_env, stdout=subprocess.PIPE, text=True)

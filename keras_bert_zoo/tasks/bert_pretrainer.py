@@ -7,7 +7,7 @@ from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (docstring examples)
-from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
+from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")

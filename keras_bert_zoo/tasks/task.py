@@ -14,7 +14,7 @@ from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (regi
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
-from keras_bert_zoo.training.multi_worker_build import MultiWorkerBuildMixin
+from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 
 
 def _is_text_batch(x):
