@@ -35,6 +35,50 @@ def whole_number(value):
     return int(number)
 
 
+def positive_int(value):
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return number
+
+
+def fraction(value):
+    number = float(value)
+    if not 0 < number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return number
+
+
+def add_finetuning_flags(parser, unit, held_out_when):
+    """The data-slice and schedule flags every fine-tuning recipe shares (`unit`: what an example is)."""
+    parser.add_argument("--eval_fraction", type=fraction, default=0.1, help=f"Held out of train {held_out_when}.")
+    parser.add_argument("--max_train_examples", type=positive_int, help=f"Train on the first N {unit} only.")
+    parser.add_argument("--max_eval_examples", type=positive_int, help=f"Score the first N evaluation {unit} only.")
+    parser.add_argument("--max_seq_length", type=positive_int, help="Packed length in word pieces.")
+    parser.add_argument("--train_batch_size", type=positive_int, help="Examples (windows) per step.")
+    parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
+    parser.add_argument("--num_train_epochs", type=whole_number, help="Passes over the training data.")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the held-out split and the training.")
+
+
+def train_and_held_out(train, dev, args):
+    """`(train, dev)` as the flags ask: dev given, or split off train; each cut to its maximum."""
+    if dev is None:
+        train, dev = train.split(args.eval_fraction, seed=args.seed)
+    train = train.head(args.max_train_examples) if args.max_train_examples else train
+    return train, dev.head(args.max_eval_examples) if args.max_eval_examples else dev
+
+
+def finetune(task, train, dev, args):
+    """Compile with the given rate and run the library's resumable fine-tuning job into --output_dir."""
+    import keras_bert_zoo as kbz
+
+    task.compile(**given(args, learning_rate="learning_rate"))
+    kbz.finetune(task, train, None, args.output_dir, validation_data=dev, seed=args.seed,
+                 overwrite_output_dir=args.overwrite_output_dir,
+                 **given(args, epochs="num_train_epochs", batch_size="train_batch_size"))
+
+
 def boolean(value):
     """`--flag`, `--flag=true` or `--flag=false`, as absl's boolean flags take them."""
     if value.lower() in ("1", "true", "yes"):

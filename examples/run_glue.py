@@ -12,12 +12,14 @@ metrics.json and TensorBoard logs.
 
 import os
 
+from recipe import add_finetuning_flags
 from recipe import apply_quick
+from recipe import finetune
 from recipe import given
 from recipe import recipe_parser
 from recipe import run
 from recipe import shared_data
-from recipe import whole_number
+from recipe import train_and_held_out
 from recipe import write_metrics
 
 GLUE_TASKS = ("CoLA", "SST-2", "MRPC", "QQP", "STS-B", "MNLI", "QNLI", "RTE", "WNLI")
@@ -34,14 +36,7 @@ def main(argv=None):
     parser = recipe_parser(__doc__.split("\n")[0])
     parser.add_argument("--task_name", required=True, help=", ".join(GLUE_TASKS) + " (any case).")
     parser.add_argument("--data_dir", help="The GLUE folder, or the task's folder holding train.tsv.")
-    parser.add_argument("--eval_fraction", type=float, default=0.1, help="Held out of train when there is no dev set.")
-    parser.add_argument("--max_train_examples", type=int, help="Train on the first N examples only.")
-    parser.add_argument("--max_eval_examples", type=int, help="Score the first N evaluation examples only.")
-    parser.add_argument("--max_seq_length", type=int, help="Packed length in word pieces.")
-    parser.add_argument("--train_batch_size", type=int, help="Examples per step.")
-    parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
-    parser.add_argument("--num_train_epochs", type=whole_number, help="Passes over the training data.")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the held-out split and the training.")
+    add_finetuning_flags(parser, "examples", "when there is no dev set")
     args = parser.parse_args(argv)
     try:
         task = _task_name(args.task_name)
@@ -63,19 +58,15 @@ def main(argv=None):
         dev = kbz.data.read_glue(dev_file, task=task)
     else:
         print(f"No {os.path.basename(dev_file)} in {folder}: scoring {args.eval_fraction:.0%} of train held out.")
-        train, dev = train.split(args.eval_fraction, seed=args.seed)
-    train = train.head(args.max_train_examples) if args.max_train_examples else train
-    dev = dev.head(args.max_eval_examples) if args.max_eval_examples else dev
+        dev = None
+    train, dev = train_and_held_out(train, dev, args)
 
     regression = not train.label_names  # STS-B
     classifier = kbz.BertClassifier.from_preset(
         args.preset, num_classes=1 if regression else len(train.label_names),
         problem_type="regression" if regression else "multi_class", label_names=train.label_names or None,
         **given(args, sequence_length="max_seq_length"))
-    classifier.compile(**given(args, learning_rate="learning_rate"))
-    kbz.finetune(classifier, train, None, args.output_dir, validation_data=dev, seed=args.seed,
-                 overwrite_output_dir=args.overwrite_output_dir,
-                 **given(args, epochs="num_train_epochs", batch_size="train_batch_size"))
+    finetune(classifier, train, dev, args)
     write_metrics(args.output_dir, {"task": task, "train_examples": len(train), "eval_examples": len(dev),
                                     **classifier.evaluate_glue(dev)})
 

@@ -24,6 +24,7 @@ import json
 from recipe import add_boolean
 from recipe import apply_quick
 from recipe import given
+from recipe import positive_int
 from recipe import recipe_parser
 from recipe import run
 from recipe import shared_data
@@ -48,22 +49,22 @@ def main(argv=None):
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
                         help="sentences: one per line, blank line between documents (default).")
     parser.add_argument("--from_scratch", action="store_true", help="A new model with a vocabulary learned from the corpus.")
-    parser.add_argument("--vocab_size", type=int, help="--from_scratch: size of the learned vocabulary.")
+    parser.add_argument("--vocab_size", type=positive_int, help="--from_scratch: size of the learned vocabulary.")
     add_boolean(parser, "--do_lower_case", help="--from_scratch: an uncased vocabulary (default true).")
     sizes = parser.add_argument_group("--from_scratch: model size (bert_config.json's names; BERT-Base: 12, 768, 12, 3072)")
     for flag in SIZE_FLAGS:
-        sizes.add_argument(flag, type=int)
-    parser.add_argument("--max_seq_length", type=int, help="Instance length in word pieces.")
-    parser.add_argument("--max_predictions_per_seq", type=int, help="Masked pieces per instance at most.")
+        sizes.add_argument(flag, type=positive_int)
+    parser.add_argument("--max_seq_length", type=positive_int, help="Instance length in word pieces.")
+    parser.add_argument("--max_predictions_per_seq", type=positive_int, help="Masked pieces per instance at most.")
     parser.add_argument("--masked_lm_prob", type=float, help="Share of pieces masked.")
     parser.add_argument("--short_seq_prob", type=float, help="Share of instances made shorter on purpose.")
-    parser.add_argument("--dupe_factor", type=int, help="Passes over the corpus with different masks.")
+    parser.add_argument("--dupe_factor", type=positive_int, help="Passes over the corpus with different masks.")
     add_boolean(parser, "--do_whole_word_mask", help="Mask all pieces of a word together.")
-    parser.add_argument("--train_batch_size", type=int, help="Global batch (split over the replicas).")
+    parser.add_argument("--train_batch_size", type=positive_int, help="Global batch (split over the replicas).")
     parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
-    parser.add_argument("--num_train_steps", type=int, help="Steps to train (the data repeats as needed).")
+    parser.add_argument("--num_train_steps", type=positive_int, help="Steps to train (the data repeats as needed).")
     parser.add_argument("--num_warmup_steps", type=int, help="Linear warm-up steps.")
-    parser.add_argument("--save_checkpoints_steps", type=int, help="Back up every N steps (resume point).")
+    parser.add_argument("--save_checkpoints_steps", type=positive_int, help="Back up every N steps (resume point).")
     parser.add_argument("--strategy", default="auto", choices=("auto", "cpu", "gpus", "tpu", "multiworker"),
                         help="auto: a TPU if --tpu / TPU_NAME names one, else TF_CONFIG's workers, GPUs, the CPU.")
     parser.add_argument("--tpu", help="TPU name or grpc:// address (--strategy tpu / auto).")

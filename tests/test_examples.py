@@ -159,6 +159,9 @@ def test_serving_clients_agree_with_the_export(example_env, tiny_checkpoint, tmp
 def test_recipes_refuse_bad_flags_before_any_work(example_env, tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b c\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "train.tsv").write_text("")
     cases = [
         (["run_pretraining.py", "--from_scratch", "--input_file", str(corpus), "--vocab_size", "100"],
          "--from_scratch needs the model's size: --num_hidden_layers --hidden_size --num_attention_heads "
@@ -172,6 +175,10 @@ def test_recipes_refuse_bad_flags_before_any_work(example_env, tmp_path):
          "2.5 is not a whole number of epochs"),
         (["serving_clients.py", "--model_name", "m", "--text", "a", "--text", "b", "--text_b", "c"],
          "every input needs one value per example"),
+        (["run_ner.py", "--quick", "--max_train_examples", "0"], "0 is not a positive integer"),
+        (["run_squad.py", "--quick", "--eval_fraction", "1.5"], "1.5 is not between 0 and 1"),
+        # An error the library finds after start-up is one line too (an empty training file).
+        (["run_ner.py", "--data_dir", str(empty), "--output_dir", str(tmp_path / "ner")], "error: "),
     ]
     for argv, message in cases:
         result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", argv[0]), *argv[1:]], cwd=ROOT,
