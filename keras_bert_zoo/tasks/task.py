@@ -8,13 +8,13 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
-from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
+from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (registered: saved tasks name it)
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
-from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 
 
 def _is_text_batch(x):
@@ -430,7 +430,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
         This replaces `keras.Model.export`, whose SavedModel takes packed ids.
         """
-
         return export_for_serving(self, export_base, version=version, model_name=model_name, overwrite=overwrite)
 
     # --- Presets ---------------------------------------------------------
