@@ -107,6 +107,22 @@ def snake_case_flags(argv, parser):
     return out
 
 
+def parse_arguments(argv, parser):
+    """`argv` parsed and checked as `main` runs it (a usage error exits with status 2); nothing runs.
+
+    The parser is passed in so that a caller (the README's test) can parse
+    with one whose path checks see placeholder files.
+    """
+    argv = snake_case_flags(argv, parser)
+    args = parser.parse_args(argv)
+    missing = [flag for dests, flag in getattr(args, "required_flags", ())
+               if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
+    if missing:
+        parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
+    args.argv = argv
+    return args
+
+
 def _one_line(error):
     text = " ".join(str(error).split())
     return text or type(error).__name__
@@ -127,14 +143,7 @@ def main(argv=None):
         # Everything after the command belongs to saved_model_cli, flags included.
         _start_tensorflow(verbose=False)
         return saved_model_cli_command.run(argparse.Namespace(arguments=argv[1:])) or 0
-    parser = build_parser()
-    argv = snake_case_flags(argv, parser)
-    args = parser.parse_args(argv)
-    missing = [flag for dests, flag in getattr(args, "required_flags", ())
-               if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
-    if missing:
-        parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
-    args.argv = argv
+    args = parse_arguments(argv, build_parser())
     try:
         _start_tensorflow(args.verbose)
         return args.run(args) or 0
