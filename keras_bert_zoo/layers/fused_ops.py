@@ -1,12 +1,18 @@
-"""Element-wise work fused by XLA into single passes, computed in float32.
+"""The element-wise steps around BERT's matrix products, each one memory pass.
 
-BERT's element-wise steps (GELU on the feed-forward activations, the
-residual add + LayerNorm after each block) are memory-bound: written as
-TensorFlow ops each makes several passes over the tensor, and `erf` is slow
-in bfloat16. Compiling just these small functions with XLA makes each one
-pass; on a 2-core CPU GELU gets ~2x faster in float32 and ~6x in mixed
-bfloat16. The matrix products stay outside XLA (whole-model XLA is slower in
-bfloat16 on CPU).
+Between its matmuls an encoder layer only adds biases, splits and merges
+heads, masks and normalizes attention scores, applies GELU and adds the
+residual before a LayerNorm. Written as separate TensorFlow ops each step
+reads and writes the whole activation again, and on a CPU with AMX the
+matmuls themselves are fast enough that these passes would dominate. Each
+function here is one such epilogue, compiled by XLA into a single pass that
+computes in float32 (bfloat16 `erf`, `exp` and sums lose precision) and
+returns the input's dtype.
+
+The matmuls stay outside XLA: oneDNN's kernels are faster than XLA:CPU's,
+and in bfloat16 TF's own MatMul+BiasAdd fusion picks a kernel that is ~2x
+slower than the plain MatMul (measured: benchmarks/results), so the bias
+belongs in the epilogue, not in the matmul.
 
 TF Serving disables XLA:CPU JIT by default, so exports trace the model under
 `xla_fusion(False)`, which runs the same formulas as plain ops.
@@ -36,22 +42,60 @@ def xla_fusion(enabled):
         _state.enabled = previous
 
 
+def _f32(x):
+    return tf.cast(x, tf.float32)
+
+
 def _gelu_erf(x):
-    x32 = tf.cast(x, tf.float32)
-    return tf.cast(0.5 * x32 * (1.0 + tf.math.erf(x32 * (1.0 / math.sqrt(2.0)))), x.dtype)
+    x32 = _f32(x)
+    return 0.5 * x32 * (1.0 + tf.math.erf(x32 * (1.0 / math.sqrt(2.0))))
 
 
 def _gelu_tanh(x):
-    x32 = tf.cast(x, tf.float32)
+    x32 = _f32(x)
     inner = math.sqrt(2.0 / math.pi) * (x32 + 0.044715 * x32 * x32 * x32)
-    return tf.cast(0.5 * x32 * (1.0 + tf.math.tanh(inner)), x.dtype)
+    return 0.5 * x32 * (1.0 + tf.math.tanh(inner))
 
 
-def _add_layer_norm(x, residual, gamma, beta, epsilon):
-    y = tf.cast(x, tf.float32) + tf.cast(residual, tf.float32)
-    mean, variance = tf.nn.moments(y, axes=[-1], keepdims=True)
-    normed = (y - mean) * tf.math.rsqrt(variance + epsilon)
-    return tf.cast(normed * tf.cast(gamma, tf.float32) + tf.cast(beta, tf.float32), x.dtype)
+_GELUS = {"erf": _gelu_erf, "tanh": _gelu_tanh}
+
+
+def _bias_gelu(y, bias, form):
+    return tf.cast(_GELUS[form](_f32(y) + _f32(bias)), y.dtype)
+
+
+def _gelu(x, form):
+    return tf.cast(_GELUS[form](x), x.dtype)
+
+
+def _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
+    # LayerNorm(y + bias + residual): the sub-layer's bias, residual and norm.
+    z = _f32(y) + _f32(bias) + _f32(residual)
+    mean, variance = tf.nn.moments(z, axes=[-1], keepdims=True)
+    normed = (z - mean) * tf.math.rsqrt(variance + epsilon)
+    return tf.cast(normed * _f32(gamma) + _f32(beta), residual.dtype)
+
+
+def _split_heads(qkv, bias, num_heads, scale):
+    # [batch, seq, 3 * hidden] -> query, key, value [batch, heads, seq, head_dim],
+    # the query scaled by 1/sqrt(head_dim) as Keras' MultiHeadAttention does.
+    shape = tf.shape(qkv)
+    x = tf.reshape(_f32(qkv) + _f32(bias), [shape[0], shape[1], 3, num_heads, qkv.shape[-1] // (3 * num_heads)])
+    x = tf.transpose(x, [2, 0, 3, 1, 4])
+    return (tf.cast(x[0] * scale, qkv.dtype), tf.cast(x[1], qkv.dtype), tf.cast(x[2], qkv.dtype))
+
+
+def _merge_heads(x):
+    # [batch, heads, seq, head_dim] -> [batch * seq, hidden]
+    shape = tf.shape(x)
+    return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [-1, shape[1] * shape[3]])
+
+
+def _masked_softmax(scores, padding_mask):
+    # Keys outside the padding mask get -1e9 before the softmax, as in Keras.
+    keep = tf.cast(padding_mask, tf.bool)[:, None, None, :]
+    masked = tf.where(keep, _f32(scores), -1e9)
+    return tf.cast(tf.nn.softmax(masked, axis=-1), scores.dtype)
 
 
 def _with_xla(function):
@@ -63,6 +107,11 @@ def _with_xla(function):
     return dispatch
 
 
-gelu_erf = _with_xla(_gelu_erf)
-gelu_tanh = _with_xla(_gelu_tanh)
-add_layer_norm = _with_xla(_add_layer_norm)
+gelu_erf = _with_xla(lambda x: _gelu(x, "erf"))
+gelu_tanh = _with_xla(lambda x: _gelu(x, "tanh"))
+bias_gelu_erf = _with_xla(lambda y, bias: _bias_gelu(y, bias, "erf"))
+bias_gelu_tanh = _with_xla(lambda y, bias: _bias_gelu(y, bias, "tanh"))
+bias_add_layer_norm = _with_xla(_bias_add_layer_norm)
+split_heads = _with_xla(_split_heads)
+merge_heads = _with_xla(_merge_heads)
+masked_softmax = _with_xla(_masked_softmax)
