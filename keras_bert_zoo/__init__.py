@@ -11,6 +11,8 @@ import contextlib
 import importlib
 import os
 
+from keras_bert_zoo.version import __version__
+
 # TensorFlow's C++ start-up chatter ("oneDNN custom operations are on", "failed
 # call to cuInit" on a machine without a GPU ...) is noise for users of a model
 # zoo. A TF_CPP_MIN_LOG_LEVEL the user set is kept; Python warnings still show.
@@ -90,10 +92,6 @@ def load_tensorflow():
 
 
 def __getattr__(name):
-    if name == "__version__":
-        from keras_bert_zoo.version import __version__
-
-        return __version__
     if name in _SUBPACKAGES:
         load_tensorflow()
         return importlib.import_module(f"keras_bert_zoo.{name}")
@@ -106,4 +104,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted([*globals(), *_EXPORTS, *_SUBPACKAGES, "__version__"])
+    return sorted([*globals(), *_EXPORTS, *_SUBPACKAGES])

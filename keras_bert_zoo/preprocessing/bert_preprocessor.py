@@ -143,19 +143,3 @@ class BertPreprocessor(TextPreprocessor):
             "segment_ids": segment_ids,
             "padding_mask": tf.cast(token_ids != self.tokenizer.pad_token_id, tf.int32),
         }
-
-    @classmethod
-    def from_preset(cls, preset, sequence_length=512, **kwargs):
-        """Create the preprocessor of a preset.
-
-        Args:
-            preset: a preset name, a local directory, an `hf://` handle or
-                an archive URL.
-            sequence_length: the packed length.
-        """
-        from keras_bert_zoo.presets.loader import load_tokenizer
-        from keras_bert_zoo.presets.loader import load_backbone_config
-
-        tokenizer = load_tokenizer(preset)
-        max_len = load_backbone_config(preset)["max_sequence_length"]
-        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_len, **kwargs)

@@ -100,15 +100,12 @@ class BertTokenClassifier(Task):
 
     uses_pooler = False
     takes_pairs = False
+    preprocessor_cls = TokenClassificationPreprocessor
     input_forms = (
         "a list of sentences, each a list of words (their tags as y); a tf.data.Dataset of (words, tag_ids), "
         "batched or not; kbz.data.read_conll's result; or packed inputs (a dict of token_ids, segment_ids and "
         "padding_mask, or a Dataset of them)"
     )
-
-    @classmethod
-    def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
-        return TokenClassificationPreprocessor(tokenizer, sequence_length, max_sequence_length)
 
     def default_loss(self):
         # Averaged over first pieces only (the sample weights), not over padding.

@@ -2,7 +2,8 @@
 
 import dataclasses
 
-from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
+from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 
 @dataclasses.dataclass
@@ -36,8 +37,6 @@ def infer_lowercase(vocabulary):
 
 
 def read_vocabulary(path, vocab_size, source):
-    from keras_bert_zoo.presets.errors import CheckpointError
-
     vocabulary = load_vocabulary(path)
     if len(vocabulary) != vocab_size:
         raise CheckpointError(
