@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import os
 
+from keras_bert_zoo.presets.registry import DEFAULT_PRESET
 from keras_bert_zoo.version import __version__
 
 # TensorFlow's C++ start-up chatter ("oneDNN custom operations are on", "failed
@@ -19,8 +20,6 @@ from keras_bert_zoo.version import __version__
 QUIET_LOG_LEVEL = "3"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_LOG_LEVEL)
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-
-DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
 
 _EXPORTS = {
     "BertBackbone": "keras_bert_zoo.models.bert_backbone",
