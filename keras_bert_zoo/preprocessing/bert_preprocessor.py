@@ -7,6 +7,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from keras_hub.layers import MultiSegmentPacker
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: F401 (docstring examples)
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
@@ -92,7 +93,7 @@ class BertPreprocessor(TextPreprocessor):
         )
 
     def _truncate(self, segments):
-        budget = self.sequence_length - 1 - len(segments)
+        budget = self.sequence_length - special_token_count(len(segments))
         if len(segments) == 1:
             return (segments[0][:, :budget],)
         # ShrinkLongestTrimmer cuts the first of equally long segments;
@@ -101,7 +102,7 @@ class BertPreprocessor(TextPreprocessor):
         return tuple(reversed(trimmed))
 
     def _warn_if_truncating(self, token_segments):
-        lengths = sum(s.row_lengths() for s in token_segments) + 1 + len(token_segments)
+        lengths = sum(s.row_lengths() for s in token_segments) + special_token_count(len(token_segments))
         over = int(tf.reduce_sum(tf.cast(lengths > self.sequence_length, tf.int32)))
         if over:
             warnings.warn(
