@@ -7,7 +7,7 @@ import numpy as np
 
 import keras_bert_zoo as kbz
 
-PRESET = kbz.DEFAULT_PRESET  # minilm_l6_h384_en_uncased, shipped on PyPI
+PRESET = kbz.DEFAULT_PRESET  # shipped on PyPI: loads offline
 
 backbone = kbz.BertBackbone.from_preset(PRESET)
 preprocessor = kbz.BertPreprocessor.from_preset(PRESET, sequence_length=128)

@@ -18,7 +18,7 @@ def recipe_parser(description):
     parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--preset", help="Preset name, directory, hf:// handle or URL (default: the offline "
-                                         "default preset, minilm_l6_h384_en_uncased).")
+                                         "default preset, kbz.DEFAULT_PRESET).")
     parser.add_argument("--output_dir", help="Where the model, metrics.json and logs go (default: "
                                              "runs/RECIPE, or runs/RECIPE_quick with --quick).")
     parser.add_argument("--overwrite_output_dir", action="store_true", help="Replace another job's output_dir.")

@@ -11,14 +11,15 @@ import contextlib
 import importlib
 import os
 
+from keras_bert_zoo.presets.registry import DEFAULT_PRESET
+from keras_bert_zoo.version import __version__
+
 # TensorFlow's C++ start-up chatter ("oneDNN custom operations are on", "failed
 # call to cuInit" on a machine without a GPU ...) is noise for users of a model
 # zoo. A TF_CPP_MIN_LOG_LEVEL the user set is kept; Python warnings still show.
 QUIET_LOG_LEVEL = "3"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_LOG_LEVEL)
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-
-DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
 
 _EXPORTS = {
     "BertBackbone": "keras_bert_zoo.models.bert_backbone",
@@ -90,10 +91,6 @@ def load_tensorflow():
 
 
 def __getattr__(name):
-    if name == "__version__":
-        from keras_bert_zoo.version import __version__
-
-        return __version__
     if name in _SUBPACKAGES:
         load_tensorflow()
         return importlib.import_module(f"keras_bert_zoo.{name}")
@@ -106,4 +103,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted([*globals(), *_EXPORTS, *_SUBPACKAGES, "__version__"])
+    return sorted([*globals(), *_EXPORTS, *_SUBPACKAGES])

@@ -64,8 +64,10 @@ def _cycle(graph):
 # The layers of README.md's Contributing section, lowest first.
 LAYERS = [
     ("utils", "metrics", "version"),
+    ("layers",),
+    ("presets",),
     ("tokenizers", "data", "preprocessing"),
-    ("layers", "models", "presets"),
+    ("models",),
     ("export", "optimization", "distribution"),
     ("tasks",),
     ("training", "cli"),
@@ -92,6 +94,54 @@ def test_module_level_imports_have_no_cycle():
     graph = _graph(module_level_only=True)
     assert len(graph) > 80  # the walk saw the package
     assert _cycle(graph) is None
+
+
+def _function_level_imports(path):
+    """`(line, module)` of each keras_bert_zoo import inside a function, and whether a `# lazy:` comment
+    on its line or the line before gives the reason."""
+    source = open(path, encoding="utf-8").read()
+    lines = source.splitlines()
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, True)
+                continue
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                names = [child.module or ""] if isinstance(child, ast.ImportFrom) else [a.name for a in child.names]
+                ours = [n for n in names if n.startswith("keras_bert_zoo")]
+                if ours:
+                    nearby = lines[child.lineno - 1] + (lines[child.lineno - 2] if child.lineno > 1 else "")
+                    found.append((child.lineno, ours[0], "# lazy:" in nearby))
+            visit(child, in_function)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_the_function_level_import_finder_reads_reasons(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import keras_bert_zoo.a\n"
+                    "def f():\n"
+                    "    from keras_bert_zoo.b import c\n"
+                    "    # lazy: a reason\n"
+                    "    import keras_bert_zoo.d\n"
+                    "    import os\n"
+                    "class K:\n"
+                    "    def g(self):\n"
+                    "        from keras_bert_zoo.e import f  # lazy: another\n")
+    assert _function_level_imports(str(path)) == [
+        (3, "keras_bert_zoo.b", False), (5, "keras_bert_zoo.d", True), (9, "keras_bert_zoo.e", True)]
+
+
+def test_function_level_imports_of_the_package_say_why():
+    """Imports sit at module level, where the layering test sees them; one inside a function (outside cli/,
+    whose commands import their library on use so that `--help` is fast) carries a `# lazy:` reason."""
+    unexplained = [f"{os.path.relpath(path, ROOT)}:{line} imports {module}"
+                   for name, path in sorted(_modules().items()) if not name.startswith("keras_bert_zoo.cli")
+                   for line, module, explained in _function_level_imports(path) if not explained]
+    assert unexplained == []
 
 
 def test_export_and_preprocessing_import_no_task():

@@ -19,6 +19,7 @@ from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 TASKS = ("classify", "ner", "qa")
 
@@ -223,9 +224,10 @@ def _check_qa_lengths(args):
     length = args.max_seq_length or BertQuestionAnswerer.default_sequence_length
     query = args.max_query_length or library_default(*QA, "max_query_length")
     stride = args.doc_stride or library_default(*QA, "doc_stride")
-    if length <= query + 3:
+    specials = special_token_count(2)
+    if length <= query + specials:
         raise ValueError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
-                         f"{query} question and 3 special tokens: raise it or lower "
+                         f"{query} question and {specials} special tokens: raise it or lower "
                          "--max_query_length.")
     if stride >= length:
         raise ValueError(f"--doc_stride {stride} must be less than --max_seq_length {length} "

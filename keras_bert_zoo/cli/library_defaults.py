@@ -27,9 +27,14 @@ def _find(body, name):
 
 
 def _constant(module, name):
+    """The literal value of `name` in `keras_bert_zoo.<module>`, followed through `from keras_bert_zoo... import`."""
     for statement in _tree(module).body:
         if isinstance(statement, ast.Assign) and any(getattr(t, "id", None) == name for t in statement.targets):
             return ast.literal_eval(statement.value)
+        if isinstance(statement, ast.ImportFrom) and (statement.module or "").startswith("keras_bert_zoo."):
+            for alias in statement.names:
+                if (alias.asname or alias.name) == name:
+                    return _constant(statement.module[len("keras_bert_zoo."):], alias.name)
     raise LookupError(f"{module}.{name}")
 
 

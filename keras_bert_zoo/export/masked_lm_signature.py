@@ -7,6 +7,7 @@ from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.preprocessing.masked_text import tokenize_with_masks
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 
 def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
@@ -19,7 +20,8 @@ def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
     the one column of a batch without any) are padded with id 0 and score 0.
     """
     tokens = [tokenize_with_masks(preprocessor.tokenizer, column) for column in columns]
-    truncated = tf.add_n([t.row_lengths() for t in tokens]) + 1 + len(tokens) > preprocessor.sequence_length
+    pieces = tf.add_n([t.row_lengths() for t in tokens])
+    truncated = pieces + special_token_count(len(tokens)) > preprocessor.sequence_length
     inputs = trim_to_bucket(preprocessor.pack(tokens), preprocessor.sequence_length)
     is_mask = inputs["token_ids"] == preprocessor.tokenizer.mask_token_id
     positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(is_mask)[1]), tf.shape(is_mask)), is_mask)

@@ -13,6 +13,7 @@ from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 _STRING = tf.TensorSpec([None], tf.string)
 
@@ -79,7 +80,7 @@ def question_answerer_signatures(qa):
     preprocessor = qa.preprocessor
     tokenizer = preprocessor.tokenizer
     sequence_length = preprocessor.sequence_length
-    if qa.max_query_length > sequence_length - 4:
+    if qa.max_query_length + special_token_count(2) >= sequence_length:  # no context piece would fit
         raise ValueError(f"max_query_length={qa.max_query_length} leaves no room for the context in "
                          f"{sequence_length} positions; lower it before exporting.")
 
@@ -93,8 +94,8 @@ def question_answerer_signatures(qa):
         pieces, piece_starts, piece_ends = tokenizer.tokenize_with_offsets(context)
         query_length = tf.cast(query.row_lengths(), tf.int32)
         context_length = tf.cast(pieces.row_lengths(), tf.int32)
-        example, start, length = _windows(query_length, context_length, sequence_length - query_length - 3,
-                                          qa.doc_stride)
+        window = sequence_length - query_length - special_token_count(2)
+        example, start, length = _windows(query_length, context_length, window, qa.doc_stride)
         first_piece = tf.gather(tf.cast(pieces.row_starts(), tf.int32), example) + start
         window_pieces = tf.gather(pieces.flat_values, tf.ragged.range(first_piece, first_piece + length))
         inputs = trim_to_bucket(preprocessor.pack([tf.gather(query, example), window_pieces]), sequence_length)

@@ -14,6 +14,8 @@ of shapes.
 
 import tensorflow as tf
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+
 BUCKETS = (16, 32, 64, 128, 256, 384, 512)
 
 
@@ -68,7 +70,7 @@ def pack_texts(preprocessor, *columns):
         `[batch]` marking texts cut to fit `sequence_length`.
     """
     tokens = [preprocessor.tokenizer(clean_text(column)) for column in columns]
-    lengths = tf.add_n([t.row_lengths() for t in tokens]) + 1 + len(tokens)
+    lengths = tf.add_n([t.row_lengths() for t in tokens]) + special_token_count(len(tokens))
     truncated = lengths > preprocessor.sequence_length
     return trim_to_bucket(preprocessor.pack(tokens), preprocessor.sequence_length), truncated
 

@@ -7,6 +7,7 @@ from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words_with_offsets
 
 MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -71,7 +72,7 @@ def token_classifier_signatures(tagger):
                                                flat_word[:, None], tf.gather_nd(probabilities, first_pieces))
         pieces = tf.reduce_sum(tf.ragged.map_flat_values(
             lambda w: tf.cast(preprocessor.tokenizer(w).row_lengths(), tf.int32), words), axis=1)
-        truncated = pieces + 2 > preprocessor.sequence_length
+        truncated = pieces + special_token_count(1) > preprocessor.sequence_length
 
         # conlleval chunks: B-X opens one; I-X continues an open X, else opens one.
         tag = tf.argmax(per_word, axis=-1, output_type=tf.int32)

@@ -9,6 +9,8 @@ import keras
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.layers.bert_embedding import BertEmbedding
 from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+from keras_bert_zoo.presets.loader import load_backbone
+from keras_bert_zoo.presets.preset_io import save_preset
 
 
 _SIZES = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "max_sequence_length",
@@ -244,8 +246,6 @@ class BertBackbone(keras.Model):
         >>> backbone.hidden_dim
         384
         """
-        from keras_bert_zoo.presets.loader import load_backbone
-
         return load_backbone(preset, cls=cls, load_weights=load_weights, **kwargs)
 
     def save_to_preset(self, preset_dir, tokenizer=None):
@@ -255,6 +255,4 @@ class BertBackbone(keras.Model):
         `tokenizer.json`, `assets/tokenizer/vocabulary.txt`, `metadata.json`.
         The directory is written atomically.
         """
-        from keras_bert_zoo.presets.preset_io import save_preset
-
         save_preset(preset_dir, backbone=self, tokenizer=tokenizer)

@@ -7,6 +7,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from keras_hub.layers import MultiSegmentPacker
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: F401 (docstring examples)
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
@@ -92,7 +93,7 @@ class BertPreprocessor(TextPreprocessor):
         )
 
     def _truncate(self, segments):
-        budget = self.sequence_length - 1 - len(segments)
+        budget = self.sequence_length - special_token_count(len(segments))
         if len(segments) == 1:
             return (segments[0][:, :budget],)
         # ShrinkLongestTrimmer cuts the first of equally long segments;
@@ -101,7 +102,7 @@ class BertPreprocessor(TextPreprocessor):
         return tuple(reversed(trimmed))
 
     def _warn_if_truncating(self, token_segments):
-        lengths = sum(s.row_lengths() for s in token_segments) + 1 + len(token_segments)
+        lengths = sum(s.row_lengths() for s in token_segments) + special_token_count(len(token_segments))
         over = int(tf.reduce_sum(tf.cast(lengths > self.sequence_length, tf.int32)))
         if over:
             warnings.warn(
@@ -143,19 +144,3 @@ class BertPreprocessor(TextPreprocessor):
             "segment_ids": segment_ids,
             "padding_mask": tf.cast(token_ids != self.tokenizer.pad_token_id, tf.int32),
         }
-
-    @classmethod
-    def from_preset(cls, preset, sequence_length=512, **kwargs):
-        """Create the preprocessor of a preset.
-
-        Args:
-            preset: a preset name, a local directory, an `hf://` handle or
-                an archive URL.
-            sequence_length: the packed length.
-        """
-        from keras_bert_zoo.presets.loader import load_tokenizer
-        from keras_bert_zoo.presets.loader import load_backbone_config
-
-        tokenizer = load_tokenizer(preset)
-        max_len = load_backbone_config(preset)["max_sequence_length"]
-        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_len, **kwargs)

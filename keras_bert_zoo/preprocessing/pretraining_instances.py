@@ -19,6 +19,8 @@ import random
 import numpy as np
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+
 FEATURES = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids", "mask_weights",
             "next_sentence_label")
 
@@ -103,7 +105,7 @@ def mask_tokens(tokens, vocabulary, config, rng):
 def instances_from_document(documents, document_index, vocabulary, config, rng):
     """The instances of one document (one pass of `dupe_factor`)."""
     document = documents[document_index]
-    budget = config.max_seq_length - 3
+    budget = config.max_seq_length - special_token_count(2)
     target = rng.randint(2, budget) if rng.random() < config.short_seq_prob else budget
     instances = []
     chunk, chunk_length, i = [], 0, 0

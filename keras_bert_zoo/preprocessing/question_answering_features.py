@@ -10,9 +10,10 @@ import dataclasses
 
 import numpy as np
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import max_context_windows
-from keras_bert_zoo.preprocessing.text_offsets import byte_to_char
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
+from keras_bert_zoo.preprocessing.text_offsets import byte_to_char
 
 
 @dataclasses.dataclass
@@ -61,7 +62,7 @@ def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=
         to_char = byte_to_char(contexts[index])
         piece_spans = np.stack([to_char[np.array(starts[index], "int64")], to_char[np.array(ends[index], "int64")]], -1) \
             if pieces else np.zeros((0, 2), "int64")
-        window = max_seq_length - len(query) - 3
+        window = max_seq_length - len(query) - special_token_count(2)
         if window <= 0:
             raise ValueError(f"max_seq_length={max_seq_length} leaves no room for the context after a "
                              f"{len(query)}-piece question; raise it or lower max_query_length.")

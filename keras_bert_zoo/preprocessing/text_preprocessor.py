@@ -2,6 +2,11 @@
 
 import keras
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.presets.loader import load_backbone_config
+from keras_bert_zoo.presets.loader import load_tokenizer
+from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+
 
 class TextPreprocessor(keras.layers.Layer):
     """Base of the in-graph preprocessing layers (no weights).
@@ -12,6 +17,9 @@ class TextPreprocessor(keras.layers.Layer):
         max_sequence_length: the model's number of positions, if known;
             a larger `sequence_length` is refused.
     """
+
+    # What `from_preset` builds the tokenizer as.
+    tokenizer_cls = BertTokenizer
 
     def __init__(self, tokenizer, sequence_length=512, max_sequence_length=None, **kwargs):
         super().__init__(**kwargs)
@@ -25,7 +33,7 @@ class TextPreprocessor(keras.layers.Layer):
                 f"sequence_length <= {max_sequence_length} (long texts are "
                 "handled by windowing in the task models)."
             )
-        if sequence_length < 3:
+        if sequence_length < special_token_count(1) + 1:
             raise ValueError(f"sequence_length must be at least 3 ([CLS] x [SEP]); got {sequence_length}.")
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
@@ -48,3 +56,26 @@ class TextPreprocessor(keras.layers.Layer):
         config = dict(config)
         config["tokenizer"] = keras.layers.deserialize(config["tokenizer"])
         return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, sequence_length=512, **kwargs):
+        """Create the preprocessor of a preset.
+
+        Args:
+            preset: a preset name, a local directory, an `hf://` handle or
+                an archive URL.
+            sequence_length: the packed length.
+            **kwargs: passed to the constructor.
+
+        Returns:
+            A `cls` with the preset's tokenizer (`cls.tokenizer_cls`),
+            refusing a `sequence_length` beyond the preset's positions.
+
+        Examples:
+        >>> from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+        >>> BertPreprocessor.from_preset("minilm_l6_h384_en_uncased", sequence_length=16).sequence_length
+        16
+        """
+        tokenizer = load_tokenizer(preset, cls.tokenizer_cls)
+        max_len = load_backbone_config(preset)["max_sequence_length"]
+        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_len, **kwargs)

@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.text_offsets import byte_to_char
 from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 
@@ -82,7 +83,7 @@ class TokenClassificationPreprocessor(TextPreprocessor):
         pieces_per_word = tf.cast(pieces.row_lengths(), tf.int32)
         first = tf.ragged.range(pieces_per_word) == 0
         word_position = tf.repeat(tf.ragged.range(tf.cast(words.row_lengths(), tf.int32)).flat_values, pieces_per_word)
-        budget = self.sequence_length - 2
+        budget = self.sequence_length - special_token_count(1)
 
         def per_sentence(flat):  # one value per piece -> [batch, pieces], cut to the window
             return words.with_flat_values(pieces.with_flat_values(flat)).merge_dims(1, 2)[:, :budget]

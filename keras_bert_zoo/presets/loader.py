@@ -2,7 +2,11 @@
 
 Every remote or named preset is converted once into our preset format in
 the cache (`$KERAS_BERT_ZOO_CACHE`); local checkpoint directories are read
-in place.
+in place. The caller passes the class to build (`from_preset` its `cls`, a
+task its `backbone_cls` and `preprocessor_cls`); a class a saved config
+names is found in Keras' serialization registry. So this module imports
+no model, tokenizer or task, but for the one class a cache miss needs
+whoever asked (`_pretrainer_cls`).
 """
 
 import dataclasses
@@ -11,6 +15,8 @@ import importlib.util
 import os
 import tempfile
 import warnings
+
+import keras
 
 from keras_bert_zoo.presets import download as dl
 from keras_bert_zoo.presets import preset_io
@@ -26,7 +32,7 @@ from keras_bert_zoo.presets.errors import NetworkUnreachableError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.registry import get_preset_spec
-from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
+from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 # Bumped whenever the saved weight layout changes, so that presets converted
 # by an older version are converted again instead of failing to load.
@@ -122,17 +128,30 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None)
     return target
 
 
-def convert_checkpoint(checkpoint, preset_dir, metadata=None):
-    """Convert a `Checkpoint` into a preset directory (heads kept when present)."""
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
+def _pretrainer_cls():
+    # lazy: a cache miss converts the whole checkpoint (backbone, heads, tokenizer) whichever class asked
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
-    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 
+    return BertPretrainer
+
+
+def convert_checkpoint(checkpoint, preset_dir, metadata=None):
+    """Convert a `Checkpoint` into a preset directory (heads kept when present).
+
+    The classes are `BertPretrainer`'s: its `backbone_cls` and
+    `preprocessor_cls.tokenizer_cls`.
+
+    Args:
+        checkpoint: a `Checkpoint`, e.g. from `read_checkpoint_dir`.
+        preset_dir: the directory to write (replaced atomically).
+        metadata: extra entries for `metadata.json`.
+    """
+    pretrainer_cls = _pretrainer_cls()
     weights = checkpoint.read_weights()
-    backbone = BertBackbone(**checkpoint.config)
-    pretrainer = BertPretrainer(backbone) if has_pretraining_heads(weights) else None
+    backbone = pretrainer_cls.backbone_cls(**checkpoint.config)
+    pretrainer = pretrainer_cls(backbone) if has_pretraining_heads(weights) else None
     assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
-    tokenizer = BertTokenizer(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
+    tokenizer = pretrainer_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
     preset_io.save_preset(preset_dir, backbone, tokenizer, task=pretrainer, metadata=metadata)
 
 
@@ -275,10 +294,8 @@ def load_backbone_config(preset):
     return _config_of(resolve(preset))
 
 
-def load_tokenizer(preset, cls=None, **kwargs):
-    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
-
-    cls = cls or BertTokenizer
+def load_tokenizer(preset, cls, **kwargs):
+    """A `cls` (tokenizer class) built from the preset's vocabulary and tokenizer config."""
     resolved = resolve(preset)
     if resolved.checkpoint is not None:
         config = {"vocabulary": resolved.checkpoint.vocabulary, "lowercase": resolved.checkpoint.lowercase}
@@ -338,6 +355,7 @@ def _build_backbone(resolved, cls, kwargs):
 
 
 def load_backbone(preset, cls, load_weights=True, **kwargs):
+    """A `cls` (backbone class) built from the preset's config, with its weights."""
     resolved = resolve(preset)
     backbone = _build_backbone(resolved, cls, kwargs)
     if load_weights:
@@ -349,10 +367,9 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
 
 
 def load_pretrainer(preset, cls, load_weights=True, **kwargs):
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
-
+    """A `cls` (pretraining model) on the preset's backbone, with the heads' weights when it has them."""
     resolved = resolve(preset)
-    backbone = _build_backbone(resolved, BertBackbone, kwargs)
+    backbone = _build_backbone(resolved, cls.backbone_cls, kwargs)
     model = cls(backbone)
     if not load_weights:
         return model
@@ -379,11 +396,8 @@ def load_pretrainer(preset, cls, load_weights=True, **kwargs):
 
 def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     """A fine-tuning task: restored whole from a preset saved from the same
-    task class, else a fresh head on the preset's backbone and tokenizer."""
-    import keras
-
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
-
+    task class, else a fresh head on the preset's backbone and tokenizer
+    (`cls.backbone_cls`, `cls.preprocessor_cls`)."""
     resolved = resolve(preset)
     task_config = os.path.join(resolved.saved_dir or "", preset_io.TASK_CONFIG_FILE)
     if resolved.saved_dir and os.path.isfile(task_config):
@@ -403,9 +417,9 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
                 preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
             return task
     backbone_kwargs = {"dtype": kwargs.pop("dtype")} if "dtype" in kwargs else {}
-    backbone = load_backbone(preset, BertBackbone, load_weights=load_weights, **backbone_kwargs)
+    backbone = load_backbone(preset, cls.backbone_cls, load_weights=load_weights, **backbone_kwargs)
     preprocessor = cls.make_preprocessor(
-        load_tokenizer(preset),
+        load_tokenizer(preset, cls.preprocessor_cls.tokenizer_cls),
         min(sequence_length or cls.default_sequence_length, backbone.max_sequence_length),
         backbone.max_sequence_length,
     )

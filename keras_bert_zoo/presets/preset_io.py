@@ -13,8 +13,8 @@ from keras.src.saving import saving_lib
 
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
-from keras_bert_zoo.tokenizers.vocabulary import vocabulary_lines
 from keras_bert_zoo.utils.atomic import atomic_directory
+from keras_bert_zoo.utils.vocabulary_file import vocabulary_lines
 from keras_bert_zoo.version import __version__
 
 CONFIG_FILE = "config.json"

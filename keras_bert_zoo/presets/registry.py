@@ -9,6 +9,9 @@ import re
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 
 TABLE_COLUMNS = ("name", "params", "domain", "casing", "source", "license")
+# The preset examples, recipes and the command line use when none is named:
+# small, and shipped on PyPI, so it loads offline.
+DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
 
 
 @functools.lru_cache(maxsize=None)

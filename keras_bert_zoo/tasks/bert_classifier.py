@@ -8,6 +8,7 @@ import numpy as np
 from keras_bert_zoo.export.classifier_signatures import classifier_signatures
 from keras_bert_zoo.metrics.classification_metrics import classification_report
 from keras_bert_zoo.metrics.classification_metrics import regression_report
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_labels
@@ -135,7 +136,7 @@ class BertClassifier(Task):
         if any(isinstance(t, (tuple, list)) for t in texts):
             return self.predict(texts, batch_size=batch_size)
         tokenizer = self.preprocessor.tokenizer
-        window = self.preprocessor.sequence_length - 2
+        window = self.preprocessor.sequence_length - special_token_count(1)
         if stride is not None:
             warnings.warn("predict_windowed's `stride` is now `doc_stride` (as in every task); `stride` will be "
                           "removed in the next release.", DeprecationWarning, stacklevel=2)

@@ -1,13 +1,18 @@
 """BERT with its two pretraining heads: masked-LM and next-sentence prediction."""
 
 import keras
+import tensorflow as tf
 from keras_hub.layers import MaskedLMHead
 
+from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
 from keras_bert_zoo.layers.activations import get_activation
-from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (docstring examples)
-from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
+from keras_bert_zoo.models.bert_backbone import BertBackbone
+from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.presets.loader import load_pretrainer
+from keras_bert_zoo.presets.preset_io import save_preset
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -43,6 +48,11 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
     >>> sorted(model.output)
     ['masked_lm_logits', 'next_sentence_logits']
     """
+
+    # What `from_preset` and checkpoint conversion build the backbone and tokenizer
+    # (`preprocessor_cls.tokenizer_cls`) as; `fill_mask` takes a `preprocessor_cls`.
+    backbone_cls = BertBackbone
+    preprocessor_cls = BertPreprocessor
 
     def __init__(self, backbone, **kwargs):
         # === Layers ===
@@ -89,8 +99,6 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
             **kwargs: passed to `keras.Model.compile` (`jit_compile`,
                 `steps_per_execution`, ...).
         """
-        from keras_bert_zoo.optimization.bert_adamw import bert_adamw
-
         if isinstance(optimizer, str) and optimizer == "auto":
             if total_steps is not None and warmup_steps is None:
                 warmup_steps = min(10_000, int(round(0.1 * total_steps)))
@@ -133,8 +141,6 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
         >>> len(guesses[0]), len(guesses[0][0])
         (1, 2)
         """
-        import tensorflow as tf
-
         texts = list(texts)
         columns = [tf.constant([t[i] for t in texts]) for i in range(len(texts[0]))] \
             if texts and isinstance(texts[0], (tuple, list)) else [tf.constant(texts)]
@@ -163,12 +169,8 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
     def from_preset(cls, preset, load_weights=True, **kwargs):
         """Create the pretrainer of a preset, with its heads' weights when the
         checkpoint has them (fresh heads otherwise, and a warning)."""
-        from keras_bert_zoo.presets.loader import load_pretrainer
-
         return load_pretrainer(preset, cls=cls, load_weights=load_weights, **kwargs)
 
     def save_to_preset(self, preset_dir, tokenizer=None):
         """Write the backbone and both heads as a preset directory."""
-        from keras_bert_zoo.presets.preset_io import save_preset
-
         save_preset(preset_dir, backbone=self.backbone, tokenizer=tokenizer, task=self)

@@ -10,8 +10,9 @@ import tensorflow as tf
 from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
-from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
+from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tokenizers.text_inputs import check_text
@@ -100,15 +101,12 @@ class BertTokenClassifier(Task):
 
     uses_pooler = False
     takes_pairs = False
+    preprocessor_cls = TokenClassificationPreprocessor
     input_forms = (
         "a list of sentences, each a list of words (their tags as y); a tf.data.Dataset of (words, tag_ids), "
         "batched or not; kbz.data.read_conll's result; or packed inputs (a dict of token_ids, segment_ids and "
         "padding_mask, or a Dataset of them)"
     )
-
-    @classmethod
-    def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
-        return TokenClassificationPreprocessor(tokenizer, sequence_length, max_sequence_length)
 
     def default_loss(self):
         # Averaged over first pieces only (the sample weights), not over padding.
@@ -196,7 +194,7 @@ class BertTokenClassifier(Task):
         it (their max-context window). A sentence that fits is one window.
         `doc_stride` defaults to half the window.
         """
-        budget = self.preprocessor.sequence_length - 2
+        budget = self.preprocessor.sequence_length - special_token_count(1)
         doc_stride = doc_stride or max(1, budget // 2)
         flat = [w for s in sentences for w in s]
         counts = self.preprocessor.tokenizer(tf.constant(flat, tf.string)).row_lengths().numpy() if flat else []

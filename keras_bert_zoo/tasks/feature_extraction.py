@@ -7,7 +7,10 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.models.bert_backbone import BertBackbone
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
+from keras_bert_zoo.utils.atomic import atomic_file
 
 DEFAULT_LAYERS = (-1, -2, -3, -4)
 
@@ -37,9 +40,6 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
         Dicts `{"linex_index", "features": [{"token", "layers": [{"index",
         "values"}]}]}`, the JSON records of extract_features.py.
     """
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
-    from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
-
     texts = check_texts(texts)
     backbone = _all_layers_backbone(backbone or BertBackbone.from_preset(preset))
     for layer in layers:
@@ -75,8 +75,6 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
 
 def write_features(records, path):
     """Write feature records as JSON lines, atomically."""
-    from keras_bert_zoo.utils.atomic import atomic_file
-
     with atomic_file(path, "w") as f:
         for record in records:
             f.write(json.dumps(record) + "\n")

@@ -6,13 +6,15 @@ from tqdm.auto import tqdm
 
 from keras_bert_zoo.layers.pooling import POOLINGS
 from keras_bert_zoo.layers.pooling import pool
+from keras_bert_zoo.models.bert_backbone import BertBackbone
+from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.presets.registry import DEFAULT_PRESET
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
-
 
 
 def encode_texts(
     texts,
-    preset="minilm_l6_h384_en_uncased",
+    preset=DEFAULT_PRESET,
     backbone=None,
     preprocessor=None,
     pooling="mean",
@@ -46,9 +48,6 @@ def encode_texts(
     >>> vectors.shape
     (2, 384)
     """
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
-    from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
-
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}; got '{pooling}'.")
     texts = check_texts(texts)

@@ -11,9 +11,11 @@ from keras_bert_zoo.data.parallel_examples import LabelledExamples
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
 from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 from keras_bert_zoo.export.export_for_serving import export_for_serving
-from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (registered: saved tasks name it)
+from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.presets.loader import load_task
+from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
 
@@ -114,6 +116,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     default_sequence_length = 128
     # Heads on token vectors leave the backbone's pooler without gradients.
     uses_pooler = True
+    # What `from_preset` builds a fresh task of (the tokenizer: `preprocessor_cls.tokenizer_cls`).
+    backbone_cls = BertBackbone
+    preprocessor_cls = BertPreprocessor
 
     def __init__(self, inputs, outputs, **kwargs):
         self._check_preprocessor_fits_backbone()
@@ -137,8 +142,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
-        """The preprocessing layer this task takes, for `from_preset`."""
-        return BertPreprocessor(tokenizer, sequence_length=sequence_length, max_sequence_length=max_sequence_length)
+        """The preprocessing layer this task takes (a `preprocessor_cls`), for `from_preset`."""
+        return cls.preprocessor_cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_sequence_length)
 
     # --- Compilation -----------------------------------------------------
 
@@ -436,8 +441,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     def save_to_preset(self, preset_dir):
         """Write backbone, tokenizer and this task (config + weights)."""
-        from keras_bert_zoo.presets.preset_io import save_preset
-
         save_preset(preset_dir, backbone=self.backbone, tokenizer=self.preprocessor.tokenizer, task=self)
 
     @classmethod
@@ -448,6 +451,4 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         back whole; any other preset provides the backbone and tokenizer and
         the task head starts fresh with `**kwargs` (e.g. `num_classes=2`).
         """
-        from keras_bert_zoo.presets.loader import load_task
-
         return load_task(preset, cls, load_weights=load_weights, sequence_length=sequence_length, **kwargs)

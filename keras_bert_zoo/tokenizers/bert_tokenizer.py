@@ -4,8 +4,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert_zoo.presets.loader import load_tokenizer
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
-from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
+from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 # BERT's `_clean_text` drops NUL, U+FFFD and every control/format character
 # (Unicode category C*) except the three whitespace controls.
@@ -266,6 +267,4 @@ class BertTokenizer(keras.layers.Layer):
         >>> tokenizer(["Aspirin"]).to_list()
         [[2004, 8197, 6657]]
         """
-        from keras_bert_zoo.presets.loader import load_tokenizer
-
         return load_tokenizer(preset, cls=cls, **kwargs)

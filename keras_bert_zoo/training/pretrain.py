@@ -16,9 +16,15 @@ import keras
 from keras_bert_zoo.data.pretraining_corpus import read_documents
 from keras_bert_zoo.data.pretraining_records import dynamic_masking
 from keras_bert_zoo.data.pretraining_records import pretraining_batches
+from keras_bert_zoo.data.pretraining_records import read_pretraining_records
+from keras_bert_zoo.data.pretraining_records import record_files
+from keras_bert_zoo.data.pretraining_records import record_shapes
 from keras_bert_zoo.distribution.get_strategy import get_strategy
+from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
 from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
+from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert_zoo.training.finetune import BACKUP_DIR
 from keras_bert_zoo.training.finetune import METRICS_FILE
 from keras_bert_zoo.training.finetune import MODEL_DIR
@@ -68,17 +74,12 @@ def _held_out(documents, fraction, seed):
 
 
 def _tokenizer(preset, vocabulary, lowercase):
-    from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
-
     if vocabulary is not None:
         return BertTokenizer(vocabulary, lowercase=lowercase)
     return BertTokenizer.from_preset(preset)
 
 
 def _model(preset, config, tokenizer):
-    from keras_bert_zoo.models.bert_backbone import BertBackbone
-    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
-
     if config is not None:
         config = dict(config, vocabulary_size=tokenizer.vocabulary_size())
         return BertPretrainer(BertBackbone(**config))
@@ -275,8 +276,6 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
     Returns:
         The metrics dict written to `metrics.json`.
     """
-    from keras_bert_zoo.data.pretraining_records import record_files
-
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
     if config is not None and vocabulary is None:
@@ -302,8 +301,6 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
 
 
 def _shapes(files, max_seq_length, max_predictions_per_seq, what):
-    from keras_bert_zoo.data.pretraining_records import record_shapes
-
     length, predictions = record_shapes(files)
     for name, given, found in (("max_seq_length", max_seq_length, length),
                                ("max_predictions_per_seq", max_predictions_per_seq, predictions)):
@@ -317,8 +314,6 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
                            max_eval_steps, max_seq_length, max_predictions_per_seq, batch_size, learning_rate,
                            warmup_steps, checkpoint_every, shuffle_buffer, seed, strategy, mixed_precision, verbose,
                            **unused):
-    from keras_bert_zoo.data.pretraining_records import read_pretraining_records
-
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy

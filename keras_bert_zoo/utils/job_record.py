@@ -21,6 +21,7 @@ import numpy as np
 
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.atomic import process_is_alive
+from keras_bert_zoo.version import __version__
 
 JOB_FILE = "job.json"
 
@@ -86,8 +87,6 @@ def _now():
 def _versions():
     import keras
     import tensorflow as tf
-
-    from keras_bert_zoo.version import __version__
 
     return {"keras_bert_zoo": __version__, "keras": keras.__version__, "tensorflow": tf.__version__,
             "python": sys.version.split()[0]}

@@ -2,7 +2,8 @@
 
 import dataclasses
 
-from keras_bert_zoo.tokenizers.vocabulary import load_vocabulary
+from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 
 @dataclasses.dataclass
@@ -25,6 +26,50 @@ class Checkpoint:
     read_weights: object
 
 
+# BERT's config keys (google-research/bert's bert_config.json; HF's config.json
+# kept the names) -> `BertBackbone` arguments, with modeling.py's defaults
+# (None: required).
+_BACKBONE_KEYS = (
+    ("vocab_size", "vocabulary_size", None),
+    ("num_hidden_layers", "num_layers", None),
+    ("num_attention_heads", "num_heads", None),
+    ("hidden_size", "hidden_dim", None),
+    ("intermediate_size", "intermediate_dim", None),
+    ("hidden_dropout_prob", "dropout", 0.1),
+    ("max_position_embeddings", "max_sequence_length", 512),
+    ("type_vocab_size", "num_segments", 2),
+    ("initializer_range", "initializer_range", 0.02),
+)
+
+
+def backbone_config(config, layer_norm_epsilon, hidden_activation):
+    """`BertBackbone` arguments from a checkpoint's config.
+
+    Args:
+        config: the `bert_config.json` or `config.json` dict.
+        layer_norm_epsilon: the checkpoint's LayerNorm epsilon (Google's
+            code hard-codes it; HF's config says it).
+        hidden_activation: our name of its `hidden_act` (the two formats
+            mean different functions by "gelu").
+
+    Returns:
+        A dict of `BertBackbone` keyword arguments.
+
+    Raises:
+        KeyError: a required key is missing.
+
+    Examples:
+    >>> config = backbone_config({"vocab_size": 30, "num_hidden_layers": 2, "num_attention_heads": 2,
+    ...                           "hidden_size": 8, "intermediate_size": 16}, 1e-12, "gelu")
+    >>> config["num_layers"], config["max_sequence_length"]
+    (2, 512)
+    """
+    backbone = {ours: config[theirs] if default is None else config.get(theirs, default)
+                for theirs, ours, default in _BACKBONE_KEYS}
+    backbone.update(layer_norm_epsilon=layer_norm_epsilon, hidden_activation=hidden_activation)
+    return backbone
+
+
 def infer_lowercase(vocabulary):
     """An uncased vocabulary has no upper-case letters outside [SPECIAL] tokens."""
     for token in vocabulary:
@@ -36,8 +81,6 @@ def infer_lowercase(vocabulary):
 
 
 def read_vocabulary(path, vocab_size, source):
-    from keras_bert_zoo.presets.errors import CheckpointError
-
     vocabulary = load_vocabulary(path)
     if len(vocabulary) != vocab_size:
         raise CheckpointError(

@@ -7,6 +7,7 @@ import os
 import tensorflow as tf
 
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.tf_checkpoint_index import check_checkpoint_index
@@ -32,20 +33,8 @@ def google_config_to_backbone(config):
     act = config.get("hidden_act", "gelu")
     if act not in _GOOGLE_ACTIVATIONS:
         raise CheckpointError(f"Unsupported hidden_act '{act}' in bert_config.json.")
-    return {
-        "vocabulary_size": config["vocab_size"],
-        "num_layers": config["num_hidden_layers"],
-        "num_heads": config["num_attention_heads"],
-        "hidden_dim": config["hidden_size"],
-        "intermediate_dim": config["intermediate_size"],
-        "dropout": config.get("hidden_dropout_prob", 0.1),
-        "max_sequence_length": config.get("max_position_embeddings", 512),
-        "num_segments": config.get("type_vocab_size", 2),
-        # modeling.py hard-codes LayerNorm epsilon 1e-12.
-        "layer_norm_epsilon": 1e-12,
-        "hidden_activation": _GOOGLE_ACTIVATIONS[act],
-        "initializer_range": config.get("initializer_range", 0.02),
-    }
+    # modeling.py hard-codes LayerNorm epsilon 1e-12.
+    return backbone_config(config, layer_norm_epsilon=1e-12, hidden_activation=_GOOGLE_ACTIVATIONS[act])
 
 
 def read_google_checkpoint(directory):

@@ -9,6 +9,7 @@ import numpy as np
 
 from keras_bert_zoo.layers.activations import hf_activation
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
@@ -38,19 +39,8 @@ def hf_config_to_backbone(config, source):
         raise CheckpointError(f"{source} holds a '{model_type}' model, not BERT.")
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise CheckpointError(f"{source}: only absolute position embeddings are supported.")
-    return {
-        "vocabulary_size": config["vocab_size"],
-        "num_layers": config["num_hidden_layers"],
-        "num_heads": config["num_attention_heads"],
-        "hidden_dim": config["hidden_size"],
-        "intermediate_dim": config["intermediate_size"],
-        "dropout": config.get("hidden_dropout_prob", 0.1),
-        "max_sequence_length": config.get("max_position_embeddings", 512),
-        "num_segments": config.get("type_vocab_size", 2),
-        "layer_norm_epsilon": config.get("layer_norm_eps", 1e-12),
-        "hidden_activation": hf_activation(config.get("hidden_act", "gelu")),
-        "initializer_range": config.get("initializer_range", 0.02),
-    }
+    return backbone_config(config, layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
+                           hidden_activation=hf_activation(config.get("hidden_act", "gelu")))
 
 
 _LAYER = re.compile(r"encoder\.layer\.(\d+)\.")
