@@ -29,9 +29,9 @@ class BertEncoderLayer(TransformerEncoder):
       fastest path; Keras' 4-D EinsumDense products cost ~1.35x more per
       FLOP), and query, key and value share one matmul whose kernel is the
       three kernels side by side;
-    - the work between matmuls (bias, head split and merge, masked softmax,
-      GELU, residual + LayerNorm) runs as single-pass fused epilogues
-      computed in float32 (see `fused_ops`).
+    - the work between matmuls (bias, head split and merge, GELU, residual +
+      LayerNorm) runs as single-pass fused epilogues computed in float32, the
+      masked softmax as oneDNN's (see `fused_ops`).
 
     Call args:
         inputs: `[batch, seq, hidden]`.
