@@ -29,8 +29,21 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q --durations=10 -m "not learning and not subprocess and not slow"
 
-benchmark: $(STAMP)
-	$(BIN)/python benchmarks/backbone_throughput.py
+# Benchmark-only peer: HF transformers on torch's CPU build, in a virtualenv of
+# its own (torch is never a dependency of keras_bert_zoo). Where pip cannot
+# find torch==2.13.0+cpu, pass TORCH_INDEX=--extra-index-url=https://download.pytorch.org/whl/cpu
+TORCH_VENV ?= .venv-torch
+TORCH_INDEX ?=
+BENCHMARK_RESULTS ?= benchmarks/results/bench_$(shell hostname -s).json
+
+$(TORCH_VENV)/.installed:
+	$(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -m pip install --quiet $(TORCH_INDEX) "torch==2.13.0+cpu" "transformers>=4.40" numpy
+	touch $@
+
+benchmark: $(STAMP) $(TORCH_VENV)/.installed
+	$(BIN)/python -m benchmarks run --output_file $(BENCHMARK_RESULTS)
+	$(BIN)/python -m benchmarks readme
 	$(BIN)/python benchmarks/serving_vs_keras_hub.py
 
 clean:

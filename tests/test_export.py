@@ -230,7 +230,8 @@ def test_versions_are_numbered_and_never_half_written(tiny_checkpoint, tmp_path,
     monkeypatch.setattr(module, "write_warmup_requests", broken)
     with pytest.raises(OSError, match="disk full"):
         classifier.export(str(tmp_path), model_name="m")
-    assert sorted(os.listdir(tmp_path / "m")) == ["1", "2"]  # no version 3, no temporary left
+    # No version 3, no temporary left; the batching settings sit beside the versions.
+    assert sorted(os.listdir(tmp_path / "m")) == ["1", "2", "batching_parameters.txt"]
     with pytest.raises(ValueError, match="model_name 'a/b' must use letters"):
         classifier.export(str(tmp_path), model_name="a/b")
 
@@ -293,3 +294,40 @@ def test_fill_mask_matches_googles_masked_lm(tiny_checkpoint, tmp_path):
     assert outputs["single/mask_count"].tolist() == [1, 0]
     assert [t.decode() for t in outputs["single/top_tokens"][0, 0]] == [
         token for token, _ in pretrainer.fill_mask(["[MASK] work"], preprocessor)[0][0]]
+
+
+def _batching_parameters_message():
+    """TF Serving's BatchingParameters (session_bundle_config.proto), the fields
+    this project writes, built here because the pip packages do not ship it."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, wrappers_pb2
+
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(wrappers_pb2.DESCRIPTOR.serialized_pb)
+    file = descriptor_pb2.FileDescriptorProto(name="batching.proto", package="tensorflow.serving",
+                                              dependency=["google/protobuf/wrappers.proto"])
+    message = file.message_type.add(name="BatchingParameters")
+    for number, name in enumerate(["max_batch_size", "batch_timeout_micros", "max_enqueued_batches",
+                                   "num_batch_threads"], start=1):
+        message.field.add(name=name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                          type_name=".google.protobuf.Int64Value")
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.serving.BatchingParameters"))
+
+
+def test_batching_parameters_beside_the_versions_parse_as_tf_servings_message(exported):
+    from google.protobuf import text_format
+
+    with open(os.path.join(exported["base"], "sentiment", "batching_parameters.txt")) as f:
+        parameters = text_format.Parse(f.read(), _batching_parameters_message()())
+    assert parameters.max_batch_size.value == 32 and parameters.batch_timeout_micros.value == 2000
+    assert parameters.num_batch_threads.value == os.cpu_count()
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"max_batch_size": 0}, "max_batch_size must be a positive integer"),
+    ({"batch_timeout_micros": -1}, "batch_timeout_micros must be a non-negative integer"),
+    ({"num_batch_threads": 2.5}, "num_batch_threads must be a positive integer"),
+])
+def test_bad_batching_settings_are_refused(settings, message):
+    with pytest.raises(ValueError, match=message):
+        kbz.export.batching_parameters(**settings)

@@ -302,7 +302,9 @@ def makefile_pip_installs():
     for line in MAKEFILE.splitlines():
         if "pip install" in line and not line.lstrip().startswith("#"):
             tokens = shlex.split(line)
-            options = _pip_install_parser().parse_args(tokens[tokens.index("install") + 1:])
+            # Make variables among the arguments (e.g. $(TORCH_INDEX)) are empty by default.
+            arguments = [t for t in tokens[tokens.index("install") + 1:] if not t.startswith("$(")]
+            options = _pip_install_parser().parse_args(arguments)
             installs.update({canonicalize_name(Requirement(spec).name): (Requirement(spec), options.no_deps)
                              for spec in options.requirements})
     return installs

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_zoo.export.batching_parameters import write_batching_parameters
 from keras_bert_zoo.export.embedding_signature import embedding_signature
 from keras_bert_zoo.export.serving_signature import ids_signature
 from keras_bert_zoo.export.warmup_requests import write_warmup_requests
@@ -80,7 +81,9 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     renamed into place, so a server watching `export_base/<model_name>` never
     sees a half-written version. Weights are stored once, without optimizer
     state; the graph tokenizes in place (clients load it after
-    `import tensorflow_text`, as `load_export` does).
+    `import tensorflow_text`, as `load_export` does). Beside the versions,
+    `batching_parameters.txt` holds server-side batching settings (see
+    `batching_parameters`).
 
     Args:
         model: a fine-tuned task, or a `BertBackbone` with `preprocessor`.
@@ -135,6 +138,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
             weights_sha256=content_digest([w.numpy() for w in model.weights]),
             signatures=sorted(functions), args=job_args or {},
         ))
+    write_batching_parameters(model_dir)
     return version_dir
 
 

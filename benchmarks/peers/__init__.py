@@ -1,0 +1,31 @@
+"""One module per peer, each with `build(config)` returning a callable step.
+
+A config names the job (`inference` or `train`), the model `size`, the
+`dtype` (`float32` or `bfloat16`: Keras' mixed_bfloat16 policy, torch's
+bf16 weights for inference and autocast for training), `batch` and
+`length`. The step runs one forward pass (or one optimizer step) and blocks
+until its result is computed.
+"""
+
+SIZES = {
+    "tiny": dict(num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64),  # the harness's own tests
+    "minilm": dict(num_layers=6, num_heads=12, hidden_dim=384, intermediate_dim=1536),
+    "base": dict(num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072),
+}
+VOCABULARY_SIZE = 30522
+MAX_SEQUENCE_LENGTH = 512
+LEARNING_RATE = 2e-5
+TOTAL_STEPS = 1000
+
+
+def token_inputs(batch, length, seed=0):
+    """Ids, segments and a ragged padding mask (lengths half to full), as numpy."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(max(1, length // 2), length + 1, batch)
+    lengths[0] = length
+    mask = (np.arange(length)[None] < lengths[:, None]).astype("int32")
+    ids = rng.integers(1000, VOCABULARY_SIZE - 1, (batch, length)).astype("int32") * mask
+    labels = rng.integers(0, 2, batch).astype("int32")
+    return ids, np.zeros_like(ids), mask, labels

@@ -1,0 +1,48 @@
+"""HF transformers' BertModel on torch (CPU build), its default SDPA attention.
+
+Runs in its own virtualenv (`.venv-torch`, made by `make benchmark`): torch
+is a benchmark peer, never a dependency of keras_bert_zoo.
+"""
+
+import torch
+
+from benchmarks.peers import LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, token_inputs
+
+
+def build_hf_torch(config):
+    import transformers
+
+    size = SIZES[config["size"]]
+    bert_config = transformers.BertConfig(
+        vocab_size=VOCABULARY_SIZE, hidden_size=size["hidden_dim"], num_hidden_layers=size["num_layers"],
+        num_attention_heads=size["num_heads"], intermediate_size=size["intermediate_dim"],
+        max_position_embeddings=MAX_SEQUENCE_LENGTH, num_labels=2,
+    )
+    ids, segments, mask, labels = (torch.from_numpy(a).long() for a in token_inputs(config["batch"], config["length"]))
+    bf16 = config["dtype"] == "bfloat16"
+    if config["job"] == "inference":
+        model = transformers.BertModel(bert_config).eval()
+        if bf16:
+            model = model.to(torch.bfloat16)
+
+        def step():
+            with torch.inference_mode():
+                return model(input_ids=ids, token_type_ids=segments, attention_mask=mask).last_hidden_state.float()
+
+        return step
+
+    model = transformers.BertForSequenceClassification(bert_config).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01, eps=1e-6)
+    schedule = transformers.get_linear_schedule_with_warmup(optimizer, TOTAL_STEPS // 10, TOTAL_STEPS)
+
+    def step():
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(input_ids=ids, token_type_ids=segments, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        return float(loss)
+
+    return step

@@ -1,0 +1,96 @@
+"""keras_bert_zoo, keras-hub and the matmul-only chain, on TensorFlow."""
+
+import tensorflow as tf
+
+from benchmarks.peers import LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, token_inputs
+
+
+def _policy(dtype):
+    return "mixed_bfloat16" if dtype == "bfloat16" else "float32"
+
+
+def _inputs(config):
+    ids, segments, mask, labels = token_inputs(config["batch"], config["length"])
+    return {"token_ids": tf.constant(ids), "segment_ids": tf.constant(segments), "padding_mask": tf.constant(mask)}, \
+        tf.constant(labels)
+
+
+def _steps(backbone, classifier, config):
+    inputs, labels = _inputs(config)
+    if config["job"] == "inference":
+        forward = tf.function(lambda x: backbone(x, training=False)["sequence_output"])
+        return lambda: forward(inputs).numpy()
+    classifier.train_on_batch(inputs, labels)  # builds the optimizer and traces the step
+    return lambda: classifier.train_on_batch(inputs, labels)
+
+
+def build_keras_bert_zoo(config):
+    import keras_bert_zoo as kbz
+
+    backbone = kbz.BertBackbone(vocabulary_size=VOCABULARY_SIZE, max_sequence_length=MAX_SEQUENCE_LENGTH,
+                                dtype=_policy(config["dtype"]), **SIZES[config["size"]])
+    classifier = None
+    if config["job"] == "train":
+        # Packed inputs go straight to the backbone; the preprocessor is only carried.
+        vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(VOCABULARY_SIZE - 5)]
+        preprocessor = kbz.BertPreprocessor(kbz.BertTokenizer(vocabulary), sequence_length=config["length"])
+        classifier = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
+        classifier.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS))
+    return _steps(backbone, classifier, config)
+
+
+def build_keras_hub(config):
+    import keras
+    import keras_hub
+
+    import keras_bert_zoo as kbz
+
+    backbone = keras_hub.models.BertBackbone(vocabulary_size=VOCABULARY_SIZE, max_sequence_length=MAX_SEQUENCE_LENGTH,
+                                             dtype=_policy(config["dtype"]), **SIZES[config["size"]])
+    classifier = None
+    if config["job"] == "train":
+        classifier = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
+        # The same optimizer as ours: what differs is the model's step.
+        classifier.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS),
+                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return _steps(backbone, classifier, config)
+
+
+def matmul_chain_function(config):
+    """Only the encoder's matrix products, with its exact shapes: the bound.
+
+    Per layer: the fused QKV projection, the two attention products per
+    head, the output projection and the two feed-forward products, on
+    activations in the compute dtype. No bias, softmax, GELU or LayerNorm.
+    """
+    if config["job"] != "inference":
+        raise ValueError("the matmul chain is an inference bound only")
+    size = SIZES[config["size"]]
+    batch, length = config["batch"], config["length"]
+    hidden, heads, intermediate = size["hidden_dim"], size["num_heads"], size["intermediate_dim"]
+    dtype = tf.bfloat16 if config["dtype"] == "bfloat16" else tf.float32
+
+    def weight(*shape):
+        return tf.cast(tf.random.normal(shape, stddev=0.02), dtype)
+
+    weights = [(weight(hidden, 3 * hidden), weight(hidden, hidden), weight(hidden, intermediate),
+                weight(intermediate, hidden)) for _ in range(size["num_layers"])]
+    start = tf.cast(tf.random.normal([batch * length, hidden]), dtype)
+
+    @tf.function
+    def chain():
+        x = start
+        for qkv_kernel, output_kernel, up, down in weights:
+            qkv = tf.reshape(tf.matmul(x, qkv_kernel), [batch, length, 3, heads, hidden // heads])
+            qkv = tf.transpose(qkv, [2, 0, 3, 1, 4])  # layout only: the bound keeps the real head layout
+            scores = tf.matmul(qkv[0], qkv[1], transpose_b=True)
+            context = tf.reshape(tf.matmul(scores, qkv[2]), [batch * length, hidden])
+            x = tf.matmul(tf.matmul(tf.matmul(context, output_kernel), up), down)
+        return x
+
+    return chain
+
+
+def build_matmul_chain(config):
+    chain = matmul_chain_function(config)
+    return lambda: chain().numpy()

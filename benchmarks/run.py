@@ -1,0 +1,111 @@
+"""Run the configs: every peer in its own persistent worker, interleaved.
+
+For each config, one worker per peer builds and warms its model; then each
+round times every peer in turn (the order rotating round by round, so no
+peer always runs right after another's cache-polluting work) for about a
+second's worth of calls. A figure is the per-round sequences/s; a ratio is
+taken round by round and summarized as median, min and max.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from benchmarks import machine, stats
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OURS = "keras_bert_zoo"
+# Inference peers, then training peers; the matmul chain is the bound.
+INFERENCE_PEERS = (OURS, "keras_hub", "hf_torch", "matmul_chain")
+TRAINING_PEERS = (OURS, "keras_hub", "hf_torch")
+SHAPES = {"inference": ((32, 128), (8, 512), (1, 128)), "train": ((16, 128),)}
+
+
+def configs(jobs, sizes, dtypes):
+    for job in jobs:
+        for size in sizes:
+            for dtype in dtypes:
+                for batch, length in SHAPES[job]:
+                    yield {"job": job, "size": size, "dtype": dtype, "batch": batch, "length": length}
+
+
+class Worker:
+    def __init__(self, peer, python):
+        env = dict(os.environ, PYTHONPATH=ROOT)
+        self.peer = peer
+        self.process = subprocess.Popen([python, "-m", "benchmarks.worker"], cwd=ROOT, env=env, text=True,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def ask(self, request):
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.peer} worker died (exit code {self.process.wait()}); see its stderr above")
+        return json.loads(line)
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def run_config(config, peers, rounds, torch_python, log):
+    workers, built = {}, {}
+    try:
+        for peer in peers:
+            workers[peer] = Worker(peer, torch_python if peer == "hf_torch" else sys.executable)
+            built[peer] = workers[peer].ask({"build": peer, "config": config})
+        # About a second of calls per peer and round (at least one).
+        repeats = {p: max(1, round(1.0 / built[p]["warm_seconds"])) for p in peers}
+        seq_per_s = {p: [] for p in peers}
+        for r in range(rounds):
+            order = peers[r % len(peers):] + peers[:r % len(peers)]
+            for peer in order:
+                seconds = workers[peer].ask({"time": repeats[peer]})["seconds"]
+                seq_per_s[peer].append(config["batch"] * len(seconds) / sum(seconds))
+        peak = {p: workers[p].ask({"time": 0})["peak_rss_mb"] for p in peers}
+    finally:
+        for worker in workers.values():
+            worker.close()
+    row = {"config": config, "peers": {}, "ratios": {}}
+    for peer in peers:
+        row["peers"][peer] = {"seq_per_s": stats.summary(seq_per_s[peer]), "peak_rss_mb": peak[peer],
+                              "rounds": [round(x, 3) for x in seq_per_s[peer]]}
+        if peer != OURS:
+            row["ratios"][f"{OURS}/{peer}"] = stats.round_ratios(seq_per_s[OURS], seq_per_s[peer])
+    versions = {}
+    for reply in built.values():
+        versions.update(reply["versions"])
+    log(describe(row))
+    return row, versions
+
+
+def describe(row):
+    c = row["config"]
+    head = f"{c['job']:9s} {c['size']:6s} {c['dtype']:8s} {c['batch']:>2d}x{c['length']:<3d}"
+    figures = "  ".join(f"{p} {v['seq_per_s']['median']:.1f}" for p, v in row["peers"].items())
+    ratios = "  ".join(f"/{k.split('/')[1]} {v['median']:.2f} [{v['min']:.2f}-{v['max']:.2f}]"
+                       for k, v in row["ratios"].items())
+    return f"{head} seq/s: {figures}   ours{ratios}"
+
+
+def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print):
+    """Measure every config; returns the results document."""
+    have_torch = torch_python and os.path.exists(torch_python)
+    document = {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
+                "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": rounds, "versions": {}, "results": []}
+    if not have_torch:
+        document["skipped"] = "hf_torch: no torch interpreter (make benchmark creates .venv-torch)"
+        log(document["skipped"])
+    log(f"{document['machine']}  load {document['load_before']}")
+    for config in configs(jobs, sizes, dtypes):
+        peers = list(INFERENCE_PEERS if config["job"] == "inference" else TRAINING_PEERS)
+        if not have_torch:
+            peers.remove("hf_torch")
+        row, versions = run_config(config, peers, rounds, torch_python, log)
+        document["results"].append(row)
+        document["versions"].update(versions)
+    document["load_after"] = machine.load_average()
+    return document

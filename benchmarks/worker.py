@@ -1,0 +1,78 @@
+"""A persistent benchmark worker: builds one peer's step, then times it on request.
+
+    python -m benchmarks.worker
+
+Reads one JSON request per line on stdin and answers one JSON line on
+stdout: `{"build": PEER, "config": {...}}` builds and warms the step up,
+`{"time": N}` runs it N times and answers the seconds of each. The worker
+lives for all rounds of one config, so every round times a warm process, and
+its peak RSS is that config's.
+"""
+
+import json
+import os
+import resource
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def _builder(peer):
+    if peer == "hf_torch":
+        from benchmarks.peers.hf_torch_peer import build_hf_torch
+
+        return build_hf_torch
+    from benchmarks.peers import keras_peers
+
+    return getattr(keras_peers, f"build_{peer}")
+
+
+def _versions(peer):
+    if peer == "hf_torch":
+        import torch
+        import transformers
+
+        return {"torch": torch.__version__, "transformers": transformers.__version__}
+    import keras
+    import keras_hub
+    import tensorflow as tf
+
+    import keras_bert_zoo
+
+    return {"tensorflow": tf.__version__, "keras": keras.__version__, "keras_hub": keras_hub.__version__,
+            "keras_bert_zoo": keras_bert_zoo.__version__}
+
+
+def _peak_rss_mb():
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
+
+
+def main():
+    replies = sys.stdout
+    sys.stdout = sys.stderr  # a library's print must not break the protocol
+    step = None
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "build" in request:
+            start = time.perf_counter()
+            step = _builder(request["build"])(request["config"])
+            step()  # the first call traces; the second is a warm one
+            warm = time.perf_counter()
+            step()
+            reply = {"build_seconds": round(warm - start, 2), "warm_seconds": time.perf_counter() - warm,
+                     "versions": _versions(request["build"])}
+        else:
+            seconds = []
+            for _ in range(request["time"]):
+                start = time.perf_counter()
+                step()
+                seconds.append(time.perf_counter() - start)
+            reply = {"seconds": seconds}
+        reply["peak_rss_mb"] = _peak_rss_mb()
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    main()

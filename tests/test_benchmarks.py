@@ -1,0 +1,107 @@
+"""The benchmark harness: its statistics, its bound, its results files and README table."""
+
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+from benchmarks import __main__ as benchmarks_cli
+from benchmarks import report, run, stats
+from benchmarks.peers import keras_peers
+
+ROOT = run.ROOT
+RESULTS = sorted(os.path.join("benchmarks", "results", f) for f in os.listdir(os.path.join(ROOT, "benchmarks", "results"))
+                 if re.fullmatch(r"bench_.*\.json", f))
+
+
+def test_summary_is_median_min_and_max():
+    assert stats.summary([3.0, 1.0, 2.0, 10.0, 4.0]) == {"median": 3.0, "min": 1.0, "max": 10.0}
+
+
+def test_ratios_are_taken_round_by_round():
+    # Per-round ratios 2, 1, 3: a ratio of medians (4 / 2) would hide the spread.
+    assert stats.round_ratios([2.0, 4.0, 6.0], [1.0, 4.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--rounds", "2", "--output_file", "x.json"], "at least 3"),
+    (["run", "--output_file", "/tmp/x.json"], "relative to the repository"),
+    (["run", "--sizes", "huge", "--output_file", "x.json"], "unknown 'huge'"),
+    (["run", "--dtypes", "float16", "--output_file", "x.json"], "unknown 'float16'"),
+])
+def test_bad_flags_are_refused_before_anything_runs(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        benchmarks_cli.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def _matmul_shapes(function, *args):
+    """(rows, inner, columns, batch) of every matmul a traced function runs."""
+    graph = function.get_concrete_function(*args).graph
+    shapes = []
+    for op in graph.get_operations():
+        if op.type in ("MatMul", "BatchMatMulV2"):
+            a, b = (tuple(t.shape) for t in op.inputs)
+            ta, tb = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x"), \
+                op.get_attr("transpose_b" if op.type == "MatMul" else "adj_y")
+            rows, inner = (a[-1], a[-2]) if ta else (a[-2], a[-1])
+            columns = b[-2] if tb else b[-1]
+            shapes.append((rows, inner, columns, int(np.prod(a[:-2], dtype=int))))
+    assert shapes, "no matmul found: the graph walk is broken"
+    return sorted(shapes)
+
+
+def test_matmul_chain_runs_exactly_the_encoders_matrix_products():
+    """The bound is honest: the same products, none missing and none extra."""
+    import keras_bert_zoo as kbz
+    import tensorflow as tf
+
+    config = {"job": "inference", "size": "tiny", "dtype": "float32", "batch": 3, "length": 16}
+    size = keras_peers.SIZES["tiny"]
+    backbone = kbz.BertBackbone(vocabulary_size=100, **size)
+    inputs, _ = keras_peers._inputs(dict(config))
+    inputs = {k: tf.clip_by_value(v, 0, 99) for k, v in inputs.items()}
+    encoder = tf.function(lambda x: backbone(x, training=False)["sequence_output"])
+    ours = _matmul_shapes(encoder, inputs)
+    # The pooler's [batch, hidden] product is not part of the sequence output's work.
+    ours.remove((3, 32, 32, 1))
+    assert ours == _matmul_shapes(keras_peers.matmul_chain_function(config))
+
+
+def test_readme_table_is_rendered_from_the_results_files():
+    assert RESULTS, "no benchmarks/results/bench_*.json"
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    assert report.readme_section(RESULTS, ROOT) in readme, "run `python -m benchmarks readme`"
+
+
+@pytest.mark.parametrize("path", RESULTS)
+def test_results_file_names_its_machine_and_no_machine_path(path):
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    document = json.loads(text)
+    assert document["machine"]["cores"] >= 1 and "flags" in document["machine"] and document["machine"]["cpu"]
+    assert len(document["load_before"]) == len(document["load_after"]) == 3
+    assert document["command"].startswith("python -m benchmarks run")
+    assert not re.search(r'"(/|[A-Za-z]:\\\\)', text), "an absolute path in a results file"
+    for row in document["results"]:
+        assert len(row["peers"][run.OURS]["rounds"]) == document["rounds"]
+
+
+@pytest.mark.subprocess
+def test_a_config_runs_interleaved_in_persistent_workers():
+    config = {"job": "inference", "size": "tiny", "dtype": "float32", "batch": 2, "length": 16}
+    lines = []
+    row, versions = run.run_config(config, [run.OURS, "matmul_chain"], 3, None, lines.append)
+    for peer in (run.OURS, "matmul_chain"):
+        figures = row["peers"][peer]
+        assert len(figures["rounds"]) == 3 and min(figures["rounds"]) > 0
+        assert figures["seq_per_s"]["min"] <= figures["seq_per_s"]["median"] <= figures["seq_per_s"]["max"]
+        assert figures["peak_rss_mb"] > 100  # a process holding TensorFlow
+    expected = [o / c for o, c in zip(row["peers"][run.OURS]["rounds"], row["peers"]["matmul_chain"]["rounds"])]
+    assert row["ratios"]["keras_bert_zoo/matmul_chain"]["median"] == pytest.approx(np.median(expected), abs=2e-3)
+    assert versions["keras_bert_zoo"] and versions["tensorflow"]
+    assert lines and "tiny" in lines[0]
