@@ -1,4 +1,4 @@
-"""BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context."""
+"""BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context, export steps."""
 
 import types
 

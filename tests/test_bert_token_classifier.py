@@ -1,4 +1,4 @@
-"""BertTokenClassifier (NER): alignment, learning NCBI-disease, entities, round-trip."""
+"""BertTokenClassifier (NER): alignment, learning NCBI-disease, entities, round-trip, export steps."""
 
 import itertools
 import re

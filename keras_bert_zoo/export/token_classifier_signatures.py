@@ -97,8 +97,8 @@ def _chunk_spans(begins, prefix, kind, score, row, starts, ends):
     """Each chunk's text, type, byte span and mean tag score.
 
     The graph twin of `BertTokenClassifier.predict_entities`' loop over
-    `extract_chunks`: a chunk runs from a word that `begins` one over the
-    tagged (non-O) words that follow it.
+    `extract_chunks`: a chunk is a word that `begins` one and the tagged
+    (non-O) words after it, up to the next word that begins one.
 
     Args:
         begins: bool `[words]`, from `_chunk_begins`.
