@@ -1,12 +1,20 @@
-"""BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context."""
+"""BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context, export steps."""
+
+import types
 
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.squad import read_squad
+from keras_bert_zoo.export.question_answerer_signatures import _context_positions
+from keras_bert_zoo.export.question_answerer_signatures import _decode_answers
+from keras_bert_zoo.export.question_answerer_signatures import _pack_windows
+from keras_bert_zoo.export.question_answerer_signatures import _windows
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
+from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from tests.conftest import shared_path
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "ran"] + [f"w{i}" for i in range(30)]
@@ -137,6 +145,77 @@ def test_max_context_matches_run_squad_with_short_last_windows(pieces, stride):
     for w, (start, length) in enumerate(spans):
         assert [bool(f.max_context[w][4 + k]) for k in range(length)] == [
             _check_is_max_context(spans, w, start + k) for k in range(length)]
+
+
+
+# --- The exported graph's steps against their numpy twins ------------------------
+
+# Edge cases: an empty context, one exactly a window long, a stride longer than
+# the rest of the context, a stride longer than the window, and a mixed batch.
+@pytest.mark.parametrize("lengths, windows, stride", [
+    ([0], [9], 4), ([9], [9], 4), ([10], [9], 5), ([25], [9], 20), ([23, 0, 9, 40, 1], [9, 5, 9, 3, 9], 4)])
+def test_graph_windows_match_window_starts(lengths, windows, stride):
+    example, start, length = _windows(tf.constant(lengths), tf.constant(windows), stride)
+    expected = [(row, s, max(0, min(window, pieces - s)))
+                for row, (pieces, window) in enumerate(zip(lengths, windows))
+                for s in window_starts(pieces, window, stride)]
+    assert list(zip(example.numpy().tolist(), start.numpy().tolist(), length.numpy().tolist())) == expected
+
+
+# Questions of different lengths; contexts: empty, exactly one window, a stride
+# past the rest, many windows, and non-ASCII text (byte and character offsets differ).
+QA_QUESTIONS = ["who ran", "who", "w1 w2 w3", "ran", "who ran", "who"]
+QA_CONTEXTS = ["", " ".join(f"w{i}" for i in range(9)), " ".join(f"w{i}" for i in range(11)),
+               " ".join(f"w{i % 30}" for i in range(40)), "Zürich w3 — café w4 w5 naïve w6", "w7"]
+
+
+def _graph_windows(tokenizer, stride, max_seq_length=14, max_query_length=4):
+    preprocessor = kbz.BertPreprocessor(tokenizer, max_seq_length)
+    query = tokenizer(tf.constant(QA_QUESTIONS))[:, :max_query_length]
+    pieces, starts, ends = tokenizer.tokenize_with_offsets(tf.constant(QA_CONTEXTS))
+    inputs, layout = _pack_windows(preprocessor, query, pieces, stride)
+    features = build_features(tokenizer, QA_QUESTIONS, QA_CONTEXTS, max_seq_length=max_seq_length,
+                              doc_stride=stride, max_query_length=max_query_length)
+    return inputs, layout, (starts, ends), features
+
+
+@pytest.mark.parametrize("stride", [2, 4, 20])
+def test_graph_windows_and_max_context_match_build_features(stride):
+    tokenizer = kbz.BertTokenizer(VOCAB)
+    inputs, layout, (starts, _), features = _graph_windows(tokenizer, stride)
+    width = inputs["token_ids"].shape[1]
+    assert layout.example.numpy().tolist() == features.example_index.tolist()
+    for name, packed in inputs.items():  # bucket-trimmed: the rest is padding
+        np.testing.assert_array_equal(packed.numpy(), features.inputs[name][:, :width])
+        assert not features.inputs[name][:, width:].any()
+    is_context, max_context = _context_positions(layout, width, tf.shape(starts.flat_values)[0])
+    np.testing.assert_array_equal(is_context.numpy(), features.char_spans[:, :width, 0] >= 0)
+    np.testing.assert_array_equal(max_context.numpy(), features.max_context[:, :width])
+
+
+@pytest.mark.parametrize("version_2, n_best_size, max_answer_length", [(False, 20, 30), (True, 3, 2)])
+def test_graph_decoding_matches_best_answer(version_2, n_best_size, max_answer_length):
+    """Hand-made logits (no model): the graph's answers are `_best_answer`'s."""
+    tokenizer = kbz.BertTokenizer(VOCAB)
+    inputs, layout, (starts, ends), features = _graph_windows(tokenizer, stride=4)
+    config = types.SimpleNamespace(n_best_size=n_best_size, max_answer_length=max_answer_length,
+                                   version_2_with_negative=version_2, null_score_diff_threshold=0.5)
+    rng = np.random.default_rng(0)
+    logits = {name: rng.normal(size=features.inputs["token_ids"].shape).astype(np.float32)
+              for name in ("start_logits", "end_logits")}
+    logits["start_logits"][layout.example.numpy() == 3, 0] = 5.0  # a null score that wins (v2.0)
+    width = inputs["token_ids"].shape[1]
+    graph = _decode_answers(tf.constant(QA_CONTEXTS), starts, ends, layout, inputs["padding_mask"],
+                            {name: value[:, :width] for name, value in logits.items()}, config)
+    abstained = 0
+    for row, context in enumerate(QA_CONTEXTS):
+        windows = np.flatnonzero(features.example_index == row)
+        expected = kbz.BertQuestionAnswerer._best_answer(config, context, windows, features, logits)
+        assert graph["answer"][row].numpy().decode() == expected["answer"]
+        assert (graph["start"][row], graph["end"][row]) == (expected["start"], expected["end"])
+        assert graph["score"][row].numpy() == pytest.approx(expected["score"], abs=1e-6)
+        abstained += bool(context) and expected["start"] == -1
+    assert (abstained > 0) == version_2  # the v2.0 null rule was exercised
 
 
 @pytest.mark.slow

@@ -1,12 +1,21 @@
-"""BertTokenClassifier (NER): alignment, learning NCBI-disease, entities, round-trip."""
+"""BertTokenClassifier (NER): alignment, learning NCBI-disease, entities, round-trip, export steps."""
 
+import itertools
 import re
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.conll import read_conll
+from keras_bert_zoo.export.token_classifier_signatures import MODEL_INPUTS
+from keras_bert_zoo.export.token_classifier_signatures import _chunk_begins
+from keras_bert_zoo.export.token_classifier_signatures import _chunk_spans
+from keras_bert_zoo.export.token_classifier_signatures import _tag_scheme
+from keras_bert_zoo.export.token_classifier_signatures import _truncated
+from keras_bert_zoo.export.token_classifier_signatures import _word_probabilities
+from keras_bert_zoo.metrics.conlleval import extract_chunks
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
@@ -125,6 +134,49 @@ def test_long_sentences_are_read_through_strided_windows(tiny_checkpoint):
     ids = ner.tag_ids([tags])[0]
     for row, (first, end) in enumerate([(0, 4), (2, 6), (4, 7)]):
         assert labels[row].numpy()[weights[row].numpy() > 0].tolist() == ids[first:end]
+
+
+
+# --- The exported graph's steps against their numpy twins ------------------------
+
+def test_graph_chunks_match_extract_chunks():
+    """Every tag sequence of up to 4 words (the empty one too), in one batch, so
+    chunks also meet text boundaries: the graph's entities are conlleval's."""
+    labels = ["O", "B-X", "I-X", "B-Y", "I-Y"]
+    prefix_table, kind_table, kinds = _tag_scheme(labels)
+    sequences = [list(tags) for n in range(5) for tags in itertools.product(range(len(labels)), repeat=n)]
+    tags = np.concatenate(sequences).astype(np.int32)
+    score = np.random.default_rng(0).uniform(size=tags.size).astype(np.float32)
+    position = np.concatenate([np.arange(len(s)) for s in sequences]).astype(np.int64)  # word offsets as bytes
+    row = np.repeat(np.arange(len(sequences)), [len(s) for s in sequences]).astype(np.int32)
+    prefix, kind = tf.gather(prefix_table, tags), tf.gather(kind_table, tags)
+    begins = _chunk_begins(prefix, kind, tf.constant([len(s) for s in sequences], tf.int32))
+    entities = [tensor.numpy().tolist() for tensor in _chunk_spans(begins, prefix, kind, score, row, position,
+                                                                   position + 1)]
+    expected, offset = [], 0
+    for text, sequence in enumerate(sequences):
+        for label, first, end in extract_chunks([labels[t] for t in sequence]):
+            expected.append((text, label, first, end, score[offset + first : offset + end].mean()))
+        offset += len(sequence)
+    assert len(expected) > 1000
+    got = list(zip(*entities))
+    assert [(r, kinds[k], a, b) for r, k, a, b, _ in got] == [entity[:4] for entity in expected]
+    np.testing.assert_allclose([entity[4] for entity in got], [entity[4] for entity in expected], rtol=1e-6)
+
+
+def test_graph_word_probabilities_match_predict_word_probabilities(tiny_checkpoint):
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    words = ["all", "work", "and", "no", "play", "makes", "jack"]  # one piece each, 6 fit
+    sentences = [words[:3], [], words + ["all"]]
+    ragged = tf.ragged.constant(sentences, dtype=tf.string)
+    packed = ner.preprocessor(ragged)
+    probabilities = tf.nn.softmax(tf.cast(ner({k: packed[k] for k in MODEL_INPUTS}, training=False), tf.float32))
+    per_word = _word_probabilities(ragged, packed["word_index"], probabilities).numpy()
+    assert _truncated(ragged, ner.preprocessor.tokenizer, 8).numpy().tolist() == [False, False, True]
+    # The cut text is read as its first 6 words; the words past the window are left uniform.
+    expected = ner.predict_word_probabilities([words[:3], [], words[:6]])
+    np.testing.assert_allclose(per_word[:9], np.concatenate(expected), atol=1e-6)
+    np.testing.assert_array_equal(per_word[9:], np.full((2, len(LABELS)), 1 / len(LABELS), np.float32))
 
 
 @pytest.mark.slow

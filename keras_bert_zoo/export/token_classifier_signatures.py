@@ -1,4 +1,11 @@
-"""`entities`: raw text in, tagged entity spans with character offsets out."""
+"""`entities`: raw text in, tagged entity spans with character offsets out.
+
+The graph does what `BertTokenClassifier.predict_entities` does in Python
+for texts that fit one window, one step per function: tag probabilities
+per word off first pieces (`_word_probabilities`), conlleval chunks
+(`_chunk_begins`, the twin of `conlleval.extract_chunks`) and their spans
+and scores (`_chunk_spans`).
+"""
 
 import tensorflow as tf
 
@@ -33,8 +40,91 @@ def _tag_scheme(labels):
     return prefixes, kinds, names
 
 
+def _word_probabilities(words, word_index, probabilities):
+    """Tag probabilities per word, read off each word's first piece.
+
+    The graph twin of `BertTokenClassifier.predict_word_probabilities` for
+    texts that fit one window; words past the window (and words without
+    pieces) get uniform probabilities, as there. Flat over the batch, so
+    memory follows the words sent.
+
+    Args:
+        words: ragged string `[batch, None]`, each text's words.
+        word_index: int `[batch, positions]`, the word each position's piece
+            starts (-1 elsewhere), as the preprocessor packs it.
+        probabilities: float32 `[batch, positions, labels]`.
+
+    Returns:
+        float32 `[words, labels]`, over all texts' words in order.
+    """
+    num_labels = probabilities.shape[-1]
+    first_pieces = tf.where(word_index >= 0)
+    flat_word = (tf.gather(words.row_starts(), first_pieces[:, 0])
+                 + tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64))
+    return tf.tensor_scatter_nd_update(tf.fill([tf.size(words.flat_values), num_labels], 1.0 / num_labels),
+                                       flat_word[:, None], tf.gather_nd(probabilities, first_pieces))
+
+
+def _truncated(words, tokenizer, sequence_length):
+    """Whether each text's words need more pieces than one window holds."""
+    pieces = tf.reduce_sum(tf.ragged.map_flat_values(
+        lambda w: tf.cast(tokenizer(w).row_lengths(), tf.int32), words), axis=1)
+    return pieces + special_token_count(1) > sequence_length
+
+
+def _chunk_begins(prefix, kind, words_per_text):
+    """Which words open a conlleval chunk: B-X does; I-X continues an open X
+    (in the same text), else opens one.
+
+    The graph twin of `conlleval.extract_chunks`, flat over the batch.
+
+    Args:
+        prefix: int32 `[words]`, each word's tag prefix (`_OUTSIDE`,
+            `_BEGIN`, `_INSIDE`), all texts' words in order.
+        kind: int32 `[words]`, each word's entity type (-1 for O).
+        words_per_text: int32 `[batch]`.
+
+    Returns:
+        bool `[words]`.
+    """
+    first_word = tf.ragged.range(words_per_text).flat_values == 0
+    previous_open = tf.concat([[False], prefix[:-1] != _OUTSIDE], 0) & ~first_word
+    same_kind = tf.concat([[False], kind[:-1] == kind[1:]], 0)
+    return (prefix == _BEGIN) | ((prefix == _INSIDE) & ~(previous_open & same_kind))
+
+
+def _chunk_spans(begins, prefix, kind, score, row, starts, ends):
+    """Each chunk's text, type, byte span and mean tag score.
+
+    The graph twin of `BertTokenClassifier.predict_entities`' loop over
+    `extract_chunks`: a chunk is a word that `begins` one and the tagged
+    (non-O) words after it, up to the next word that begins one.
+
+    Args:
+        begins: bool `[words]`, from `_chunk_begins`.
+        prefix / kind: int32 `[words]`, as for `_chunk_begins`.
+        score: float32 `[words]`, the probability of each word's tag.
+        row: int32 `[words]`, the text each word belongs to.
+        starts / ends: int `[words]`, each word's byte offsets in its text.
+
+    Returns:
+        `(row, kind, start, end, score)`, `[entities]` in text order.
+    """
+    chunk = tf.cumsum(tf.cast(begins, tf.int32)) - 1
+    inside = tf.where(prefix != _OUTSIDE)[:, 0]
+    segment = tf.gather(chunk, inside)
+    count = tf.reduce_sum(tf.cast(begins, tf.int32))
+    return (tf.math.unsorted_segment_max(tf.gather(row, inside), segment, count),
+            tf.math.unsorted_segment_max(tf.gather(kind, inside), segment, count),
+            tf.math.unsorted_segment_min(tf.gather(starts, inside), segment, count),
+            tf.math.unsorted_segment_max(tf.gather(ends, inside), segment, count),
+            tf.math.unsorted_segment_mean(tf.gather(score, inside), segment, count))
+
+
 def _padded(values, rows, nrows, default):
-    return tf.RaggedTensor.from_value_rowids(values, rows, nrows=tf.cast(nrows, tf.int64)).to_tensor(default_value=default)
+    """`values` of texts `rows`, one row per text, padded with `default`."""
+    return tf.RaggedTensor.from_value_rowids(values, rows, nrows=tf.cast(nrows, tf.int64)).to_tensor(
+        default_value=default)
 
 
 def token_classifier_signatures(tagger):
@@ -50,7 +140,6 @@ def token_classifier_signatures(tagger):
     prefix_table, kind_table = tf.constant(prefix_table), tf.constant(kind_table)
     kind_names = tf.constant(kind_names or [""])
     preprocessor = tagger.preprocessor
-    num_labels = len(tagger.label_names)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def entities(text):
@@ -61,37 +150,14 @@ def token_classifier_signatures(tagger):
         inputs = trim_to_bucket({k: packed[k] for k in MODEL_INPUTS}, preprocessor.sequence_length)
         word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
         probabilities = tf.nn.softmax(tf.cast(tagger(inputs, training=False), tf.float32), axis=-1)
+        per_word = _word_probabilities(words, word_index, probabilities)
 
-        # Tag probabilities per word (flat over the batch, so memory follows the
-        # words sent), read off first pieces; untagged words uniform.
-        words_per_text = tf.cast(words.row_lengths(), tf.int32)
-        first_pieces = tf.where(word_index >= 0)
-        flat_word = (tf.gather(words.row_starts(), first_pieces[:, 0])
-                     + tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64))
-        per_word = tf.tensor_scatter_nd_update(tf.fill([tf.size(words.flat_values), num_labels], 1.0 / num_labels),
-                                               flat_word[:, None], tf.gather_nd(probabilities, first_pieces))
-        pieces = tf.reduce_sum(tf.ragged.map_flat_values(
-            lambda w: tf.cast(preprocessor.tokenizer(w).row_lengths(), tf.int32), words), axis=1)
-        truncated = pieces + special_token_count(1) > preprocessor.sequence_length
-
-        # conlleval chunks: B-X opens one; I-X continues an open X, else opens one.
         tag = tf.argmax(per_word, axis=-1, output_type=tf.int32)
-        score = tf.reduce_max(per_word, axis=-1)
         prefix, kind = tf.gather(prefix_table, tag), tf.gather(kind_table, tag)
-        row = tf.cast(words.value_rowids(), tf.int32)
-        first_word = tf.ragged.range(words_per_text).flat_values == 0
-        previous_open = tf.concat([[False], prefix[:-1] != _OUTSIDE], 0) & ~first_word
-        same_kind = tf.concat([[False], kind[:-1] == kind[1:]], 0)
-        begins = (prefix == _BEGIN) | ((prefix == _INSIDE) & ~(previous_open & same_kind))
-        chunk = tf.cumsum(tf.cast(begins, tf.int32)) - 1
-        inside = tf.where(prefix != _OUTSIDE)[:, 0]
-        segment = tf.gather(chunk, inside)
-        count = tf.reduce_sum(tf.cast(begins, tf.int32))
-        start = tf.math.unsorted_segment_min(tf.gather(starts.flat_values, inside), segment, count)
-        end = tf.math.unsorted_segment_max(tf.gather(ends.flat_values, inside), segment, count)
-        entity_row = tf.math.unsorted_segment_max(tf.gather(row, inside), segment, count)
-        entity_kind = tf.math.unsorted_segment_max(tf.gather(kind, inside), segment, count)
-        entity_score = tf.math.unsorted_segment_mean(tf.gather(score, inside), segment, count)
+        begins = _chunk_begins(prefix, kind, tf.cast(words.row_lengths(), tf.int32))
+        entity_row, entity_kind, start, end, entity_score = _chunk_spans(
+            begins, prefix, kind, tf.reduce_max(per_word, axis=-1), tf.cast(words.value_rowids(), tf.int32),
+            starts.flat_values, ends.flat_values)
         entity_text = tf.strings.substr(tf.gather(text, entity_row), start, end - start)
         rows = tf.cast(entity_row, tf.int64)
         return {
@@ -101,7 +167,7 @@ def token_classifier_signatures(tagger):
             "end": _padded(byte_to_char_offsets(text, entity_row, end), rows, batch, -1),
             "score": _padded(entity_score, rows, batch, 0.0),
             "entity_count": tf.math.bincount(entity_row, minlength=batch, maxlength=batch),
-            "truncated": truncated,
+            "truncated": _truncated(words, preprocessor.tokenizer, preprocessor.sequence_length),
         }
 
     return [ServingSignature("entities", entities, {"text": ["Germline BRCA1 mutations cause breast cancer."]})]
