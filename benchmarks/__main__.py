@@ -36,7 +36,7 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     measure = commands.add_parser("run", help="measure and write a results file",
                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    measure.add_argument("--jobs", type=_csv(("inference", "train")), default=["inference", "train"])
+    measure.add_argument("--jobs", type=_csv(("inference", "train", "pretrain")), default=["inference", "train", "pretrain"])
     measure.add_argument("--sizes", type=_csv(("minilm", "base")), default=["minilm", "base"])
     measure.add_argument("--dtypes", type=_csv(("float32", "bfloat16")), default=["float32", "bfloat16"])
     measure.add_argument("--rounds", type=int, default=5)

@@ -20,7 +20,7 @@ OURS = "keras_bert_zoo"
 # Inference peers, then training peers; the matmul chain is the bound.
 INFERENCE_PEERS = (OURS, "keras_hub", "hf_torch", "matmul_chain")
 TRAINING_PEERS = (OURS, "keras_hub", "hf_torch")
-SHAPES = {"inference": ((32, 128), (8, 512), (1, 128)), "train": ((16, 128),)}
+SHAPES = {"inference": ((32, 128), (8, 512), (1, 128)), "train": ((16, 128),), "pretrain": ((16, 128),)}
 
 
 def configs(jobs, sizes, dtypes):

@@ -92,16 +92,17 @@ def test_results_file_names_its_machine_and_no_machine_path(path):
 
 
 @pytest.mark.subprocess
-def test_a_config_runs_interleaved_in_persistent_workers():
-    config = {"job": "inference", "size": "tiny", "dtype": "float32", "batch": 2, "length": 16}
+@pytest.mark.parametrize("job, peer", [("inference", "matmul_chain"), ("pretrain", "keras_hub")])
+def test_a_config_runs_interleaved_in_persistent_workers(job, peer):
+    config = {"job": job, "size": "tiny", "dtype": "float32", "batch": 2, "length": 64}
     lines = []
-    row, versions = run.run_config(config, [run.OURS, "matmul_chain"], 3, None, lines.append)
-    for peer in (run.OURS, "matmul_chain"):
-        figures = row["peers"][peer]
+    row, versions = run.run_config(config, [run.OURS, peer], 3, None, lines.append)
+    for name in (run.OURS, peer):
+        figures = row["peers"][name]
         assert len(figures["rounds"]) == 3 and min(figures["rounds"]) > 0
         assert figures["seq_per_s"]["min"] <= figures["seq_per_s"]["median"] <= figures["seq_per_s"]["max"]
         assert figures["peak_rss_mb"] > 100  # a process holding TensorFlow
-    expected = [o / c for o, c in zip(row["peers"][run.OURS]["rounds"], row["peers"]["matmul_chain"]["rounds"])]
-    assert row["ratios"]["keras_bert_zoo/matmul_chain"]["median"] == pytest.approx(np.median(expected), abs=2e-3)
+    expected = [o / c for o, c in zip(row["peers"][run.OURS]["rounds"], row["peers"][peer]["rounds"])]
+    assert row["ratios"][f"keras_bert_zoo/{peer}"]["median"] == pytest.approx(np.median(expected), abs=2e-3)
     assert versions["keras_bert_zoo"] and versions["tensorflow"]
-    assert lines and "tiny" in lines[0]
+    assert lines and job in lines[0] and "tiny" in lines[0]

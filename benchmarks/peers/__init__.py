@@ -1,6 +1,8 @@
 """One module per peer, each with `build(config)` returning a callable step.
 
-A config names the job (`inference` or `train`), the model `size`, the
+A config names the job (`inference`; `train`: a 2-class classifier's
+optimizer step; `pretrain`: a masked-LM + next-sentence step with
+`MAX_PREDICTIONS_PER_SEQ` masked positions), the model `size`, the
 `dtype` (`float32` or `bfloat16`: Keras' mixed_bfloat16 policy, torch's
 bf16 weights for inference and autocast for training), `batch` and
 `length`. The step runs one forward pass (or one optimizer step) and blocks
@@ -16,6 +18,7 @@ VOCABULARY_SIZE = 30522
 MAX_SEQUENCE_LENGTH = 512
 LEARNING_RATE = 2e-5
 TOTAL_STEPS = 1000
+MAX_PREDICTIONS_PER_SEQ = 20
 
 
 def token_inputs(batch, length, seed=0):
@@ -29,3 +32,15 @@ def token_inputs(batch, length, seed=0):
     ids = rng.integers(1000, VOCABULARY_SIZE - 1, (batch, length)).astype("int32") * mask
     labels = rng.integers(0, 2, batch).astype("int32")
     return ids, np.zeros_like(ids), mask, labels
+
+
+def masked_positions(batch, length, seed=1):
+    """`MAX_PREDICTIONS_PER_SEQ` distinct positions per row inside [1, length - 1), their
+    original ids (any real ids: speed does not depend on them) and weights of 1."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    positions = np.sort(np.stack([rng.choice(np.arange(1, length // 2), MAX_PREDICTIONS_PER_SEQ, replace=False)
+                                  for _ in range(batch)]), axis=1).astype("int32")
+    ids = rng.integers(1000, VOCABULARY_SIZE - 1, positions.shape).astype("int32")
+    return positions, ids, np.ones(positions.shape, "float32")

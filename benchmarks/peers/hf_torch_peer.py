@@ -6,7 +6,8 @@ is a benchmark peer, never a dependency of keras_bert_zoo.
 
 import torch
 
-from benchmarks.peers import LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, token_inputs
+from benchmarks.peers import (LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, masked_positions,
+                              token_inputs)
 
 
 def build_hf_torch(config):
@@ -31,18 +32,27 @@ def build_hf_torch(config):
 
         return step
 
-    model = transformers.BertForSequenceClassification(bert_config).train()
+    if config["job"] == "pretrain":
+        # Masked-LM labels: the original ids at the masked positions, -100 (ignored) elsewhere.
+        positions, masked_ids, _ = masked_positions(config["batch"], config["length"])
+        targets = torch.full(tuple(mask.shape), -100, dtype=torch.long)
+        targets.scatter_(1, torch.from_numpy(positions).long(), torch.from_numpy(masked_ids).long())
+        model = transformers.BertForPreTraining(bert_config).train()
+        arguments = dict(labels=targets, next_sentence_label=labels)
+    else:
+        model = transformers.BertForSequenceClassification(bert_config).train()
+        arguments = dict(labels=labels)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01, eps=1e-6)
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, TOTAL_STEPS // 10, TOTAL_STEPS)
 
     def step():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = model(input_ids=ids, token_type_ids=segments, attention_mask=mask, labels=labels).loss
+            loss = model(input_ids=ids, token_type_ids=segments, attention_mask=mask, **arguments).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        return float(loss)
+        return float(loss.detach())
 
     return step

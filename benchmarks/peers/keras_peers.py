@@ -2,7 +2,8 @@
 
 import tensorflow as tf
 
-from benchmarks.peers import LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, token_inputs
+from benchmarks.peers import (LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, masked_positions,
+                              token_inputs)
 
 
 def _policy(dtype):
@@ -15,13 +16,26 @@ def _inputs(config):
         tf.constant(labels)
 
 
-def _steps(backbone, classifier, config):
+def _steps(backbone, model, config):
     inputs, labels = _inputs(config)
     if config["job"] == "inference":
         forward = tf.function(lambda x: backbone(x, training=False)["sequence_output"])
         return lambda: forward(inputs).numpy()
-    classifier.train_on_batch(inputs, labels)  # builds the optimizer and traces the step
-    return lambda: classifier.train_on_batch(inputs, labels)
+    weights = None
+    if config["job"] == "pretrain":
+        positions, ids, weights = (tf.constant(a) for a in masked_positions(config["batch"], config["length"]))
+        inputs = dict(inputs, mask_positions=positions)
+        if isinstance(model.output, dict):  # ours: masked LM + next sentence
+            labels = {"masked_lm_logits": ids, "next_sentence_logits": labels}
+            weights = {"masked_lm_logits": weights, "next_sentence_logits": tf.ones([config["batch"]])}
+        else:  # keras-hub's BertMaskedLM: masked LM only
+            labels = ids
+    model.train_on_batch(inputs, labels, sample_weight=weights)  # builds the optimizer, traces the step
+    return lambda: model.train_on_batch(inputs, labels, sample_weight=weights)
+
+
+def _vocabulary():
+    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(VOCABULARY_SIZE - 5)]
 
 
 def build_keras_bert_zoo(config):
@@ -29,14 +43,16 @@ def build_keras_bert_zoo(config):
 
     backbone = kbz.BertBackbone(vocabulary_size=VOCABULARY_SIZE, max_sequence_length=MAX_SEQUENCE_LENGTH,
                                 dtype=_policy(config["dtype"]), **SIZES[config["size"]])
-    classifier = None
+    model = None
     if config["job"] == "train":
         # Packed inputs go straight to the backbone; the preprocessor is only carried.
-        vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(VOCABULARY_SIZE - 5)]
-        preprocessor = kbz.BertPreprocessor(kbz.BertTokenizer(vocabulary), sequence_length=config["length"])
-        classifier = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
-        classifier.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS))
-    return _steps(backbone, classifier, config)
+        preprocessor = kbz.BertPreprocessor(kbz.BertTokenizer(_vocabulary()), sequence_length=config["length"])
+        model = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
+        model.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS))
+    elif config["job"] == "pretrain":
+        model = kbz.BertPretrainer(backbone)
+        model.compile(learning_rate=LEARNING_RATE, total_steps=TOTAL_STEPS)
+    return _steps(backbone, model, config)
 
 
 def build_keras_hub(config):
@@ -47,13 +63,17 @@ def build_keras_hub(config):
 
     backbone = keras_hub.models.BertBackbone(vocabulary_size=VOCABULARY_SIZE, max_sequence_length=MAX_SEQUENCE_LENGTH,
                                              dtype=_policy(config["dtype"]), **SIZES[config["size"]])
-    classifier = None
+    model = None
+    # The same optimizer as ours: what differs is the model's step.
+    optimizer = kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS)
     if config["job"] == "train":
-        classifier = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
-        # The same optimizer as ours: what differs is the model's step.
-        classifier.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS),
-                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    return _steps(backbone, classifier, config)
+        model = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
+        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    elif config["job"] == "pretrain":
+        model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      weighted_metrics=[])
+    return _steps(backbone, model, config)
 
 
 def matmul_chain_function(config):
