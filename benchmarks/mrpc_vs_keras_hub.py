@@ -95,7 +95,10 @@ def main():
 
     train, held_out = read_glue(args.data).split(0.1, seed=args.seed)
     steps_per_epoch = int(np.ceil(len(train) / args.batch_size))
-    results = {"train_examples": len(train), "held_out_examples": len(held_out), **vars(args)}
+    # Paths relative to the repository: a results file names no machine's directories.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    results = {"train_examples": len(train), "held_out_examples": len(held_out),
+               **vars(args), "data": os.path.relpath(os.path.abspath(args.data), root)}
     for name, run in (("keras_bert_zoo", run_ours), ("keras_hub", run_keras_hub)):
         keras.utils.set_random_seed(args.seed)
         predictions, timer = run(train, held_out, args)
