@@ -55,8 +55,9 @@ def main(argv=None):
         command = "python -m benchmarks run " + " ".join(a for a in (argv if argv is not None else sys.argv[1:])
                                                          if a != "run")
         torch_python = os.path.join(ROOT, args.torch_python)
-        document = run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command)
-        _write_atomically(os.path.join(ROOT, args.output_file), json.dumps(document, indent=1) + "\n")
+        output = os.path.join(ROOT, args.output_file)
+        run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
+                save=lambda document: _write_atomically(output, json.dumps(document, indent=1) + "\n"))
         print(f"wrote {args.output_file}")
     else:
         paths = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, RESULTS, "bench_*.json")))

@@ -91,8 +91,9 @@ def describe(row):
     return f"{head} seq/s: {figures}   ours{ratios}"
 
 
-def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print):
-    """Measure every config; returns the results document."""
+def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lambda document: None):
+    """Measure every config; returns the results document, which `save` also
+    gets after every config (so a long run interrupted keeps what it measured)."""
     have_torch = torch_python and os.path.exists(torch_python)
     document = {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
                 "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": rounds, "versions": {}, "results": []}
@@ -107,5 +108,6 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print):
         row, versions = run_config(config, peers, rounds, torch_python, log)
         document["results"].append(row)
         document["versions"].update(versions)
-    document["load_after"] = machine.load_average()
+        document["load_after"] = machine.load_average()
+        save(document)
     return document
