@@ -267,21 +267,20 @@ def test_fill_mask_matches_googles_masked_lm(tiny_checkpoint, tmp_path):
     """The tiny checkpoint's second reference example, as text: Google's own
     log-probabilities give the expected top tokens and probabilities."""
     reference = json.load(open(os.path.join(tiny_checkpoint, "reference_outputs.json")))
-    pretrainer = kbz.BertPretrainer.from_preset(tiny_checkpoint)
-    preprocessor = kbz.BertPreprocessor.from_preset(tiny_checkpoint, sequence_length=16)
-    vocabulary = preprocessor.tokenizer.get_vocabulary()
+    pretrainer = kbz.BertPretrainer.from_preset(tiny_checkpoint, sequence_length=16)
+    vocabulary = pretrainer.preprocessor.tokenizer.get_vocabulary()
     ids = reference["inputs"]["input_ids"][1]  # [CLS] all [MASK] and no [MASK] [SEP] jack [SEP]
     text_a, text_b = " ".join(vocabulary[i] for i in ids[1:6]), vocabulary[ids[7]]
     assert (text_a, text_b) == ("all [MASK] and no [MASK]", "jack")
     log_probs = np.array(reference["outputs"]["masked_lm_log_probs"])[2:4]  # its two masks
     top = np.argsort(-log_probs, axis=-1)[:, :3]
 
-    guesses = pretrainer.fill_mask([(text_a, text_b)], preprocessor, top_k=3)[0]
+    guesses = pretrainer.fill_mask([(text_a, text_b)], top_k=3)[0]
     assert [[token for token, _ in mask] for mask in guesses] == [[vocabulary[i] for i in row] for row in top]
     np.testing.assert_allclose([[p for _, p in mask] for mask in guesses],
                                np.exp(np.take_along_axis(log_probs, top, -1)), atol=1e-5)
 
-    path = kbz.export.export_for_serving(pretrainer, str(tmp_path), model_name="mlm", preprocessor=preprocessor)
+    path = kbz.export.export_for_serving(pretrainer, str(tmp_path), model_name="mlm")
     outputs = _run_in_fresh_process(tmp_path, [
         {"key": "pairs", "path": path, "signature": "fill_mask_pairs", "inputs": {"text": [text_a], "text_b": [text_b]}},
         {"key": "single", "path": path, "signature": "fill_mask", "inputs": {"text": ["[MASK] work", "no mask"]}},
@@ -293,7 +292,7 @@ def test_fill_mask_matches_googles_masked_lm(tiny_checkpoint, tmp_path):
                                atol=1e-5)
     assert outputs["single/mask_count"].tolist() == [1, 0]
     assert [t.decode() for t in outputs["single/top_tokens"][0, 0]] == [
-        token for token, _ in pretrainer.fill_mask(["[MASK] work"], preprocessor)[0][0]]
+        token for token, _ in pretrainer.fill_mask(["[MASK] work"])[0][0]]
 
 
 def _batching_parameters_message():

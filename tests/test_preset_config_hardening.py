@@ -102,8 +102,8 @@ def test_weights_of_another_depth_are_refused_not_dropped(preset, num_layers):
 
 
 def test_task_weights_of_another_depth_are_refused(preset):
-    # The pretrainer reads task.weights.h5, whose config comes from config.json too.
-    _set_config(preset, num_layers=1)
+    # The pretrainer, as every saved task, is built from task.json and reads task.weights.h5.
+    _edit_json(os.path.join(preset, "task.json"), lambda d: d["config"]["backbone"]["config"].update(num_layers=1))
     with pytest.raises(CheckpointError, match="task.weights.h5 holds weights for 2 encoder layers"):
         kbz.BertPretrainer.from_preset(preset)
 

@@ -32,11 +32,13 @@ def serving_signatures(model, preprocessor=None):
     Args:
         model: a task (classifier, token classifier, question answerer), a
             `BertPretrainer` or a `BertBackbone`.
-        preprocessor: for a model without one of its own (a backbone or
-            pretrainer), the `BertPreprocessor` that tokenizes the requests' text.
+        preprocessor: the `BertPreprocessor` that tokenizes the requests'
+            text: needed for a model without one of its own (a backbone, a
+            bare pretrainer); given, it is used in place of the model's own.
     """
     backbone = getattr(model, "backbone", model)
-    preprocessor = getattr(model, "preprocessor", None) or preprocessor
+    # The caller chose the one given for this export; a pretrainer's own came with it from its preset.
+    preprocessor = preprocessor or getattr(model, "preprocessor", None)
     if preprocessor is None:
         raise ValueError(f"Exporting a {type(model).__name__} needs preprocessor= (a BertPreprocessor), "
                          "which tokenizes the requests' text.")
@@ -90,7 +92,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         export_base: the model base path TF Serving is pointed at (parent).
         version: integer version; default one above the highest present.
         model_name: default `model.name`.
-        preprocessor: only for a bare backbone.
+        preprocessor: see `serving_signatures`.
         overwrite: replace an existing version instead of refusing.
         job_args: what the caller was asked (e.g. the command line), recorded
             in the version's `job.json` beside the model's class and weights'

@@ -129,7 +129,9 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None)
 
 
 def _pretrainer_cls():
-    # lazy: a cache miss converts the whole checkpoint (backbone, heads, tokenizer) whichever class asked
+    # A checkpoint's pretraining heads (converted on a cache miss, or read in place) are the pretrainer's
+    # whichever class asked, and the registry holds the class only once its module is imported.
+    # lazy: the pretrainer's module, a layer above this one
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
 
     return BertPretrainer
@@ -296,7 +298,10 @@ def load_backbone_config(preset):
 
 def load_tokenizer(preset, cls, **kwargs):
     """A `cls` (tokenizer class) built from the preset's vocabulary and tokenizer config."""
-    resolved = resolve(preset)
+    return _tokenizer_of(resolve(preset), cls, **kwargs)
+
+
+def _tokenizer_of(resolved, cls, **kwargs):
     if resolved.checkpoint is not None:
         config = {"vocabulary": resolved.checkpoint.vocabulary, "lowercase": resolved.checkpoint.lowercase}
     else:
@@ -366,61 +371,115 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
     return backbone
 
 
-def load_pretrainer(preset, cls, load_weights=True, **kwargs):
-    """A `cls` (pretraining model) on the preset's backbone, with the heads' weights when it has them."""
+def _has_tokenizer(resolved):
+    return resolved.checkpoint is not None or os.path.isfile(os.path.join(resolved.saved_dir, preset_io.TOKENIZER_FILE))
+
+
+def saved_task_class(preset):
+    """The task class a preset holds, found in Keras' serialization registry:
+    the class its `task.json` names, or the pretrainer for a checkpoint read
+    in place with its pretraining heads; None for a backbone-only preset.
+
+    Raises:
+        PresetError: `task.json` names a class that is not registered.
+    """
     resolved = resolve(preset)
-    backbone = _build_backbone(resolved, cls.backbone_cls, kwargs)
-    model = cls(backbone)
-    if not load_weights:
-        return model
+    weights = resolved.checkpoint.read_weights() if resolved.checkpoint is not None else None
+    return _saved_task(resolved, weights)[0]
+
+
+def _saved_task(resolved, weights):
+    """`(class, task.json's content)` of the task a preset holds (see `saved_task_class`); `(None, None)` without."""
     if resolved.checkpoint is not None:
-        weights = resolved.checkpoint.read_weights()
-        heads = has_pretraining_heads(weights)
-        assign_weights(backbone, weights, model if heads else None, source=resolved.checkpoint.source)
-    else:
-        task_weights = os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE)
-        heads = os.path.isfile(task_weights)
-        if heads:
-            preset_io.load_weights_file(model, task_weights)
-        else:
-            preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
-    if not heads:
-        warnings.warn(
-            f"{preset} has no masked-LM / next-sentence head weights; the heads are "
-            "freshly initialised (the masked-LM decoder is still tied to the "
-            "pretrained word embeddings).",
-            stacklevel=3,
-        )
-    return model
+        return (_pretrainer_cls() if has_pretraining_heads(weights) else None), None
+    path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
+    if not os.path.isfile(path):
+        return None, None
+    config = preset_io.read_json(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
+    name = config.get("registered_name") or config.get("class_name")
+    saved_cls = keras.saving.get_registered_object(name)
+    if not isinstance(saved_cls, type):
+        raise PresetError(f"{path} holds a '{name}', which is not a registered Keras class: import the module "
+                          "that defines it before from_preset.")
+    return saved_cls, config
+
+
+def _preset_preprocessor(resolved, cls, sequence_length, max_sequence_length):
+    """`cls`'s preprocessor on the preset's tokenizer (None when it has none and `cls` can do without)."""
+    if not cls.needs_preprocessor and not _has_tokenizer(resolved):
+        return None
+    tokenizer = _tokenizer_of(resolved, cls.preprocessor_cls.tokenizer_cls)
+    length = min(sequence_length or cls.default_sequence_length, max_sequence_length)
+    return cls.make_preprocessor(tokenizer, length, max_sequence_length)
 
 
 def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
-    """A fine-tuning task: restored whole from a preset saved from the same
-    task class, else a fresh head on the preset's backbone and tokenizer
-    (`cls.backbone_cls`, `cls.preprocessor_cls`)."""
+    """A task: the one a preset holds when it is a `cls`, else a fresh `cls`
+    on the preset's backbone and tokenizer (`cls.backbone_cls`,
+    `cls.preprocessor_cls`).
+
+    A preset holding a task whose class `starts_other_tasks` (the pretrainer
+    every converted checkpoint with its heads holds) starts any task: another
+    class gets a fresh head on its backbone. Any other saved task loads only
+    as its own class or a base of it.
+
+    Args:
+        preset: a preset name, directory, `hf://` handle or URL.
+        cls: the class `from_preset` was called on.
+        load_weights: load the preset's weights (else random init).
+        sequence_length: the preprocessor's packed length.
+        **kwargs: those named in `cls.backbone_kwargs` configure the
+            backbone; the rest are a fresh task's arguments.
+
+    Raises:
+        PresetError: the preset holds another task than a `cls`.
+    """
     resolved = resolve(preset)
-    task_config = os.path.join(resolved.saved_dir or "", preset_io.TASK_CONFIG_FILE)
-    if resolved.saved_dir and os.path.isfile(task_config):
-        config = preset_io.read_json(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
-        if config.get("class_name") == cls.__name__:
-            backbone_config = config.get("config", {}).get("backbone", {}).get("config", {})
-            _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
-            try:
-                task = keras.saving.deserialize_keras_object(config)
-            except (ValueError, TypeError) as e:
-                raise PresetError(f"{task_config} is not a valid {cls.__name__} config: {e}") from e
-            if sequence_length is not None:
-                task.preprocessor = cls.make_preprocessor(
-                    task.preprocessor.tokenizer, sequence_length, task.backbone.max_sequence_length
-                )
-            if load_weights:
-                preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
-            return task
-    backbone_kwargs = {"dtype": kwargs.pop("dtype")} if "dtype" in kwargs else {}
-    backbone = load_backbone(preset, cls.backbone_cls, load_weights=load_weights, **backbone_kwargs)
-    preprocessor = cls.make_preprocessor(
-        load_tokenizer(preset, cls.preprocessor_cls.tokenizer_cls),
-        min(sequence_length or cls.default_sequence_length, backbone.max_sequence_length),
-        backbone.max_sequence_length,
-    )
-    return cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+    weights = resolved.checkpoint.read_weights() if resolved.checkpoint is not None else None
+    saved_cls, config = _saved_task(resolved, weights)
+    backbone_kwargs = {key: kwargs.pop(key) for key in cls.backbone_kwargs if key in kwargs}
+    restore = saved_cls is not None and issubclass(saved_cls, cls)
+    if saved_cls is not None and not restore and not getattr(saved_cls, "starts_other_tasks", False):
+        raise PresetError(
+            f"{preset} holds a saved {saved_cls.__name__}, not a {cls.__name__}: load it with "
+            f"{saved_cls.__name__}.from_preset, or start a {cls.__name__} from the preset it was fine-tuned from."
+        )
+    if restore and config is not None:
+        return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs)
+    task_cls = saved_cls if restore else cls
+    backbone = _build_backbone(resolved, task_cls.backbone_cls, backbone_kwargs)
+    preprocessor = _preset_preprocessor(resolved, task_cls, sequence_length, backbone.max_sequence_length)
+    task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+    if not load_weights:
+        return task
+    if weights is not None:
+        # A checkpoint read in place holds the pretrainer's heads when `restore`.
+        assign_weights(backbone, weights, task if restore else None, source=resolved.checkpoint.source)
+    else:
+        preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
+    if not restore and task_cls.fresh_heads_warning:
+        warnings.warn(f"{preset} {task_cls.fresh_heads_warning}", stacklevel=3)
+    return task
+
+
+def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs):
+    """The task of `task.json` + `task.weights.h5`, its backbone's config updated with `backbone_kwargs`."""
+    path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
+    backbone_config = config.get("config", {}).get("backbone", {}).get("config", {})
+    backbone_config.update(backbone_kwargs)
+    _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
+    try:
+        task = keras.saving.deserialize_keras_object(config)
+    except (ValueError, TypeError) as e:
+        given = sorted(key for key in backbone_kwargs if key in str(e))
+        source = f"from_preset({given[0]}=...)" if given else path
+        raise PresetError(f"{source} is not a valid {cls.__name__} config: {e}") from e
+    if load_weights:
+        preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
+    max_sequence_length = task.backbone.max_sequence_length
+    if task.preprocessor is None:
+        # A pretrainer saved without a preprocessor (as conversion saves it) gets the preset's tokenizer.
+        task.preprocessor = _preset_preprocessor(resolved, cls, sequence_length, max_sequence_length)
+    elif sequence_length is not None:
+        task.preprocessor = cls.make_preprocessor(task.preprocessor.tokenizer, sequence_length, max_sequence_length)
+    return task

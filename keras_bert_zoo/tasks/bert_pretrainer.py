@@ -1,22 +1,23 @@
 """BERT with its two pretraining heads: masked-LM and next-sentence prediction."""
 
+import warnings
+
 import keras
 import tensorflow as tf
 from keras_hub.layers import MaskedLMHead
 
-from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
 from keras_bert_zoo.layers.activations import get_activation
-from keras_bert_zoo.models.bert_backbone import BertBackbone
+from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (docstring examples)
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
-from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
-from keras_bert_zoo.presets.loader import load_pretrainer
 from keras_bert_zoo.presets.preset_io import save_preset
+from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tasks.task import _packed_spec
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
-class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
+class BertPretrainer(Task):
     """A `BertBackbone` with BERT's masked-LM and next-sentence heads.
 
     The masked-LM head is keras-hub's `MaskedLMHead`: dense + activation +
@@ -33,6 +34,10 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
 
     Args:
         backbone: a `BertBackbone`.
+        preprocessor: optional `BertPreprocessor`, which `fill_mask` and the
+            export tokenize with and `save_to_preset` saves the tokenizer of
+            (`from_preset` attaches the preset's). Training takes packed
+            batches and does not need it.
 
     Inputs:
         The backbone's inputs plus `mask_positions`, int32 `[batch, P]`.
@@ -49,14 +54,19 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
     ['masked_lm_logits', 'next_sentence_logits']
     """
 
-    # What `from_preset` and checkpoint conversion build the backbone and tokenizer
-    # (`preprocessor_cls.tokenizer_cls`) as; `fill_mask` takes a `preprocessor_cls`.
-    backbone_cls = BertBackbone
-    preprocessor_cls = BertPreprocessor
+    needs_preprocessor = False
+    # Each was passed to the backbone before the pretrainer was a Task; the pretrainer has no options of its own.
+    backbone_kwargs = ("dtype", "dropout", "return_all_layers")
+    starts_other_tasks = True
+    fresh_heads_warning = ("has no masked-LM / next-sentence head weights; the heads are freshly initialised "
+                           "(the masked-LM decoder is still tied to the pretrained word embeddings).")
+    input_forms = ("batches of packed inputs with their mask_positions, labels and sample weights, as "
+                   "kbz.data.pretraining_batches makes them (a tf.data.Dataset), or such packed inputs as a dict")
 
-    def __init__(self, backbone, **kwargs):
+    def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
         self.backbone = backbone
+        self.preprocessor = preprocessor
         initializer = keras.initializers.TruncatedNormal(stddev=backbone.initializer_range)
         self.masked_lm_head = MaskedLMHead(
             token_embedding=backbone.token_embedding,
@@ -71,7 +81,7 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
         )
 
         # === Functional Model ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in backbone.input}
+        inputs = self.backbone_inputs(backbone)
         inputs["mask_positions"] = keras.Input(shape=(None,), dtype="int32", name="mask_positions")
         backbone_outputs = backbone({k: inputs[k] for k in backbone.input})
         outputs = {
@@ -82,6 +92,14 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.compile()
+
+    def default_loss(self):
+        return {
+            # Averaged over the real predictions only (the weights), as run_pretraining.py does.
+            "masked_lm_logits": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction="mean_with_sample_weight"),
+            "next_sentence_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        }
 
     def compile(self, optimizer="auto", loss="auto", learning_rate=1e-4, total_steps=None, warmup_steps=None,
                 weight_decay=0.01, **kwargs):
@@ -99,35 +117,56 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
             **kwargs: passed to `keras.Model.compile` (`jit_compile`,
                 `steps_per_execution`, ...).
         """
+        self._schedule = None
         if isinstance(optimizer, str) and optimizer == "auto":
             if total_steps is not None and warmup_steps is None:
                 warmup_steps = min(10_000, int(round(0.1 * total_steps)))
+            self._schedule = {"learning_rate": learning_rate, "total_steps": total_steps,
+                              "warmup_steps": warmup_steps, "weight_decay": weight_decay}
+            # Built here, not by Task.compile: `fit` keeps this schedule rather than re-scheduling it.
             optimizer = bert_adamw(learning_rate, total_steps=total_steps, warmup_steps=warmup_steps,
                                    weight_decay=weight_decay)
         if isinstance(loss, str) and loss == "auto":
-            loss = {
-                # Averaged over the real predictions only (the weights), as run_pretraining.py does.
-                "masked_lm_logits": keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True, reduction="mean_with_sample_weight"),
-                "next_sentence_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            }
             kwargs.setdefault("weighted_metrics", {
                 "masked_lm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                 "next_sentence_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
             })
-        super().compile(optimizer=optimizer, loss=loss, **kwargs)
+        super().compile(optimizer=optimizer, loss=loss, metrics=kwargs.pop("metrics", None),
+                        learning_rate=learning_rate, **kwargs)
+
+    def get_compile_config(self):
+        # What `compile_from_config` (Task's) passes back to `compile` on loading.
+        if self._schedule is not None:
+            return {"auto_optimizer": self._schedule}
+        return super().get_compile_config()
+
+    def compile_from_config(self, config):
+        if "auto_optimizer" in config:
+            return super().compile_from_config(config)
+        # Presets saved before the pretrainer recorded its schedule hold Keras' record of the default compile,
+        # which __init__ has done; Keras would only warn that it cannot redo it.
+
+    def standardize_examples(self, x, y=None):
+        """Pretraining examples come packed (see `input_forms`); raw text is refused, naming them."""
+        packed = isinstance(x, dict) or isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is not None
+        if not packed:
+            raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}.")
+        return super().standardize_examples(x, y)
 
     def task_signatures(self, text_preprocessor):
         """`fill_mask` and `fill_mask_pairs` for the export (see `export_for_serving`)."""
         return masked_lm_signatures(self, text_preprocessor)
 
-    def fill_mask(self, texts, preprocessor, top_k=5):
+    def fill_mask(self, texts, preprocessor=None, top_k=5):
         """The `top_k` likeliest tokens for each `[MASK]` in each text.
 
         Args:
             texts: strings containing the literal `[MASK]`, or
                 `(text_a, text_b)` pairs.
-            preprocessor: a `BertPreprocessor` (tokenizer and window).
+            preprocessor: deprecated: attach it instead
+                (`BertPretrainer(backbone, preprocessor=...)`; `from_preset`
+                attaches the preset's).
+            top_k: how many tokens per mask.
 
         Returns:
             Per text, per mask: `[(token, probability)]`, likeliest first.
@@ -137,10 +176,19 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
         >>> tokenizer = kbz.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"])
         >>> backbone = BertBackbone(vocabulary_size=7, num_layers=1, num_heads=2,
         ...                         hidden_dim=8, intermediate_dim=16)
-        >>> guesses = BertPretrainer(backbone).fill_mask(["a [MASK] b"], kbz.BertPreprocessor(tokenizer, 8), top_k=2)
+        >>> model = BertPretrainer(backbone, preprocessor=kbz.BertPreprocessor(tokenizer, 8))
+        >>> guesses = model.fill_mask(["a [MASK] b"], top_k=2)
         >>> len(guesses[0]), len(guesses[0][0])
         (1, 2)
         """
+        if preprocessor is not None:
+            warnings.warn("fill_mask's `preprocessor` argument is deprecated: attach the preprocessor to the model "
+                          "(BertPretrainer(backbone, preprocessor=...); from_preset attaches the preset's). It will "
+                          "be removed in the next release.", DeprecationWarning, stacklevel=2)
+        preprocessor = preprocessor or self.preprocessor
+        if preprocessor is None:
+            raise ValueError("fill_mask needs a preprocessor: create the model with preprocessor=BertPreprocessor(...) "
+                             "or load it with from_preset.")
         texts = list(texts)
         columns = [tf.constant([t[i] for t in texts]) for i in range(len(texts[0]))] \
             if texts and isinstance(texts[0], (tuple, list)) else [tf.constant(texts)]
@@ -152,25 +200,17 @@ class BertPretrainer(MultiWorkerBuildMixin, keras.Model):
             for row, count in enumerate(outputs["mask_count"].numpy())
         ]
 
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, **kwargs):
-        """Create the pretrainer of a preset, with its heads' weights when the
-        checkpoint has them (fresh heads otherwise, and a warning)."""
-        return load_pretrainer(preset, cls=cls, load_weights=load_weights, **kwargs)
-
     def save_to_preset(self, preset_dir, tokenizer=None):
-        """Write the backbone and both heads as a preset directory."""
+        """Write the backbone, the tokenizer and both heads as a preset directory.
+
+        Args:
+            preset_dir: the directory to write (replaced atomically).
+            tokenizer: deprecated: attach a preprocessor instead, whose
+                tokenizer is saved.
+        """
+        if tokenizer is None:
+            return super().save_to_preset(preset_dir)
+        warnings.warn("save_to_preset's `tokenizer` argument is deprecated: attach a preprocessor to the model "
+                      "(BertPretrainer(backbone, preprocessor=...)), whose tokenizer is saved. It will be removed "
+                      "in the next release.", DeprecationWarning, stacklevel=2)
         save_preset(preset_dir, backbone=self.backbone, tokenizer=tokenizer, task=self)

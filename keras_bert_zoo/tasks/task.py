@@ -14,7 +14,9 @@ from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.loader import load_task
+from keras_bert_zoo.presets.loader import saved_task_class
 from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
@@ -119,9 +121,22 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     # What `from_preset` builds a fresh task of (the tokenizer: `preprocessor_cls.tokenizer_cls`).
     backbone_cls = BertBackbone
     preprocessor_cls = BertPreprocessor
+    # Whether the task needs a preprocessor (a pretrainer trains on packed batches without one).
+    needs_preprocessor = True
+    # `from_preset` keyword arguments that configure the backbone; the rest are the task's.
+    backbone_kwargs = ("dtype",)
+    # Whether a preset holding this task starts other tasks (fresh heads on its backbone) rather than
+    # being refused by their `from_preset`: true of the pretrainer, whose backbone every task starts from.
+    starts_other_tasks = False
+    # Said (after the preset's name) when `from_preset` starts this task's heads fresh; None: silently.
+    fresh_heads_warning = None
 
     def __init__(self, inputs, outputs, **kwargs):
-        self._check_preprocessor_fits_backbone()
+        if self.preprocessor is None:
+            if self.needs_preprocessor:
+                raise ValueError(f"{type(self).__name__} needs a preprocessor (a {self.preprocessor_cls.__name__}).")
+        else:
+            self._check_preprocessor_fits_backbone()
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def _check_preprocessor_fits_backbone(self):
@@ -209,7 +224,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         return y
 
     def _check_packed_inputs(self, x):
-        expected = sorted(self.backbone.input)
+        expected = sorted(self.input)
         unknown = sorted(set(x) - set(expected))
         missing = sorted(set(expected) - set(x))
         if unknown or missing:
@@ -412,14 +427,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             "name": self.name,
             "trainable": self.trainable,
             "backbone": keras.layers.serialize(self.backbone),
-            "preprocessor": keras.layers.serialize(self.preprocessor),
+            "preprocessor": keras.layers.serialize(self.preprocessor) if self.preprocessor is not None else None,
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
         for key in ("backbone", "preprocessor"):
-            config[key] = keras.layers.deserialize(config[key])
+            if config.get(key) is not None:  # a pretrainer may have none (and, saved by earlier versions, no key)
+                config[key] = keras.layers.deserialize(config[key])
         return cls(**config)
 
     # --- Serving ---------------------------------------------------------
@@ -440,15 +456,58 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     # --- Presets ---------------------------------------------------------
 
     def save_to_preset(self, preset_dir):
-        """Write backbone, tokenizer and this task (config + weights)."""
-        save_preset(preset_dir, backbone=self.backbone, tokenizer=self.preprocessor.tokenizer, task=self)
+        """Write the backbone, the preprocessor's tokenizer and this task
+        (config + weights) as a preset directory, which `from_preset` loads
+        back whole.
+
+        Args:
+            preset_dir: the directory to write (replaced atomically).
+        """
+        tokenizer = self.preprocessor.tokenizer if self.preprocessor is not None else None
+        save_preset(preset_dir, backbone=self.backbone, tokenizer=tokenizer, task=self)
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=None, **kwargs):
-        """Create the task from a preset.
+        """Create a task from a preset.
 
-        A preset saved from this task type (e.g. after fine-tuning) comes
-        back whole; any other preset provides the backbone and tokenizer and
-        the task head starts fresh with `**kwargs` (e.g. `num_classes=2`).
+        A preset holding a saved task (written by `save_to_preset`, e.g.
+        after fine-tuning) comes back whole, as the class it was saved from
+        (found in Keras' serialization registry), provided that is `cls` or
+        a subclass: `Task.from_preset` returns any saved task. Any other
+        preset provides the backbone and tokenizer and the task's head starts
+        fresh with `**kwargs` (e.g. `num_classes=2`); so does a preset that
+        holds pretraining heads (a converted checkpoint), unless `cls` is
+        the pretrainer, which gets them.
+
+        Args:
+            preset: a preset name, a directory (saved preset, HF or Google
+                checkpoint), an `hf://` handle or an archive URL.
+            load_weights: load the preset's weights (else random init).
+            sequence_length: the preprocessor's packed length (default
+                `default_sequence_length`, at most the backbone's positions).
+            **kwargs: the task's arguments; those in `backbone_kwargs`
+                (e.g. `dtype`) configure the backbone.
+
+        Returns:
+            A `cls` (or a subclass).
+
+        Raises:
+            PresetError: the preset holds a task that is not a `cls`, or
+                (`Task.from_preset`) no task at all.
+
+        Examples:
+        >>> import tempfile
+        >>> import keras_bert_zoo as kbz
+        >>> clf = kbz.BertClassifier.from_preset("minilm_l6_h384_en_uncased", num_classes=2,
+        ...                                      sequence_length=16)
+        >>> path = tempfile.mkdtemp()
+        >>> clf.save_to_preset(path)
+        >>> type(kbz.Task.from_preset(path)).__name__
+        'BertClassifier'
         """
+        if cls is Task and saved_task_class(preset) is None:
+            tasks = sorted(task.__name__ for task in Task.__subclasses__())
+            raise PresetError(f"{preset} holds a backbone but no saved task: call the from_preset of the task "
+                              f"to start, one of {', '.join(tasks)} (e.g. BertClassifier.from_preset({preset!r}, "
+                              "num_classes=2)).")
         return load_task(preset, cls, load_weights=load_weights, sequence_length=sequence_length, **kwargs)

@@ -80,14 +80,18 @@ def _tokenizer(preset, vocabulary, lowercase):
 
 
 def _model(preset, config, tokenizer):
+    """The pretrainer to train, its preprocessor on `tokenizer` (which the preset it is saved as holds)."""
     if config is not None:
-        config = dict(config, vocabulary_size=tokenizer.vocabulary_size())
-        return BertPretrainer(BertBackbone(**config))
-    model = BertPretrainer.from_preset(preset)
-    if model.backbone.vocabulary_size != tokenizer.vocabulary_size():
-        raise ValueError(f"The preset's model has {model.backbone.vocabulary_size} token embeddings but the "
-                         f"vocabulary has {tokenizer.vocabulary_size()} tokens; a new vocabulary needs a fresh "
-                         "model (--config), as SciBERT was trained.")
+        model = BertPretrainer(BertBackbone(**dict(config, vocabulary_size=tokenizer.vocabulary_size())))
+    else:
+        model = BertPretrainer.from_preset(preset)
+        if model.backbone.vocabulary_size != tokenizer.vocabulary_size():
+            raise ValueError(f"The preset's model has {model.backbone.vocabulary_size} token embeddings but the "
+                             f"vocabulary has {tokenizer.vocabulary_size()} tokens; a new vocabulary needs a fresh "
+                             "model (--config), as SciBERT was trained.")
+    positions = model.backbone.max_sequence_length
+    model.preprocessor = model.make_preprocessor(
+        tokenizer, min(model.default_sequence_length, positions), positions)
     return model
 
 
@@ -185,7 +189,7 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         held = create_pretraining_instances(eval_source, tokenizer, eval_config)
         eval_ds = pretraining_batches(held, min(batch_size, len(held["token_ids"])))
         baseline = _unigram_baseline(train, held)
-    return _fit(output_dir, lambda: _model(preset, config, tokenizer), tokenizer, train_ds, total_steps,
+    return _fit(output_dir, lambda: _model(preset, config, tokenizer), train_ds, total_steps,
                 (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
                 learning_rate, warmup_steps, mixed_precision, verbose,
                 {"train_instances": int(len(train["token_ids"]))})
@@ -198,7 +202,7 @@ def _accuracies(scores):
     return {**{name: scores[key] for name, key in named.items() if key in scores}, **scores}
 
 
-def _fit(output_dir, make_model, tokenizer, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
+def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
          learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None):
     """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save."""
     if mixed_precision:
@@ -231,7 +235,7 @@ def _fit(output_dir, make_model, tokenizer, train_ds, total_steps, chunk, epochs
         metrics["train_loss"] = [float(x) for x in history.history["loss"]]
         if eval_ds is not None:
             metrics["after"] = _accuracies(model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True))
-        model.save_to_preset(os.path.join(output_dir, MODEL_DIR), tokenizer=tokenizer)
+        model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     finally:
         if mixed_precision:
             keras.mixed_precision.set_global_policy("float32")
@@ -338,7 +342,7 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
                              "positions: write the records with a smaller --max_seq_length.")
         return model
 
-    return _fit(output_dir, make_model, tokenizer, train_ds, num_train_steps, checkpoint_every or num_train_steps,
+    return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
                 None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
                 {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
                 eval_steps=max_eval_steps)
