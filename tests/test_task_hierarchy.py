@@ -181,3 +181,13 @@ def test_an_export_preprocessor_given_replaces_the_pretrainers_own(tiny_preset):
     fill_mask = next(s for s in signatures if s.name == "fill_mask").function
     assert fill_mask(text)["truncated"].numpy().tolist() == [False]
 
+
+# === The command line loads a saved task through Task.from_preset ===
+
+def test_the_cli_loads_any_saved_task_class_and_refuses_a_pretrainer(tiny_preset, tmp_path):
+    from keras_bert_zoo.cli.finetune_command import _load_task
+
+    _ScoredClassifier.from_preset(tiny_preset, num_classes=2, sequence_length=8).save_to_preset(str(tmp_path / "s"))
+    assert type(_load_task(str(tmp_path / "s"))) is _ScoredClassifier
+    with pytest.raises(ValueError, match="holds a 'BertPretrainer', not a fine-tuned classifier, NER or QA model"):
+        _load_task(tiny_preset)

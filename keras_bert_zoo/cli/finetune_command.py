@@ -266,24 +266,21 @@ def fine_tuned_model_dir(path):
 
 
 def _load_task(path):
-    """A fine-tuned task saved by `finetune`, whichever its type."""
+    """A fine-tuned task saved by `finetune`, as the class it was saved from."""
+    from keras_bert_zoo.presets.loader import saved_task_class
     from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
-    from keras_bert_zoo.presets.preset_io import read_json
-    from keras_bert_zoo.tasks.bert_classifier import BertClassifier
-    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
-    from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+    from keras_bert_zoo.tasks.task import Task
 
     found = fine_tuned_model_dir(path) if os.path.isdir(path) else None
     if found is None:
         problem = "is not a fine-tuned model" if os.path.isdir(path) else "does not exist"
         raise ValueError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
                          f"(with {TASK_CONFIG_FILE}).")
-    path = found
-    kinds = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
-    name = read_json(path, TASK_CONFIG_FILE).get("class_name")
-    if name not in kinds:
-        raise ValueError(f"{path} holds a '{name}', not a fine-tuned classifier, NER or QA model.")
-    return kinds[name].from_preset(path)
+    saved = saved_task_class(found)
+    if issubclass(saved, BertPretrainer):
+        raise ValueError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
+    return Task.from_preset(found)
 
 
 def run_evaluate(args):
