@@ -182,6 +182,20 @@ def test_an_export_preprocessor_given_replaces_the_pretrainers_own(tiny_preset):
     assert fill_mask(text)["truncated"].numpy().tolist() == [False]
 
 
+# === Heads ===
+
+def test_every_head_gives_float32_logits_under_mixed_precision(tiny_preset):
+    tasks = [kbz.BertClassifier.from_preset(tiny_preset, num_classes=2, sequence_length=8, dtype="mixed_bfloat16"),
+             kbz.BertTokenClassifier.from_preset(tiny_preset, label_names=["O", "B-X"], sequence_length=8,
+                                                 dtype="mixed_bfloat16"),
+             kbz.BertQuestionAnswerer.from_preset(tiny_preset, sequence_length=8, dtype="mixed_bfloat16")]
+    packed = {key: value for key, value in PACKED.items() if key != "mask_positions"}
+    for task in tasks:
+        assert task.backbone(packed)["sequence_output"].dtype == tf.bfloat16
+        for logits in tf.nest.flatten(task(packed)):
+            assert logits.dtype == tf.float32
+
+
 # === The command line loads a saved task through Task.from_preset ===
 
 def test_the_cli_loads_any_saved_task_class_and_refuses_a_pretrainer(tiny_preset, tmp_path):

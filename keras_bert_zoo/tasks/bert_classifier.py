@@ -73,12 +73,7 @@ class BertClassifier(Task):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
-            dtype="float32",  # logits in float32 under mixed precision
-            name="logits",
-        )
+        self.output_dense = self.logits_layer(backbone, num_classes)
 
         # === Functional Model ===
         inputs = self.backbone_inputs(backbone)

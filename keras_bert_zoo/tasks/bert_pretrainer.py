@@ -76,6 +76,8 @@ class BertPretrainer(Task):
             dtype=backbone.dtype_policy,
             name="masked_lm_head",
         )
+        # In the backbone's dtype policy, as the masked-LM head beside it, rather than `logits_layer`'s float32:
+        # pretraining under mixed precision computes as it did when it was measured.
         self.next_sentence_head = keras.layers.Dense(
             2, kernel_initializer=initializer, dtype=backbone.dtype_policy, name="next_sentence_head"
         )

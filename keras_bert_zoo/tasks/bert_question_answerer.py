@@ -103,12 +103,8 @@ class BertQuestionAnswerer(Task):
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.span_dense = keras.layers.Dense(
-            2,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
-            dtype="float32",
-            name="span_logits",
-        )
+        # run_squad.py has no dropout before its span layer.
+        self.span_dense = self.logits_layer(backbone, 2, name="span_logits")
 
         # === Functional Model ===
         inputs = self.backbone_inputs(backbone)

@@ -74,12 +74,7 @@ class BertTokenClassifier(Task):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            len(label_names),
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
-            dtype="float32",
-            name="logits",
-        )
+        self.output_dense = self.logits_layer(backbone, len(label_names))
 
         # === Functional Model ===
         inputs = self.backbone_inputs(backbone)

@@ -155,6 +155,33 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 f"{self.backbone.vocabulary_size}; they do not belong together (use the preset's vocabulary)."
             )
 
+    @staticmethod
+    def logits_layer(backbone, units, name="logits"):
+        """The dense output layer of a head: the backbone's truncated-normal
+        initializer, and float32 logits (also under mixed precision, so that
+        the loss and softmax stay exact).
+
+        Args:
+            backbone: the `BertBackbone` the head sits on.
+            units: number of logits per position.
+            name: the layer's name (its weights' path in saved presets).
+
+        Returns:
+            A `keras.layers.Dense`.
+
+        Examples:
+        >>> backbone = BertBackbone(vocabulary_size=30, num_layers=1, num_heads=2,
+        ...                         hidden_dim=8, intermediate_dim=16, dtype="mixed_bfloat16")
+        >>> Task.logits_layer(backbone, 3).dtype_policy.compute_dtype
+        'float32'
+        """
+        return keras.layers.Dense(
+            units,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            dtype="float32",
+            name=name,
+        )
+
     @classmethod
     def make_preprocessor(cls, tokenizer, sequence_length, max_sequence_length):
         """The preprocessing layer this task takes (a `preprocessor_cls`), for `from_preset`."""
