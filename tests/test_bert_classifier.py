@@ -2,7 +2,6 @@
 
 import os
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,6 +10,7 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.data.glue import read_glue
 from tests.conftest import TINY_CHECKPOINT
 from tests.conftest import shared_path
+from tests.round_trip import keras_file_round_trip, preset_round_trip
 
 
 @pytest.fixture(scope="module")
@@ -87,16 +87,12 @@ def test_save_to_preset_and_keras_file_round_trip(tmp_path):
     clf.fit(["all work", "no play", "jack a dull boy", "makes"], [0, 1, 1, 0], epochs=1, batch_size=2, verbose=0)
     texts = ["all work and no play", "makes jack a dull boy"]
     expected = clf.predict(texts)
-    clf.save_to_preset(str(tmp_path / "preset"))
-    restored = kbz.BertClassifier.from_preset(str(tmp_path / "preset"))
-    for a, b in zip(restored.weights, clf.weights):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    restored = preset_round_trip(clf, tmp_path)
     np.testing.assert_allclose(restored.predict(texts), expected, atol=1e-5)
     assert restored.label_names == ["no", "yes"]
     # A preset holds each weight without the optimizer's slots.
     assert os.path.getsize(tmp_path / "preset" / "task.weights.h5") < 3 * os.path.getsize(tmp_path / "preset" / "model.weights.h5")
-    clf.save(str(tmp_path / "clf.keras"))
-    reloaded = keras.saving.load_model(str(tmp_path / "clf.keras"))
+    reloaded = keras_file_round_trip(clf, tmp_path)
     np.testing.assert_allclose(reloaded.predict(texts), expected, atol=1e-5)
 
 

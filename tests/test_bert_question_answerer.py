@@ -16,6 +16,7 @@ from keras_bert_zoo.export.question_answerer_signatures import _windows
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from tests.conftest import shared_path
+from tests.round_trip import keras_file_round_trip, preset_round_trip
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "who", "ran"] + [f"w{i}" for i in range(30)]
 
@@ -86,8 +87,7 @@ def test_learns_squad_from_a_small_slice(default_preset_dir, tmp_path):
     answer = qa.predict_answers([{"question": "Which team won Super Bowl 50?", "context": data.contexts[0]}])[0]
     assert data.contexts[0][answer["start"]:answer["end"]] == answer["answer"] and 0 < answer["score"] <= 1
 
-    qa.save_to_preset(str(tmp_path / "qa"))
-    restored = kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"))
+    restored = preset_round_trip(qa, tmp_path)
     for a, b in zip(restored.predict_answers(test.head(5)), qa.predict_answers(test.head(5))):
         assert (a["answer"], a["start"], a["end"]) == (b["answer"], b["start"], b["end"])
         assert a["score"] == pytest.approx(b["score"], abs=1e-5)
@@ -228,8 +228,7 @@ def test_under_strategy_and_keras_file_round_trip(tiny_checkpoint, tmp_path):
                                                   max_query_length=4)
     history = qa.fit(data, epochs=1, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"][0])
-    qa.save(str(tmp_path / "qa.keras"))
-    restored = keras.saving.load_model(str(tmp_path / "qa.keras"))
+    restored = keras_file_round_trip(qa, tmp_path)
     assert (restored.doc_stride, restored.max_query_length) == (4, 4)
     for a, b in zip(restored.predict_answers(data.head(2)), qa.predict_answers(data.head(2))):
         assert (a["answer"], a["start"], a["end"]) == (b["answer"], b["start"], b["end"])

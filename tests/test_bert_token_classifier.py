@@ -20,6 +20,7 @@ from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from tests.conftest import shared_path
+from tests.round_trip import keras_file_round_trip, preset_round_trip
 
 LABELS = ["O", "B-Disease", "I-Disease"]
 
@@ -85,10 +86,7 @@ def test_learns_ncbi_disease_from_a_small_slice(default_preset_dir, ncbi, tmp_pa
     assert any("cancer" in e["text"] and e["label"] == "Disease" for e in entities)
     assert all(text[e["start"]:e["end"]] == e["text"] and 0 < e["score"] <= 1 for e in entities)
 
-    ner.save_to_preset(str(tmp_path / "ner"))
-    restored = kbz.BertTokenClassifier.from_preset(str(tmp_path / "ner"))
-    for a, b in zip(restored.weights, ner.weights):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    restored = preset_round_trip(ner, tmp_path)
     # Same weights; float32 kernels may sum in another order (oneDNN), hence 1e-5.
     np.testing.assert_allclose(
         restored.predict_word_probabilities(test_words[:5])[0], ner.predict_word_probabilities(test_words[:5])[0],
@@ -181,7 +179,6 @@ def test_graph_word_probabilities_match_predict_word_probabilities(tiny_checkpoi
 
 @pytest.mark.slow
 def test_under_strategy_and_keras_file_round_trip(tiny_checkpoint, tmp_path):
-    import keras
     import tensorflow as tf
 
     with tf.distribute.MirroredStrategy(["/cpu:0"]).scope():
@@ -190,8 +187,7 @@ def test_under_strategy_and_keras_file_round_trip(tiny_checkpoint, tmp_path):
     tags = [["B-Disease", "I-Disease", "O"], ["O", "O", "B-Disease", "I-Disease"]] * 4
     history = ner.fit(sentences, tags, epochs=1, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"][0])
-    ner.save(str(tmp_path / "ner.keras"))
-    restored = keras.saving.load_model(str(tmp_path / "ner.keras"))
+    restored = keras_file_round_trip(ner, tmp_path)
     np.testing.assert_allclose(restored.predict_word_probabilities(sentences[:2])[1],
                                ner.predict_word_probabilities(sentences[:2])[1], atol=1e-6)
 
