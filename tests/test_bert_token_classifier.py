@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.conll import read_conll
-from keras_bert_zoo.export.token_classifier_signatures import MODEL_INPUTS
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.export.token_classifier_signatures import _chunk_begins
 from keras_bert_zoo.export.token_classifier_signatures import _chunk_spans
 from keras_bert_zoo.export.token_classifier_signatures import _tag_scheme

@@ -14,6 +14,8 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
 
 
@@ -202,7 +204,7 @@ def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, re
 
 def split_features(features):
     """Feature dict -> the pretrainer's `(inputs, labels, sample_weights)`."""
-    inputs = {name: features[name] for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
+    inputs = {name: features[name] for name in (*MODEL_INPUTS, MASK_POSITIONS)}
     labels = {"masked_lm_logits": features["mask_ids"], "next_sentence_logits": features["next_sentence_label"]}
     weights = {"masked_lm_logits": tf.cast(features["mask_weights"], tf.float32),
                "next_sentence_logits": tf.ones_like(features["next_sentence_label"], tf.float32)}

@@ -14,10 +14,10 @@ from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words_with_offsets
 
-MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 _OUTSIDE, _BEGIN, _INSIDE = 0, 1, 2
 
 

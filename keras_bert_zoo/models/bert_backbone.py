@@ -9,6 +9,7 @@ import keras
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.layers.bert_embedding import BertEmbedding
 from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.presets.loader import load_backbone
 from keras_bert_zoo.presets.preset_io import save_preset
 
@@ -155,9 +156,8 @@ class BertBackbone(keras.Model):
         )
 
         # === Functional Model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
-        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in MODEL_INPUTS}
+        token_ids, segment_ids, padding_mask = (inputs[name] for name in MODEL_INPUTS)
         embedded = self.embeddings(token_ids, segment_ids)
         x = embedded
         layer_outputs = []
@@ -170,7 +170,7 @@ class BertBackbone(keras.Model):
             outputs["embedding_output"] = embedded
             outputs["encoder_outputs"] = keras.ops.stack(layer_outputs, axis=1)
         super().__init__(
-            inputs={"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
+            inputs=inputs,
             outputs=outputs,
             dtype=dtype,
             **kwargs,

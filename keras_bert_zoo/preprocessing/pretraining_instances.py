@@ -19,9 +19,11 @@ import random
 import numpy as np
 from tqdm.auto import tqdm
 
+from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
-FEATURES = ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids", "mask_weights",
+FEATURES = (*MODEL_INPUTS, MASK_POSITIONS, "mask_ids", "mask_weights",
             "next_sentence_label")
 
 

@@ -10,6 +10,7 @@ import tensorflow as tf
 from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
@@ -18,7 +19,6 @@ from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
-MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
 def _without_empty_sentences(sentences, tags):
