@@ -70,6 +70,14 @@ def test_missing_column_is_named(tmp_path):
     assert (data.texts, data.labels, data.label_names) == (["great"], [0], ["5"])
 
 
+def test_a_glue_header_read_as_a_plain_table_points_to_the_glue_reader(tmp_path):
+    path = tmp_path / "mrpc_dev.tsv"
+    path.write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tHe said hi.\tHe greeted them.\n")
+    with pytest.raises(DataFormatError, match=r"GLUE's \(MRPC\): read it with read_glue \(command line: --glue_task MRPC\)"):
+        read_classification(str(path))
+    assert read_glue(str(path), task="MRPC").labels == [1]
+
+
 def test_jsonl_missing_field(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"text": "a", "label": "x"}\n{"sentence": "b", "label": "y"}\n')

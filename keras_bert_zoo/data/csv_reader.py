@@ -4,6 +4,7 @@ import csv
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.data.glue import GLUE_TASKS
 
 
 def read_csv(path, text_column, label_column, text_b_column=None, label_names=None, delimiter=None,
@@ -27,7 +28,7 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
         if missing:
             raise DataFormatError(
                 f"{path}, line 1: no column(s) {missing} in the header {reader.fieldnames}. "
-                "Name the columns with text_column / text_b_column / label_column."
+                "Name the columns with text_column / text_b_column / label_column." + _glue_hint(reader.fieldnames)
             )
         for row in reader:
             # DictReader files surplus fields under None and fills missing ones with None.
@@ -39,3 +40,13 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
             texts = (row[text_column],) + ((row[text_b_column],) if text_b_column else ())
             builder.add(reader.line_num, texts, row[label_column])
     return builder.build()
+
+
+def _glue_hint(header):
+    """A header that is a GLUE task's is read by `read_glue`: say so."""
+    tasks = [name for name, task in GLUE_TASKS.items()
+             if task.header and {task.text_a, task.label} <= set(header or [])]
+    if not tasks:
+        return ""
+    return (f" The header is GLUE's ({' or '.join(tasks)}): read it with read_glue "
+            f"(command line: --glue_task {tasks[0]}).")

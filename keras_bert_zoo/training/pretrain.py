@@ -325,14 +325,17 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
     train_ds = pretraining_batches(read_pretraining_records(files, length, predictions), batch_size,
                                    shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
-    eval_ds = None
+    eval_ds, eval_steps = None, max_eval_steps
     if eval_files:
         _shapes(eval_files, length, predictions, "evaluation")
         held = read_pretraining_records(eval_files, length, predictions)
         count = int(held.reduce(0, lambda n, _: n + 1))
         if count == 0:
             raise ValueError(f"The evaluation records ({eval_files[0]} ...) hold no instances.")
-        eval_ds = pretraining_batches(held, min(batch_size, count))
+        eval_batch = min(batch_size, count)
+        eval_ds = pretraining_batches(held, eval_batch)
+        # No more steps than the records fill: Keras would warn that the input ran out.
+        eval_steps = min(max_eval_steps or count, count // eval_batch)
 
     def make_model():
         model = _model(preset, config, tokenizer)
@@ -345,4 +348,4 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
     return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
                 None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
                 {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
-                eval_steps=max_eval_steps)
+                eval_steps=eval_steps)
