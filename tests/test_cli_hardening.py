@@ -23,14 +23,17 @@ from tests.conftest import TINY_CHECKPOINT
 
 def _refused(capsys, argv, *words):
     """Run the CLI; it must exit 2 with one line naming `words`, and no traceback."""
+    usage_error = False
     try:
         code = main(argv)
     except SystemExit as e:  # argparse's usage errors
-        code = e.code
+        code, usage_error = e.code, True
     err = capsys.readouterr().err
     assert code == 2, err
     assert "Traceback" not in err
-    last = err.strip().splitlines()[-1]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 or not usage_error, err  # one line, not argparse's usage block
+    last = lines[-1]
     assert last.startswith("keras-bert-zoo ") and ": error: " in last, last
     for word in words:
         assert word in last, last

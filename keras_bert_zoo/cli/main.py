@@ -52,6 +52,10 @@ def _version():
 
 
 class ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        # One line a user can act on; the usage block (25 lines for finetune) is one --help away.
+        self.exit(2, f"{self.prog}: error: {message} (flags: {self.prog} --help)\n")
+
     def choices_of(self, command):
         """The subcommand's parser."""
         action = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
