@@ -326,6 +326,7 @@ def test_batching_parameters_beside_the_versions_parse_as_tf_servings_message(ex
     ({"max_batch_size": 0}, "max_batch_size must be a positive integer"),
     ({"batch_timeout_micros": -1}, "batch_timeout_micros must be a non-negative integer"),
     ({"num_batch_threads": 2.5}, "num_batch_threads must be a positive integer"),
+    ({"num_batch_threads": 0}, "num_batch_threads must be a positive integer"),
 ])
 def test_bad_batching_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):

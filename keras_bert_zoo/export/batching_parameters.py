@@ -36,7 +36,7 @@ def batching_parameters(max_batch_size=32, batch_timeout_micros=2000, max_enqueu
     """
     values = {"max_batch_size": max_batch_size, "batch_timeout_micros": batch_timeout_micros,
               "max_enqueued_batches": max_enqueued_batches,
-              "num_batch_threads": num_batch_threads or os.cpu_count() or 1}
+              "num_batch_threads": (os.cpu_count() or 1) if num_batch_threads is None else num_batch_threads}
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "batch_timeout_micros" else 1):
             raise ValueError(f"{name} must be a {'non-negative' if name == 'batch_timeout_micros' else 'positive'} "
