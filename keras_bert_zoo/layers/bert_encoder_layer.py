@@ -33,6 +33,9 @@ class BertEncoderLayer(TransformerEncoder):
       LayerNorm) runs as single-pass fused epilogues computed in float32, the
       masked softmax as oneDNN's (see `fused_ops`).
 
+    After Keras' `quantize(...)` the layer runs keras-hub's forward pass,
+    which applies the quantized kernels and their scales.
+
     Call args:
         inputs: `[batch, seq, hidden]`.
         padding_mask: int or bool `[batch, seq]`, 1 on real tokens.
@@ -48,6 +51,10 @@ class BertEncoderLayer(TransformerEncoder):
         super().__init__(*args, **kwargs)
 
     def call(self, inputs, padding_mask=None, training=None):
+        if self._feedforward_output_dense.quantization_mode is not None:
+            # `quantize("int8")` swaps the kernels for int8 ones plus scales,
+            # which Keras' own layer calls know how to apply.
+            return super().call(inputs, padding_mask=padding_mask, training=training)
         attention = self._self_attention_layer
         dtype = inputs.dtype
         shape = tf.shape(inputs)
