@@ -85,10 +85,15 @@ def quiet_start():
 
 
 def load_tensorflow():
-    """Import TensorFlow (and TF-Text's ops) quietly; see `quiet_start`."""
+    """Import TensorFlow (and TF-Text's ops) quietly (see `quiet_start`),
+    then the library: every model, tokenizer and task is then in Keras'
+    serialization registry, as after `import keras_hub`, where the preset
+    loader finds the classes a preset names or a checkpoint converts to."""
     with quiet_start():
         import tensorflow  # noqa: F401
         import tensorflow_text  # noqa: F401
+    # lazy: the root loads the library on first use, so that `import keras_bert_zoo` and `--help` are fast
+    import keras_bert_zoo.tasks  # noqa: F401
 
 
 def __getattr__(name):

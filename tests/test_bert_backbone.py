@@ -1,10 +1,18 @@
 """BertBackbone and BertPretrainer: configs, serialization, masking."""
 
+import os
+import warnings
+
+import h5py
 import numpy as np
 import pytest
 
 import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.loader import read_checkpoint_dir
 from tests.round_trip import keras_file_round_trip
+
+# Written by keras_bert_zoo 0.1.0, whose backbone named the pooler's attribute `pooler_dense`.
+OLD_PRESET = os.path.join(os.path.dirname(__file__), "fixtures", "tiny_pretrainer_preset_0.1.0")
 
 SMALL = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16,
              max_sequence_length=32, num_segments=3, dropout=0.0)
@@ -123,7 +131,7 @@ def test_int8_quantized_backbone_computes_what_keras_hub_computes():
 
     config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
     ours = kbz.BertBackbone(**config)
-    hub = keras_hub.models.BertBackbone(**{k: v for k, v in config.items()})
+    hub = keras_hub.models.BertBackbone(**config)
     hub.set_weights(ours.get_weights())
     inputs = _inputs(length=12)
     real = inputs["padding_mask"].astype(bool)
@@ -135,3 +143,48 @@ def test_int8_quantized_backbone_computes_what_keras_hub_computes():
     cosine = (quantized * float_output).sum(-1) / np.linalg.norm(quantized, axis=-1) / np.linalg.norm(float_output, axis=-1)
     assert cosine.min() > 0.98
     assert not np.allclose(quantized, float_output, atol=1e-4), "quantize() changed nothing"
+
+
+def test_pooler_dense_is_a_deprecated_alias_of_pooled_dense():
+    backbone = kbz.BertBackbone(**SMALL)
+    with pytest.warns(DeprecationWarning, match="pooler_dense is now .pooled_dense"):
+        assert backbone.pooler_dense is backbone.pooled_dense
+    with pytest.raises(AttributeError, match="no attribute 'pooler_dens'"):
+        backbone.pooler_dens  # noqa: B018
+
+
+def test_saving_and_loading_do_not_touch_the_deprecated_alias(tmp_path):
+    backbone = kbz.BertBackbone(**SMALL)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backbone.save_to_preset(str(tmp_path / "preset"))
+        kbz.BertBackbone.from_preset(str(tmp_path / "preset"))
+        keras_file_round_trip(backbone, tmp_path)
+    assert [str(w.message) for w in caught if "pooler_dense" in str(w.message)] == []
+
+
+def _h5_arrays(path):
+    arrays = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, node: arrays.update({name: node[()]}) if isinstance(node, h5py.Dataset) else None)
+    return arrays
+
+
+def test_weights_saved_before_the_pooled_dense_rename_load_bit_exactly(tiny_checkpoint, tmp_path):
+    """Keras keys a Functional model's weights by layer class and position (`layers/dense` is the pooler), not by
+    attribute or layer name: the rename leaves the files' layout as it was."""
+    google = read_checkpoint_dir(tiny_checkpoint).read_weights()
+    backbone = kbz.BertBackbone.from_preset(OLD_PRESET)
+    np.testing.assert_array_equal(backbone.pooled_dense.kernel.numpy(), google["bert/pooler/dense/kernel"])
+    np.testing.assert_array_equal(backbone.pooled_dense.bias.numpy(), google["bert/pooler/dense/bias"])
+    converted = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    for a, b in zip(backbone.weights, converted.weights, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+    pretrainer = kbz.BertPretrainer.from_preset(OLD_PRESET)
+    np.testing.assert_array_equal(pretrainer.backbone.pooled_dense.kernel.numpy(), google["bert/pooler/dense/kernel"])
+    # Saved again, the backbone's file holds the same arrays at the same paths.
+    backbone.save_to_preset(str(tmp_path / "again"))
+    old, new = (_h5_arrays(os.path.join(d, "model.weights.h5")) for d in (OLD_PRESET, str(tmp_path / "again")))
+    assert sorted(new) == sorted(old)
+    for path, value in old.items():
+        np.testing.assert_array_equal(new[path], value, err_msg=path)

@@ -27,6 +27,13 @@ def test_layers_and_tokens_match_the_backbone(tiny_checkpoint):
         assert [layer["index"] for layer in record["features"][0]["layers"]] == [-1, 0]
 
 
+def test_max_seq_length_is_the_deprecated_name_of_sequence_length(tiny_checkpoint):
+    with pytest.warns(DeprecationWarning, match="`max_seq_length` is now `sequence_length`"):
+        old = list(extract_features(["all work and no play"], preset=tiny_checkpoint, layers=(-1,), max_seq_length=4))
+    assert old == list(extract_features(["all work and no play"], preset=tiny_checkpoint, layers=(-1,), sequence_length=4))
+    assert [f["token"] for f in old[0]["features"]] == ["[CLS]", "all", "work", "[SEP]"]
+
+
 def test_unknown_layer_is_refused(tiny_checkpoint):
     with pytest.raises(ValueError, match="Layer -3 does not exist: the model has 2 layers"):
         list(extract_features(["all"], preset=tiny_checkpoint, layers=(-3,)))

@@ -144,6 +144,14 @@ def test_function_level_imports_of_the_package_say_why():
     assert unexplained == []
 
 
+def test_the_only_lazy_import_outside_cli_is_the_roots():
+    """The root loads the library on first use (`load_tensorflow`), which fills Keras' serialization registry;
+    below it, a class comes from the caller or that registry, never from a lazy import."""
+    lazy = [(name, module) for name, path in sorted(_modules().items()) if not name.startswith("keras_bert_zoo.cli")
+            for _, module, explained in _function_level_imports(path) if explained]
+    assert lazy == [("keras_bert_zoo", "keras_bert_zoo.tasks")]
+
+
 def test_export_and_preprocessing_import_no_task():
     """Exports get their signatures from the task (`task_signatures`), so export/ needs no task class;
     preprocessing and layers sit below tasks."""

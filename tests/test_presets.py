@@ -214,3 +214,37 @@ def test_truncated_pytorch_bin(tmp_path):
     weights.write_bytes(weights.read_bytes()[:3000])
     with pytest.raises(kbz.CheckpointError, match="pytorch_model.bin"):
         kbz.BertBackbone.from_preset(str(directory))
+
+
+CONVERT_WITHOUT_THE_TASKS = """
+import os, sys
+from keras_bert_zoo.presets.errors import PresetError
+from keras_bert_zoo.presets.loader import convert_checkpoint, read_checkpoint_dir
+checkpoint = read_checkpoint_dir(sys.argv[1])
+try:
+    convert_checkpoint(checkpoint, sys.argv[2])
+except PresetError as e:
+    print("refused:", e)
+import keras_bert_zoo as kbz
+kbz.BertBackbone  # the package's names load the library, every class registered
+convert_checkpoint(checkpoint, sys.argv[2])
+print(sorted(os.listdir(sys.argv[2])))
+"""
+
+
+@pytest.mark.subprocess
+def test_conversion_finds_the_pretrainer_in_keras_registry_not_by_import(tiny_checkpoint, tmp_path):
+    """presets/ sits below the tasks: the class a checkpoint converts to comes from Keras' registry, which
+    the package's names (and the command line) fill before first use."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, "-c", CONVERT_WITHOUT_THE_TASKS, tiny_checkpoint, str(tmp_path / "p")],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    refused, listing = result.stdout.strip().splitlines()
+    assert refused == ("refused: Converting a checkpoint builds a keras_bert_zoo>BertPretrainer, which is not "
+                       "registered yet: import keras_bert_zoo.tasks first (the names of `import keras_bert_zoo as "
+                       "kbz` do).")
+    assert "task.json" in listing and "model.weights.h5" in listing

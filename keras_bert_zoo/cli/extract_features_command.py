@@ -27,7 +27,7 @@ def add_parser(subparsers):
     parser.add_argument("--layers", type=int_list,
                         help=default_help("Comma-separated encoder layers, -1 the last; write --layers=-1,-2.",
                                           *EXTRACT, "layers"))
-    parser.add_argument("--max_seq_length", type=positive_int, help=default_help("", *EXTRACT, "max_seq_length"))
+    parser.add_argument("--max_seq_length", type=positive_int, help=default_help("", *EXTRACT, "sequence_length"))
     parser.add_argument("--batch_size", type=positive_int, help=default_help("", *EXTRACT, "batch_size"))
     parser.set_defaults(run=run)
 
@@ -47,6 +47,6 @@ def run(args):
     # extract_features.py separates the two texts of a pair with " ||| ".
     texts = [tuple(part.strip() for part in line.split("|||", 1)) if "|||" in line else line for line in lines]
     records = extract_features(texts, preset=args.preset, progress=True,
-                               **given(args, "layers", "max_seq_length", "batch_size"))
+                               **given(args, "layers", "batch_size", max_seq_length="sequence_length"))
     write_features(records, args.output_file)
     print(f"Wrote features of {len(texts)} texts to {args.output_file}", file=sys.stderr)

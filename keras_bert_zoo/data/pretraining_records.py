@@ -86,7 +86,12 @@ def _parse_fn(max_seq_length, max_predictions_per_seq):
 
 def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20):
     """A `tf.data.Dataset` of feature dicts (int32, fixed shapes) from TFRecord
-    files (a path, a glob, or a list of them), shards read interleaved."""
+    files (a path, a glob, or a list of them), shards read interleaved.
+
+    `max_seq_length` / `max_predictions_per_seq` are the records' shapes, named
+    as the `PretrainingDataConfig` (create_pretraining_data.py's flags) that
+    wrote them.
+    """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
     files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))})
     if not files:

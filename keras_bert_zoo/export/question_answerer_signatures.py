@@ -36,6 +36,9 @@ def _windows(context_length, window, doc_stride):
     reaches the end of its context; an empty context still gets one
     (empty) window.
 
+    Numpy twin: `strided_windows.window_starts`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_windows_match_window_starts`.
+
     Args:
         context_length: int32 `[batch]`, pieces per context.
         window: int32 `[batch]`, context pieces one window holds.
@@ -57,6 +60,9 @@ def _pack_windows(preprocessor, query, pieces, doc_stride):
     """`[CLS] question [SEP] window [SEP]` for every window of every context.
 
     The graph twin of `build_features`' rows.
+
+    Numpy twin: `question_answering_features.build_features`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_windows_and_max_context_match_build_features`.
 
     Args:
         preprocessor: the task's `BertPreprocessor`.
@@ -86,6 +92,9 @@ def _max_context(relative, length, flat_piece, is_context, total_pieces):
 
     The graph twin of `strided_windows.max_context_windows`, read at each
     window's positions.
+
+    Numpy twin: `strided_windows.max_context_windows`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_windows_and_max_context_match_build_features`.
 
     Args:
         relative: int32 `[windows, positions]`, each position's index in its
@@ -121,6 +130,9 @@ def _context_positions(layout, width, total_pieces):
 
     The graph twin of `build_features`' `char_spans >= 0` and `max_context`.
 
+    Numpy twin: `question_answering_features.build_features`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_windows_and_max_context_match_build_features`.
+
     Args:
         layout: the windows' `_WindowLayout`.
         width: int32 scalar, positions per packed row.
@@ -143,6 +155,9 @@ def _span_candidates(start_logits, end_logits, real, is_context, max_context, n_
     end at a context piece no earlier, and hold at most `max_answer_length`
     pieces. Invalid pairs keep their place with score `-inf`, so the result
     is dense.
+
+    Numpy twin: `BertQuestionAnswerer._best_answer`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_decoding_matches_best_answer`.
 
     Args:
         start_logits / end_logits: float32 `[windows, positions]`.
@@ -177,6 +192,10 @@ def _n_best(scores, example, batch, n_best_size):
     The graph twin of `_best_answer`'s `sorted(candidates)[:n_best_size]`.
     Sorting keeps memory linear in the candidates: padding every example
     to the longest context's count would grow with batch x longest.
+
+    Numpy twin: `BertQuestionAnswerer._best_answer`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_decoding_matches_best_answer`,
+    `tests/test_serving_fuzz.py::test_n_best_per_example_matches_a_sort_per_example`.
     """
     order = tf.argsort(scores, direction="DESCENDING", stable=True)
     order = tf.gather(order, tf.argsort(tf.gather(example, order), stable=True))
@@ -196,6 +215,9 @@ def _answer_scores(top_score, null_score, version_2_with_negative, null_score_di
     best span's softmax probability among the n best; in SQuAD v2.0, "no
     answer" (scored `sigmoid(null - best)`) when the null score beats the
     best span by more than the threshold; 1.0 when no span is valid.
+
+    Numpy twin: `BertQuestionAnswerer._best_answer`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_decoding_matches_best_answer`.
 
     Args:
         top_score: float32 `[batch, n_best_size]`, from `_n_best`.
@@ -228,6 +250,9 @@ def _decode_answers(context, piece_starts, piece_ends, layout, padding_mask, out
     """The answer span of each example, from its windows' logits.
 
     The graph twin of `BertQuestionAnswerer._best_answer`, for a batch.
+
+    Numpy twin: `BertQuestionAnswerer._best_answer`; parity:
+    `tests/test_bert_question_answerer.py::test_graph_decoding_matches_best_answer`.
 
     Args:
         context: string `[batch]`, the (cleaned) contexts.

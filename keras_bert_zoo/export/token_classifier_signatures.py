@@ -48,6 +48,9 @@ def _word_probabilities(words, word_index, probabilities):
     pieces) get uniform probabilities, as there. Flat over the batch, so
     memory follows the words sent.
 
+    Numpy twin: `BertTokenClassifier.predict_word_probabilities`; parity:
+    `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
+
     Args:
         words: ragged string `[batch, None]`, each text's words.
         word_index: int `[batch, positions]`, the word each position's piece
@@ -78,6 +81,9 @@ def _chunk_begins(prefix, kind, words_per_text):
 
     The graph twin of `conlleval.extract_chunks`, flat over the batch.
 
+    Numpy twin: `conlleval.extract_chunks`; parity:
+    `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
+
     Args:
         prefix: int32 `[words]`, each word's tag prefix (`_OUTSIDE`,
             `_BEGIN`, `_INSIDE`), all texts' words in order.
@@ -99,6 +105,9 @@ def _chunk_spans(begins, prefix, kind, score, row, starts, ends):
     The graph twin of `BertTokenClassifier.predict_entities`' loop over
     `extract_chunks`: a chunk is a word that `begins` one and the tagged
     (non-O) words after it, up to the next word that begins one.
+
+    Numpy twin: `BertTokenClassifier.predict_entities`; parity:
+    `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
 
     Args:
         begins: bool `[words]`, from `_chunk_begins`.

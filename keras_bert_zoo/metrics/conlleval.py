@@ -18,7 +18,11 @@ def _split(tag):
 
 
 def extract_chunks(tags):
-    """Return `[(type, start, end_exclusive)]` for one tag sequence."""
+    """Return `[(type, start, end_exclusive)]` for one tag sequence.
+
+    Graph twin: `token_classifier_signatures._chunk_begins`; parity:
+    `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
+    """
     chunks = []
     start = kind = None
     for i, tag in enumerate(list(tags) + ["O"]):

@@ -3,6 +3,7 @@
 import inspect
 import math
 import numbers
+import warnings
 
 import keras
 
@@ -147,7 +148,7 @@ class BertBackbone(keras.Model):
             )
             for i in range(num_layers)
         ]
-        self.pooler_dense = keras.layers.Dense(
+        self.pooled_dense = keras.layers.Dense(
             hidden_dim,
             activation="tanh",
             kernel_initializer=initializer,
@@ -164,7 +165,7 @@ class BertBackbone(keras.Model):
         for layer in self.transformer_layers:
             x = layer(x, padding_mask=padding_mask)
             layer_outputs.append(x)
-        pooled = self.pooler_dense(x[:, 0, :])
+        pooled = self.pooled_dense(x[:, 0, :])
         outputs = {"sequence_output": x, "pooled_output": pooled}
         if return_all_layers:
             outputs["embedding_output"] = embedded
@@ -189,6 +190,15 @@ class BertBackbone(keras.Model):
         self.hidden_activation = hidden_activation
         self.initializer_range = initializer_range
         self.return_all_layers = return_all_layers
+
+    def __getattr__(self, name):
+        # The old name of `pooled_dense` (the layer's name, and keras-hub's). Not a property: Keras' save and
+        # load walk every attribute `dir()` lists, and would warn on each.
+        if name == "pooler_dense":
+            warnings.warn("BertBackbone.pooler_dense is now .pooled_dense; pooler_dense will be removed in the next "
+                          "release.", DeprecationWarning, stacklevel=2)
+            return self.pooled_dense
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def token_embedding(self):

@@ -53,6 +53,11 @@ def build_features(tokenizer, questions, contexts, answers=None, max_seq_length=
 
     Returns:
         A `QAFeatures`.
+
+    Graph twins: `question_answerer_signatures._pack_windows` (the rows),
+    `question_answerer_signatures._context_positions` (`char_spans >= 0`,
+    `max_context`); parity:
+    `tests/test_bert_question_answerer.py::test_graph_windows_and_max_context_match_build_features`.
     """
     question_ids = [q[:max_query_length] for q in tokenizer(list(questions)).to_list()]
     context_ids, starts, ends = tokenizer.tokenize_with_offsets(list(contexts))

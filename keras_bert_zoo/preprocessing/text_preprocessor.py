@@ -77,5 +77,5 @@ class TextPreprocessor(keras.layers.Layer):
         16
         """
         tokenizer = load_tokenizer(preset, cls.tokenizer_cls)
-        max_len = load_backbone_config(preset)["max_sequence_length"]
-        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_len, **kwargs)
+        max_sequence_length = load_backbone_config(preset)["max_sequence_length"]
+        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_sequence_length, **kwargs)

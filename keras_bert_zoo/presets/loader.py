@@ -4,9 +4,9 @@ Every remote or named preset is converted once into our preset format in
 the cache (`$KERAS_BERT_ZOO_CACHE`); local checkpoint directories are read
 in place. The caller passes the class to build (`from_preset` its `cls`, a
 task its `backbone_cls` and `preprocessor_cls`); a class a saved config
-names is found in Keras' serialization registry. So this module imports
-no model, tokenizer or task, but for the one class a cache miss needs
-whoever asked (`_pretrainer_cls`).
+names, and the pretrainer a checkpoint converts to whichever class asked,
+are found in Keras' serialization registry. So this module imports no
+model, tokenizer or task.
 """
 
 import dataclasses
@@ -128,27 +128,33 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None)
     return target
 
 
-def _pretrainer_cls():
-    # A checkpoint's pretraining heads (converted on a cache miss, or read in place) are the pretrainer's
-    # whichever class asked, and the registry holds the class only once its module is imported.
-    # lazy: the pretrainer's module, a layer above this one
-    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+# What a checkpoint converts to (its pretraining heads, on a cache miss or read in place), whichever class
+# asked: `task.json` of every converted preset names it.
+CHECKPOINT_TASK = "keras_bert_zoo>BertPretrainer"
 
-    return BertPretrainer
+
+def _checkpoint_task_cls():
+    """The registered `CHECKPOINT_TASK` class. The package's names (`kbz.BertBackbone`, ...) and its command
+    line register every class before first use (`keras_bert_zoo.load_tensorflow`), as `import keras_hub` does."""
+    cls = keras.saving.get_registered_object(CHECKPOINT_TASK)
+    if cls is None:
+        raise PresetError(f"Converting a checkpoint builds a {CHECKPOINT_TASK}, which is not registered yet: "
+                          "import keras_bert_zoo.tasks first (the names of `import keras_bert_zoo as kbz` do).")
+    return cls
 
 
 def convert_checkpoint(checkpoint, preset_dir, metadata=None):
     """Convert a `Checkpoint` into a preset directory (heads kept when present).
 
-    The classes are `BertPretrainer`'s: its `backbone_cls` and
-    `preprocessor_cls.tokenizer_cls`.
+    The classes are the registered `CHECKPOINT_TASK`'s (`BertPretrainer`):
+    it, its `backbone_cls` and `preprocessor_cls.tokenizer_cls`.
 
     Args:
         checkpoint: a `Checkpoint`, e.g. from `read_checkpoint_dir`.
         preset_dir: the directory to write (replaced atomically).
         metadata: extra entries for `metadata.json`.
     """
-    pretrainer_cls = _pretrainer_cls()
+    pretrainer_cls = _checkpoint_task_cls()
     weights = checkpoint.read_weights()
     backbone = pretrainer_cls.backbone_cls(**checkpoint.config)
     pretrainer = pretrainer_cls(backbone) if has_pretraining_heads(weights) else None
@@ -391,7 +397,7 @@ def saved_task_class(preset):
 def _saved_task(resolved, weights):
     """`(class, task.json's content)` of the task a preset holds (see `saved_task_class`); `(None, None)` without."""
     if resolved.checkpoint is not None:
-        return (_pretrainer_cls() if has_pretraining_heads(weights) else None), None
+        return (_checkpoint_task_cls() if has_pretraining_heads(weights) else None), None
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
     if not os.path.isfile(path):
         return None, None

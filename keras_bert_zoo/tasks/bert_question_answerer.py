@@ -201,6 +201,13 @@ class BertQuestionAnswerer(Task):
         return results
 
     def _best_answer(self, context, windows, features, outputs):
+        """run_squad.py's answer for one example from its windows' logits: the n best spans, their softmax
+        score, SQuAD v2.0's null threshold.
+
+        Graph twins: `question_answerer_signatures._span_candidates`, `_n_best`, `_answer_scores`,
+        `_decode_answers`; parity: `tests/test_bert_question_answerer.py::test_graph_decoding_matches_best_answer`,
+        `tests/test_serving_fuzz.py::test_n_best_per_example_matches_a_sort_per_example`.
+        """
         candidates, null_score = [], math.inf
         for w in windows:
             # Padding positions are not tokens: they never enter the n-best.

@@ -209,6 +209,10 @@ class BertTokenClassifier(Task):
         Long sentences are read through strided windows (`doc_stride`,
         default half the window), each word from its max-context window.
         Words with no word-pieces get uniform probabilities.
+
+        Graph twin: `token_classifier_signatures._word_probabilities` (texts
+        that fit one window); parity:
+        `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
         """
         sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
@@ -235,7 +239,11 @@ class BertTokenClassifier(Task):
     def predict_entities(self, texts, batch_size=32, doc_stride=None):
         """Entities in raw texts: `[{"text", "label", "start", "end", "score"}]`
         per text, with character offsets; `score` is the mean probability
-        of the entity's tags."""
+        of the entity's tags.
+
+        Graph twin: `token_classifier_signatures._chunk_spans` (the loop over
+        the chunks); parity: `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
+        """
         texts = check_texts(texts, pairs=False)
         split = split_words(texts)
         probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size, doc_stride)

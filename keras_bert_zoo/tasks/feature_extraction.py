@@ -2,6 +2,7 @@
 extract_features.py writes them."""
 
 import json
+import warnings
 
 import numpy as np
 import tensorflow as tf
@@ -26,7 +27,7 @@ def _all_layers_backbone(backbone):
 
 
 def extract_features(texts, preset=None, backbone=None, preprocessor=None, layers=DEFAULT_LAYERS,
-                     max_seq_length=128, batch_size=8, progress=False):
+                     sequence_length=128, batch_size=8, progress=False, max_seq_length=None):
     """Yield, per text, its word-pieces and their vectors from `layers`.
 
     Args:
@@ -34,18 +35,25 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
         preset: preset to load when `backbone` / `preprocessor` are not given.
         layers: encoder layer indices; -1 is the last layer (0 is the first
             encoder layer, as `all_encoder_layers` in the original code).
-        max_seq_length: packed length.
+        sequence_length: the packed length when the preprocessor is loaded
+            here (extract_features.py's `--max_seq_length`).
+        max_seq_length: the old name of `sequence_length` (deprecated).
 
     Yields:
         Dicts `{"linex_index", "features": [{"token", "layers": [{"index",
         "values"}]}]}`, the JSON records of extract_features.py.
     """
+    if max_seq_length is not None:
+        warnings.warn("extract_features' `max_seq_length` is now `sequence_length` (as in encode_texts and the "
+                      "preprocessors); `max_seq_length` will be removed in the next release.", DeprecationWarning,
+                      stacklevel=2)
+        sequence_length = max_seq_length
     texts = check_texts(texts)
     backbone = _all_layers_backbone(backbone or BertBackbone.from_preset(preset))
     for layer in layers:
         if not -backbone.num_layers <= layer < backbone.num_layers:
             raise ValueError(f"Layer {layer} does not exist: the model has {backbone.num_layers} layers.")
-    preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=max_seq_length)
+    preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=sequence_length)
     tokenizer = preprocessor.tokenizer
 
     positive = [layer % backbone.num_layers for layer in layers]

@@ -266,9 +266,10 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
             accuracy (and loss) before and after training go to
             `metrics.json` (`before`, `after`).
         max_eval_steps: evaluation batches at most (None: all records).
-        max_seq_length / max_predictions_per_seq: what the records hold;
-            default read from the first record (a given value that differs
-            is an error).
+        max_seq_length / max_predictions_per_seq: what the records hold,
+            named as run_pretraining.py's flags and the `PretrainingDataConfig`
+            that wrote them; default read from the first record (a given
+            value that differs is an error).
         batch_size / learning_rate / warmup_steps: the schedule (see
             `BertPretrainer.compile`).
         checkpoint_every: back up every N steps (run_pretraining.py's

@@ -52,7 +52,7 @@ def variable_map(backbone, pretrainer=None):
         triples += _dense(layer._feedforward_intermediate_dense, f"{p}/intermediate/dense")
         triples += _dense(layer._feedforward_output_dense, f"{p}/output/dense")
         triples += _layer_norm(layer._feedforward_layer_norm, f"{p}/output/LayerNorm")
-    triples += _dense(backbone.pooler_dense, "bert/pooler/dense")
+    triples += _dense(backbone.pooled_dense, "bert/pooler/dense")
     if pretrainer is not None:
         mlm = pretrainer.masked_lm_head
         triples += _dense(mlm._intermediate_dense, "cls/predictions/transform/dense")
