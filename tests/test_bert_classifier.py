@@ -115,6 +115,16 @@ def test_label_count_mismatch_is_refused(tiny_checkpoint):
         clf.fit(["a", "b", "c"], [0, 1])
 
 
+def test_int8_quantized_classifier_scores_close_to_float(tiny_checkpoint):
+    clf = _tiny_classifier()
+    texts = ["all work and no play", "a dull boy"]
+    clf.predict_labels(texts)  # a graph-mode call: the preprocessor's layers stay unbuilt
+    float_probabilities = clf.predict_proba(texts)
+    clf.quantize("int8")
+    assert clf.output_dense.quantization_mode == "int8"
+    np.testing.assert_allclose(clf.predict_proba(texts), float_probabilities, atol=0.02)
+
+
 def test_long_texts_are_read_by_averaged_windows(tiny_checkpoint):
     clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=6)
     words = "all work and no play makes jack a dull boy".split()  # 10 pieces, window 4, stride 2

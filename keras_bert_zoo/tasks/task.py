@@ -442,6 +442,20 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         kwargs.setdefault("verbose", 0)
         return super().predict(data, **kwargs)
 
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Keras' `Model.quantize` (e.g. `"int8"`) on the backbone and heads.
+
+        The preprocessor holds no weights; its layers, which a graph-mode
+        call leaves unbuilt, would refuse. `filters` given: Keras' own rules.
+        """
+        if filters is None and self.preprocessor is not None:
+            preprocessing = {id(layer) for layer in self.preprocessor._flatten_layers()}
+
+            def filters(layer):
+                return id(layer) not in preprocessing
+
+        super().quantize(mode, config=config, filters=filters, **kwargs)
+
     # --- Serialization ---------------------------------------------------
 
     @staticmethod
