@@ -143,11 +143,13 @@ def _start_tensorflow(verbose):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["saved-model-cli"]:
+    verbose = argv[:1] == ["--verbose"]
+    if argv[verbose:verbose + 1] == ["saved-model-cli"]:
         # Everything after the command belongs to saved_model_cli, flags included.
-        _start_tensorflow(verbose=False)
-        return saved_model_cli_command.run(argparse.Namespace(arguments=argv[1:])) or 0
-    args = parse_arguments(argv, build_parser())
+        args = argparse.Namespace(command="saved-model-cli", verbose=verbose, run=saved_model_cli_command.run,
+                                  arguments=argv[verbose + 1:])
+    else:
+        args = parse_arguments(argv, build_parser())
     try:
         _start_tensorflow(args.verbose)
         return args.run(args) or 0
