@@ -187,10 +187,32 @@ def test_sequence_length_beyond_the_preset_is_refused(tiny_checkpoint, files, ca
                       "--output", files["tmp"] + "/p", "--max_seq_length", "128"], "64 positions of the model config")
 
 
+def test_sequence_lengths_too_short_or_a_default_too_long_name_the_flag(tiny_checkpoint, files, capsys, no_model):
+    """The library's own messages said `sequence_length` (its argument), not the CLI's flag."""
+    for length in ("1", "2"):
+        _refused(capsys, ["encode", "x", "--preset", tiny_checkpoint, "--max_seq_length", length],
+                 f"--max_seq_length {length} leaves no room for text", "pass at least 3")
+    _refused(capsys, ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train", files["train"],
+                      "--output", files["tmp"] + "/o", "--max_seq_length", "2"], "--max_seq_length 2", "at least 3")
+    # The default length (128) is longer than the tiny preset's 16 positions.
+    for argv in (["encode", "x"], ["extract-features", "--input_file", files["corpus"], "--output_file",
+                                   files["tmp"] + "/f", "--layers=-1"]):
+        last = _refused(capsys, [*argv, "--preset", tiny_checkpoint],
+                        "The default --max_seq_length 128 is more than the 16 positions",
+                        "pass --max_seq_length 16 or less")
+        assert "sequence_length=" not in last
+    assert not os.path.exists(files["tmp"] + "/f")
+
+
 def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):
-    _refused(capsys, ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
-                      "--preset", tiny_checkpoint, "--max_seq_length", "16", "--layers=-1,2"],
-             "--layers 2 does not exist", "2 layers")
+    argv = ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
+            "--preset", tiny_checkpoint, "--max_seq_length", "16"]
+    _refused(capsys, argv + ["--layers=-1,2"], "--layers 2 does not exist", "2 layers", "pass --layers within -2..1")
+    # The default layers (-1,-2,-3,-4) are more than the tiny preset has: named as the flag's default.
+    _refused(capsys, argv, "Layer -3 of the default --layers=-1,-2,-3,-4 does not exist", "has 2 layers",
+             "pass --layers within -2..1")
+    # Written with a space, a list of negative indices is the flag's value (argparse took it for a flag).
+    _refused(capsys, argv + ["--layers", "-1,-3"], "--layers -3 does not exist")
     assert not os.path.exists(files["tmp"] + "/f")
 
 

@@ -11,6 +11,7 @@ Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
 
 import argparse
 import os
+import re
 import sys
 
 from keras_bert_zoo.cli import create_pretraining_data_command
@@ -114,13 +115,30 @@ def snake_case_flags(argv, parser):
     return out
 
 
+# argparse reads "-1,-2" as a flag, so `--layers -1,-2` failed with "expected one argument".
+NEGATIVE_LIST = re.compile(r"-\d+(,-?\d+)+")
+
+
+def attach_negative_lists(argv):
+    """`--layers -1,-2` -> `--layers=-1,-2`."""
+    out = []
+    for i, token in enumerate(argv):
+        if token == "--":
+            return out + argv[i:]
+        if out and NEGATIVE_LIST.fullmatch(token) and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] += "=" + token
+        else:
+            out.append(token)
+    return out
+
+
 def parse_arguments(argv, parser):
     """`argv` parsed and checked as `main` runs it (a usage error exits with status 2); nothing runs.
 
     The parser is passed in so that a caller (the README's test) can parse
     with one whose path checks see placeholder files.
     """
-    argv = snake_case_flags(argv, parser)
+    argv = attach_negative_lists(snake_case_flags(argv, parser))
     args = parser.parse_args(argv)
     missing = [flag for dests, flag in getattr(args, "required_flags", ())
                if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
