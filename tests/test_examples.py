@@ -150,6 +150,18 @@ def test_serving_clients_agree_with_the_export(example_env, tiny_checkpoint, tmp
                              "--rest_address", f"localhost:{rest_port}", "--grpc_address", f"localhost:{grpc_port}",
                              "--text", "all work", "--text_b", "no play", "--text", "a dull boy", "--text_b", "jack",
                              env=example_env)
+        # No server at an address: the message says how to start one (it said "see above", meaning this
+        # script's docstring, which a user running it does not see).
+        for down, flag in ((["--rest_address", f"localhost:{_free_port()}"], "--rest_address"),
+                           (["--rest_address", f"localhost:{rest_port}", "--grpc_address",
+                             f"localhost:{_free_port()}"], "--grpc_address")):
+            refused = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "serving_clients.py"),
+                                      "--model_name", "clf", "--text", "all work", *down], cwd=ROOT, env=example_env,
+                                     capture_output=True, text=True, timeout=300)
+            assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
+            assert "No server answers at" in refused.stderr and "see above" not in refused.stderr
+            assert 'docker run -p 8500:8500 -p 8501:8501 -v "$PWD/exports/clf:/models/clf"' in refused.stderr
+            assert f"point {flag} at your server" in refused.stderr
     finally:
         server.kill()
         server.wait()
