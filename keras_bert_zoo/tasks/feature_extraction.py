@@ -38,7 +38,9 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
 
     Yields:
         Dicts `{"linex_index", "features": [{"token", "layers": [{"index",
-        "values"}]}]}`, the JSON records of extract_features.py.
+        "values"}]}]}`, the JSON records of extract_features.py
+        (`linex_index`, the text's line number from 0, is spelled as that
+        script spells it, so that readers of its output read these).
     """
     texts = check_texts(texts)
     backbone = _all_layers_backbone(backbone or BertBackbone.from_preset(preset))
@@ -69,7 +71,7 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
                         for k, layer in enumerate(layers)
                     ],
                 })
-            yield {"linex_index": index, "features": features}
+            yield {"linex_index": index, "features": features}  # sic: extract_features.py's key
             index += 1
 
 
