@@ -283,6 +283,8 @@ def test_saved_model_cli_run_is_quiet_by_default_and_verbose_on_request(tiny_che
     assert loud.returncode == 0, loud.stderr
     assert loud.stderr.count("Restoring parameters") == 1 and loud.stderr.count("is deprecated") == 1, loud.stderr
     wrong = _cli(*run[:-4], "--signature_def", "nope", "--input_exprs", 'text=["x"]')
+    help = _cli("saved-model-cli", "run", "--help")  # was the docstring of keras_bert_zoo.cli.main
+    assert help.returncode == 0 and help.stdout.startswith("usage: saved_model_cli run"), help.stdout[:500]
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert wrong.stderr.startswith('keras-bert-zoo saved-model-cli: error: Could not find signature "nope". '
                                    'Please choose from: ') and "embed" in wrong.stderr

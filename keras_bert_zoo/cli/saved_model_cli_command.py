@@ -49,6 +49,9 @@ def run(args):
     if not args.verbose:
         logger.addFilter(_QuietLogs())
     sys.argv = ["saved_model_cli", *args.arguments]
+    if {"-h", "--help"} & set(args.arguments):
+        # The tool's absl start-up would print the __main__ module's docstring (this command line's) as help.
+        saved_model_cli.create_parser().parse_args(args.arguments)
     try:
         return saved_model_cli.main()
     except RuntimeError as e:  # how the tool reports a malformed --inputs / --input_exprs
