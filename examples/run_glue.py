@@ -54,12 +54,11 @@ def main(argv=None):
 
     train = kbz.data.read_glue(os.path.join(folder, "train.tsv"), task=task)
     dev_file = os.path.join(folder, "dev_matched.tsv" if task == "MNLI" else "dev.tsv")
-    if os.path.exists(dev_file):
-        dev = kbz.data.read_glue(dev_file, task=task)
-    else:
-        print(f"No {os.path.basename(dev_file)} in {folder}: scoring {args.eval_fraction:.0%} of train held out.")
-        dev = None
-    train, dev = train_and_held_out(train, dev, args)
+    has_dev = os.path.exists(dev_file)
+    train, dev = train_and_held_out(train, kbz.data.read_glue(dev_file, task=task) if has_dev else None, args)
+    if not has_dev:
+        print(f"No {os.path.basename(dev_file)} in {folder}: training on {len(train)} examples of train.tsv and "
+              f"scoring {len(dev)} held out of it.")
 
     regression = not train.label_names  # STS-B
     classifier = kbz.BertClassifier.from_preset(

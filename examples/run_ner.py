@@ -10,6 +10,7 @@ conlleval does; writes OUTPUT_DIR/model, metrics.json and logs.
 """
 
 import os
+import sys
 
 from recipe import add_finetuning_flags
 from recipe import apply_quick
@@ -46,6 +47,11 @@ def main(argv=None):
     scores = tagger.evaluate_entities(dev.words, dev.tags)
     write_metrics(args.output_dir, {"train_sentences": len(train), "eval_sentences": len(dev),
                                     **{"entity_" + name: value for name, value in scores.items()}})
+    if not scores["predicted_entities"]:
+        # Entity tags are rare: a short run first learns to tag everything O.
+        print(f"The tagger finds no entities yet (scores 0 of {scores['gold_entities']}): it tags every word O, "
+              f"the commonest tag, after {len(train)} sentences. Train on more (--max_train_examples, "
+              "--num_train_epochs), as --quick's defaults do.", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -35,9 +35,15 @@ def predict_rest(address, model_name, signature_name, inputs, timeout=10.0):
     except urllib.error.HTTPError as e:  # TF Serving explains a bad request in the body
         raise SystemExit(f"REST {e.code} from {address}: {e.read().decode(errors='replace')}") from None
     except urllib.error.URLError as e:
-        raise SystemExit(f"No server answers at {address} ({e.reason}): start TF Serving first (see above).") from None
+        raise SystemExit(_no_server(address, e.reason, model_name, "--rest_address")) from None
     # A signature with one output answers with that output alone.
     return {name: np.array(value) for name, value in outputs.items()} if isinstance(outputs, dict) else np.array(outputs)
+
+
+def _no_server(address, reason, model_name, flag):
+    return (f"No server answers at {address} ({reason}). Start TensorFlow Serving on your export first, e.g. "
+            f"docker run -p 8500:8500 -p 8501:8501 -v \"$PWD/exports/{model_name}:/models/{model_name}\" "
+            f"-e MODEL_NAME={model_name} tensorflow/serving, or point {flag} at your server.")
 
 
 def predict_grpc(address, model_name, signature_name, inputs, timeout=10.0):
@@ -52,7 +58,12 @@ def predict_grpc(address, model_name, signature_name, inputs, timeout=10.0):
         request.model_spec.name, request.model_spec.signature_name = model_name, signature_name
         for name, values in inputs.items():
             request.inputs[name].CopyFrom(tf.make_tensor_proto(values))
-        response = prediction_service_pb2_grpc.PredictionServiceStub(channel).Predict(request, timeout=timeout)
+        try:
+            response = prediction_service_pb2_grpc.PredictionServiceStub(channel).Predict(request, timeout=timeout)
+        except grpc.RpcError as e:
+            if e.code() != grpc.StatusCode.UNAVAILABLE:
+                raise SystemExit(f"gRPC {e.code().name} from {address}: {e.details()}") from None
+            raise SystemExit(_no_server(address, e.details(), model_name, "--grpc_address")) from None
     return {name: tf.make_ndarray(proto) for name, proto in response.outputs.items()}
 
 

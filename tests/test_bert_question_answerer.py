@@ -1,5 +1,6 @@
 """BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context, export steps."""
 
+import logging
 import types
 
 import keras
@@ -15,6 +16,7 @@ from keras_bert_zoo.export.question_answerer_signatures import _pack_windows
 from keras_bert_zoo.export.question_answerer_signatures import _windows
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
+from keras_bert_zoo.tasks.bert_question_answerer import _as_examples
 from tests.conftest import shared_path
 from tests.round_trip import keras_file_round_trip, preset_round_trip
 
@@ -107,6 +109,36 @@ def test_examples_need_question_and_context(tiny_checkpoint):
     qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
     with pytest.raises(ValueError, match="Example 0 is not a dict with 'question' and 'context'"):
         qa.predict_answers([{"question": "who?"}])
+
+
+def test_predicting_questions_of_any_count_traces_once_without_a_retracing_warning(tiny_checkpoint, caplog,
+                                                                               monkeypatch):
+    """The README's path: tasks answering a question, then a batch of another size, made TensorFlow warn of
+    "tf.function retracing" (five traces of Keras' predict step in ten calls). Answers are as the eager model's."""
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    # A fresh tally: TensorFlow warns twice per process at most, so earlier tests could hide the warning.
+    monkeypatch.setattr(polymorphic_function, "_frequent_tracing_detector_manager",
+                        polymorphic_function._FrequentTracingDetectorManager())
+    one = [{"question": "Who won?", "context": "The Broncos won Super Bowl 50."}]
+    more = one + [{"question": "Who ran?", "context": "Ann ran to the park, and Bob walked home."},
+                  {"question": "What sat?", "context": "The cat sat on the mat."}]
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        for _ in range(3):
+            qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=4,
+                                                      max_query_length=4)
+            qa.predict_answers(one)
+            answers = qa.predict_answers(more, batch_size=2)  # a full and a partial batch
+    assert not [r.getMessage() for r in caplog.records if "retracing" in r.getMessage()]
+    assert qa.predict_function.experimental_get_tracing_count() == 1
+    features = qa.features(_as_examples(more))
+    outputs = {k: v.numpy() for k, v in qa(features.inputs, training=False).items()}
+    for index, (example, answer) in enumerate(zip(more, answers)):
+        expected = qa._best_answer(example["context"], np.flatnonzero(features.example_index == index), features,
+                                   outputs)
+        assert (answer["answer"], answer["start"], answer["end"]) == (expected["answer"], expected["start"],
+                                                                      expected["end"])
+        assert answer["score"] == pytest.approx(expected["score"], abs=1e-5)
 
 
 def test_n_best_decoding_and_v2_null_threshold(tiny_checkpoint):

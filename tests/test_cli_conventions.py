@@ -264,3 +264,27 @@ def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request(ti
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT,
                                                                "TF_CPP_MIN_LOG_LEVEL": "1"}, cwd=ROOT)
     assert kept.stdout.strip() == "1"
+
+
+@pytest.mark.subprocess
+def test_saved_model_cli_run_is_quiet_by_default_and_verbose_on_request(tiny_checkpoint, tmp_path, capsys):
+    """TensorFlow's tool logged a deprecation notice and "Restoring parameters" (each twice); its errors were
+    tracebacks."""
+    assert main(["export", "--model", tiny_checkpoint, "--output_dir", str(tmp_path), "--model_name", "tiny",
+                 "--max_seq_length", "16"]) == 0
+    capsys.readouterr()
+    run = ["saved-model-cli", "run", "--dir", str(tmp_path / "tiny" / "1"), "--tag_set", "serve", "--signature_def",
+           "embed", "--input_exprs", 'text=["He said hi."]']
+    quiet = _cli(*run)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Result for output key mean_pooled:" in quiet.stdout
+    assert quiet.stderr == ""
+    loud = _cli("--verbose", *run)
+    assert loud.returncode == 0, loud.stderr
+    assert loud.stderr.count("Restoring parameters") == 1 and loud.stderr.count("is deprecated") == 1, loud.stderr
+    wrong = _cli(*run[:-4], "--signature_def", "nope", "--input_exprs", 'text=["x"]')
+    help = _cli("saved-model-cli", "run", "--help")  # was the docstring of keras_bert_zoo.cli.main
+    assert help.returncode == 0 and help.stdout.startswith("usage: saved_model_cli run"), help.stdout[:500]
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+    assert wrong.stderr.startswith('keras-bert-zoo saved-model-cli: error: Could not find signature "nope". '
+                                   'Please choose from: ') and "embed" in wrong.stderr

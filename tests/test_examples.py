@@ -7,6 +7,7 @@ some runs further where the check does not need learning.
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -44,9 +45,11 @@ def _metrics(output_dir):
 def test_glue_recipe_scores_what_its_model_predicts(example_env, tmp_path):
     """MRPC (pairs): the recipe's held-out slice and figures, recomputed from the model it saved."""
     train = kbz.data.read_glue(shared_path("glue", "MRPC", "train.tsv"))
-    run_example("run_glue.py", "--task_name", "MRPC", "--quick", "--max_train_examples", "32",
-                "--max_eval_examples", "40", "--num_train_epochs", "1", "--max_seq_length", "48",
-                "--output_dir", str(tmp_path), env=example_env)
+    result = run_example("run_glue.py", "--task_name", "MRPC", "--quick", "--max_train_examples", "32",
+                         "--max_eval_examples", "40", "--num_train_epochs", "1", "--max_seq_length", "48",
+                         "--output_dir", str(tmp_path), env=example_env)
+    # The shared MRPC has no dev.tsv: the recipe says what it holds out, in numbers (not "10% of train").
+    assert "training on 32 examples of train.tsv and scoring 40 held out of it." in result.stdout
     metrics = _metrics(tmp_path)
     assert metrics["task"] == "MRPC" and (metrics["train_examples"], metrics["eval_examples"]) == (32, 40)
     classifier = kbz.BertClassifier.from_preset(str(tmp_path / "model"))
@@ -66,10 +69,14 @@ def test_glue_recipe_scores_what_its_model_predicts(example_env, tmp_path):
 
 def test_ner_recipe_scores_entities_as_conlleval(example_env, tmp_path):
     train = kbz.data.read_conll(shared_path("ner", "NCBI-disease", "train.tsv"))
-    run_example("run_ner.py", "--quick", "--max_train_examples", "32", "--max_eval_examples", "40",
-                "--num_train_epochs", "1", "--output_dir", str(tmp_path), env=example_env)
+    result = run_example("run_ner.py", "--quick", "--max_train_examples", "32", "--max_eval_examples", "40",
+                         "--num_train_epochs", "1", "--learning_rate", "1e-3", "--output_dir", str(tmp_path),
+                         env=example_env)
     metrics = _metrics(tmp_path)
     assert (metrics["train_sentences"], metrics["eval_sentences"]) == (32, 40)
+    # One fast epoch on 32 sentences teaches the tagger only O: the recipe says why its scores are 0.
+    assert metrics["entity_predicted_entities"] == 0
+    assert "The tagger finds no entities yet (scores 0 of" in result.stderr and "--num_train_epochs" in result.stderr
     tagger = kbz.BertTokenClassifier.from_preset(str(tmp_path / "model"))
     assert tagger.label_names == train.label_names
     _, held_out = train.split(0.1, seed=0)
@@ -109,7 +116,11 @@ def test_pretraining_recipe_continues_the_preset(example_env, tmp_path):
     assert "Training on 1 replica(s) with" in result.stdout
     metrics = _metrics(tmp_path / "out")
     assert metrics["global_step"] == 6
-    assert {"masked_lm_accuracy", "next_sentence_accuracy"} <= set(metrics["after"])
+    # Each score once, under run_pretraining.py's name (not also Keras' masked_lm_logits_accuracy ...).
+    assert set(metrics["after"]) == {"loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
+                                     "next_sentence_loss"}
+    # The progress counts the steps run: the last chunk, cut short, is not shown full.
+    assert sum(int(done) for done in re.findall(r"^(\d+)/\d+ - ", result.stdout, flags=re.M)) == 6, result.stdout
     assert kbz.BertBackbone.from_preset(str(tmp_path / "out" / "model")).vocabulary_size == 30522
 
 
@@ -145,6 +156,18 @@ def test_serving_clients_agree_with_the_export(example_env, tiny_checkpoint, tmp
                              "--rest_address", f"localhost:{rest_port}", "--grpc_address", f"localhost:{grpc_port}",
                              "--text", "all work", "--text_b", "no play", "--text", "a dull boy", "--text_b", "jack",
                              env=example_env)
+        # No server at an address: the message says how to start one (it said "see above", meaning this
+        # script's docstring, which a user running it does not see).
+        for down, flag in ((["--rest_address", f"localhost:{_free_port()}"], "--rest_address"),
+                           (["--rest_address", f"localhost:{rest_port}", "--grpc_address",
+                             f"localhost:{_free_port()}"], "--grpc_address")):
+            refused = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "serving_clients.py"),
+                                      "--model_name", "clf", "--text", "all work", *down], cwd=ROOT, env=example_env,
+                                     capture_output=True, text=True, timeout=300)
+            assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
+            assert "No server answers at" in refused.stderr and "see above" not in refused.stderr
+            assert 'docker run -p 8500:8500 -p 8501:8501 -v "$PWD/exports/clf:/models/clf"' in refused.stderr
+            assert f"point {flag} at your server" in refused.stderr
     finally:
         server.kill()
         server.wait()

@@ -53,6 +53,48 @@ def test_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"]) - 1) < 1e-4 for r in records)
 
 
+@pytest.mark.slow
+def test_multi_label_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
+    """--problem_type multi_label: a CSV label field holds names separated by commas (empty: none)."""
+    import numpy as np
+
+    import keras_bert_zoo as kbz
+
+    train = tmp_path / "train.csv"
+    train.write_text('text,label\nall work and play,"work,play"\njack a dull boy,dull\nno play,play\n'
+                     'a boy,\n"work, work",work\n')
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "classify", "--problem_type", "multi_label", "--preset", tiny_checkpoint,
+                 "--train_file", str(train), "--eval_file", str(train), "--output_dir", str(out),
+                 "--max_seq_length", "8"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics) >= {"accuracy", "exact_match", "micro_f1", "macro_f1"} and metrics["eval_examples"] == 5
+    classifier = kbz.BertClassifier.from_preset(str(out / "model"))
+    assert (classifier.problem_type, classifier.label_names) == ("multi_label", ["dull", "play", "work"])
+    chosen = classifier.predict_proba(["all work and play", "jack a dull boy", "no play", "a boy", "work, work"]) >= 0.5
+    gold = np.array([[0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 1]]) == 1
+    assert metrics["exact_match"] == pytest.approx((chosen == gold).all(axis=1).mean())
+    capsys.readouterr()
+
+    assert main(["evaluate", "--model", str(out), "--eval_file", str(train)]) == 0
+    assert json.loads(capsys.readouterr().out) == {**{k: metrics[k] for k in ("accuracy", "exact_match", "micro_f1",
+                                                                              "macro_f1")}, "eval_examples": 5}
+    texts = tmp_path / "texts.txt"
+    texts.write_text("all work and play\na boy\n")
+    assert main(["predict", "--model", str(out), "--input_file", str(texts)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    for record, row in zip(records, chosen[[0, 3]]):
+        assert record["labels"] == [name for name, hot in zip(classifier.label_names, row) if hot]
+        assert len(record["probabilities"]) == 3
+    # JSON lines give a list of names; a GLUE TSV (one label per example) is refused, naming the flag.
+    jsonl = tmp_path / "train.jsonl"
+    jsonl.write_text('{"text": "all work", "label": ["work"]}\n{"text": "no play", "label": []}\n')
+    assert kbz.data.read_jsonl(str(jsonl), multi_label=True).labels == [[1], [0]]
+    assert main(["finetune", "--task", "classify", "--problem_type", "multi_label", "--preset", tiny_checkpoint,
+                 "--train_file", _glue_file(tmp_path, 10), "--output_dir", str(tmp_path / "glue")]) == 2
+    assert "--problem_type multi_label reads a CSV/TSV (--format csv) or JSON-lines file" in capsys.readouterr().err
+
+
 def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()

@@ -3,6 +3,7 @@ strategies, XLA, and resuming a killed run."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -78,10 +79,10 @@ def test_pretraining_from_scratch_with_a_learned_vocabulary(tmp_path):
                                      "--num_train_epochs", "6", "--learning_rate", "2e-3", "--train_batch_size", "32"),
                    check=True, capture_output=True, timeout=900, cwd=ROOT)
     metrics = json.load(open(tmp_path / "out" / "metrics.json"))
-    after = metrics["after"]["masked_lm_logits_accuracy"]
-    assert after > metrics["before"]["masked_lm_logits_accuracy"] + 0.05
+    after = metrics["after"]["masked_lm_accuracy"]
+    assert after > metrics["before"]["masked_lm_accuracy"] + 0.05
     assert after > 1.5 * metrics["unigram_baseline_accuracy"]  # always guessing the commonest token
-    assert metrics["after"]["masked_lm_logits_loss"] < metrics["before"]["masked_lm_logits_loss"] - 1.0
+    assert metrics["after"]["masked_lm_loss"] < metrics["before"]["masked_lm_loss"] - 1.0
     # The result is a preset: its vocabulary is the learned one, and tasks build on it.
     tokenizer = kbz.BertTokenizer.from_preset(str(tmp_path / "out" / "model"))
     assert tokenizer.get_vocabulary() == kbz.learn_vocabulary(str(corpus), 2000)
@@ -101,7 +102,7 @@ def test_continued_pretraining_of_the_default_preset(default_preset_dir, tmp_pat
         data_config=kbz.PretrainingDataConfig(
             max_seq_length=64, max_predictions_per_seq=10, dupe_factor=1),
         strategy="cpu", learning_rate=1e-4, verbose=0)
-    assert metrics["after"]["masked_lm_logits_loss"] < metrics["before"]["masked_lm_logits_loss"] - 0.5
+    assert metrics["after"]["masked_lm_loss"] < metrics["before"]["masked_lm_loss"] - 0.5
     restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
     assert restored.backbone.vocabulary_size == 30522
 
@@ -247,10 +248,16 @@ def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_st
 
 
 @pytest.mark.slow
-def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, tmp_path):
+def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, tmp_path, capsys):
+    """5 steps backed up every 2: the last chunk is shown as the 1 step it runs (Keras showed "2/2"), and
+    metrics.json names each score once, as run_pretraining.py does."""
     corpus = _tiny_corpus(tmp_path / "corpus.txt")
     metrics = kbz.pretrain(str(tmp_path / "out"), corpus, preset=tiny_checkpoint, batch_size=4, num_train_steps=5,
-                           data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
-                                                                 dupe_factor=1),
-                           strategy="cpu", verbose=0)
+                           checkpoint_every=2, data_config=kbz.PretrainingDataConfig(
+                               max_seq_length=16, max_predictions_per_seq=3, dupe_factor=1),
+                           strategy="cpu", verbose=2)
     assert metrics["global_step"] == metrics["steps"] == 5
+    assert re.findall(r"^(\d+/\d+) - ", capsys.readouterr().out, flags=re.M) == ["2/2", "2/2", "1/1"]
+    names = {"loss", "masked_lm_loss", "masked_lm_accuracy", "next_sentence_loss", "next_sentence_accuracy"}
+    assert set(metrics["before"]) == set(metrics["after"]) == names
+    assert json.load(open(tmp_path / "out" / "metrics.json"))["after"] == metrics["after"]

@@ -8,6 +8,7 @@ from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_default
 
 
 EXTRACT = ("tasks.feature_extraction", "extract_features")
@@ -38,9 +39,8 @@ def run(args):
     from keras_bert_zoo.tasks.feature_extraction import extract_features
     from keras_bert_zoo.tasks.feature_extraction import write_features
 
-    check_sequence_length(args.max_seq_length, args.preset)
-    if args.layers is not None:
-        check_layers(args.layers, args.preset)
+    check_sequence_length(args.max_seq_length, args.preset, default=library_default(*EXTRACT, "max_seq_length"))
+    check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
 
     with open(args.input_file, encoding="utf-8") as f:
         lines = [line.strip() for line in f if line.strip()]

@@ -63,9 +63,12 @@ def add_parser(subparsers):
     parser.add_argument("--max_train_examples", type=positive_int,
                         help="Train on the first N examples only (quick runs).")
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
-    parser.add_argument("--problem_type", choices=("multi_class", "regression"),
-                        help=default_help("classify:", "tasks.bert_classifier", "BertClassifier.__init__",
-                                          "problem_type"))
+    parser.add_argument("--problem_type", choices=("multi_class", "multi_label", "regression"),
+                        help=default_help("classify: multi_class (one label per example), multi_label (any "
+                                          "number: in a CSV/TSV label column as names separated by commas, "
+                                          "\"sports,politics\", empty for none; in JSON lines as a list, "
+                                          "[\"sports\", \"politics\"]) or regression (a number).",
+                                          "tasks.bert_classifier", "BertClassifier.__init__", "problem_type"))
     parser.add_argument("--num_train_epochs", dest="epochs", type=positive_int,
                         help=default_help("", *FINETUNE, "epochs"))
     add_old_spelling(parser, "--epochs", dest="epochs", type=positive_int)
@@ -124,9 +127,10 @@ def add_parser(subparsers):
     predict.set_defaults(run=run_predict)
 
 
-def _read(path, args, label_names=None, regression=False):
+def _read(path, args, label_names=None, problem_type=None):
     import re
 
+    from keras_bert_zoo.data.readers import guess_format
     from keras_bert_zoo.data.readers import read_classification
 
     format = args.format
@@ -135,9 +139,14 @@ def _read(path, args, label_names=None, regression=False):
             raise ValueError(f"--glue_task {args.glue_task} reads a GLUE TSV: drop --format {format} "
                              "(or --glue_task).")
         format = "glue"
+    multi_label = problem_type == "multi_label"
+    if multi_label and (format or guess_format(path)) == "glue":
+        raise ValueError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
+                         "reads a CSV/TSV (--format csv) or JSON-lines file.")
     try:
         return read_classification(
-            path, format=format, glue_task=args.glue_task, label_names=label_names, regression=regression,
+            path, format=format, glue_task=args.glue_task, label_names=label_names,
+            regression=problem_type == "regression", multi_label=multi_label,
             on_error="skip" if args.skip_bad_rows else "raise",
             **given(args, "text_column", "text_b_column", "label_column"),
         )
@@ -171,7 +180,7 @@ def _finetune_classifier(args):
 
     regression = args.problem_type == "regression"
     train, evaluation = _split_or_read_eval(
-        args, lambda path, names=None: _read(path, args, label_names=names, regression=regression)
+        args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type)
     )
     task = BertClassifier.from_preset(
         args.preset,
@@ -297,7 +306,7 @@ def run_evaluate(args):
         scores = task.evaluate_entities(data.words, data.tags, args.batch_size)
         metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
     else:
-        data = _read(args.eval, args, label_names=task.label_names, regression=task.problem_type == "regression")
+        data = _read(args.eval, args, label_names=task.label_names, problem_type=task.problem_type)
         metrics = {"eval_examples": len(data), **task.evaluate_glue(data, batch_size=args.batch_size)}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
@@ -312,6 +321,9 @@ def _classification_records(task, texts, batch_size):
     for text, row in zip(texts, outputs):
         if task.problem_type == "regression":
             yield {"text": text, "value": float(row[0])}
+        elif task.problem_type == "multi_label":
+            yield {"text": text, "labels": [name for name, p in zip(names, row) if p >= task.threshold],
+                   "probabilities": [round(float(p), 6) for p in row]}
         else:
             best = int(row.argmax())
             yield {"text": text, "label": names[best], "score": float(row[best]),

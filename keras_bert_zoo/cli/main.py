@@ -11,6 +11,7 @@ Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
 
 import argparse
 import os
+import re
 import sys
 
 from keras_bert_zoo.cli import create_pretraining_data_command
@@ -22,9 +23,12 @@ from keras_bert_zoo.cli import presets_command
 from keras_bert_zoo.cli import pretrain_command
 from keras_bert_zoo.cli import report_command
 from keras_bert_zoo.cli import saved_model_cli_command
+from keras_bert_zoo.presets.errors import presets_named_by
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, report_command,
             export_command, create_pretraining_data_command, pretrain_command, saved_model_cli_command)
+# The flag each command takes a preset or model directory with, which preset errors advise (not from_preset()).
+PRESET_FLAGS = {"export": "--model", "evaluate": "--model", "predict": "--model"}
 VERBOSE_HELP = "Show the full traceback of an error instead of one line, and TensorFlow's start-up logs."
 DESCRIPTION = (
     "BERT, BioBERT, SciBERT and ClinicalBERT for Keras 3: presets, encoding, fine-tuning, pretraining, export. "
@@ -111,13 +115,30 @@ def snake_case_flags(argv, parser):
     return out
 
 
+# argparse reads "-1,-2" as a flag, so `--layers -1,-2` failed with "expected one argument".
+NEGATIVE_LIST = re.compile(r"-\d+(,-?\d+)+")
+
+
+def attach_negative_lists(argv):
+    """`--layers -1,-2` -> `--layers=-1,-2`."""
+    out = []
+    for i, token in enumerate(argv):
+        if token == "--":
+            return out + argv[i:]
+        if out and NEGATIVE_LIST.fullmatch(token) and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] += "=" + token
+        else:
+            out.append(token)
+    return out
+
+
 def parse_arguments(argv, parser):
     """`argv` parsed and checked as `main` runs it (a usage error exits with status 2); nothing runs.
 
     The parser is passed in so that a caller (the README's test) can parse
     with one whose path checks see placeholder files.
     """
-    argv = snake_case_flags(argv, parser)
+    argv = attach_negative_lists(snake_case_flags(argv, parser))
     args = parser.parse_args(argv)
     missing = [flag for dests, flag in getattr(args, "required_flags", ())
                if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
@@ -143,14 +164,17 @@ def _start_tensorflow(verbose):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["saved-model-cli"]:
+    verbose = argv[:1] == ["--verbose"]
+    if argv[verbose:verbose + 1] == ["saved-model-cli"]:
         # Everything after the command belongs to saved_model_cli, flags included.
-        _start_tensorflow(verbose=False)
-        return saved_model_cli_command.run(argparse.Namespace(arguments=argv[1:])) or 0
-    args = parse_arguments(argv, build_parser())
+        args = argparse.Namespace(command="saved-model-cli", verbose=verbose, run=saved_model_cli_command.run,
+                                  arguments=argv[verbose + 1:])
+    else:
+        args = parse_arguments(argv, build_parser())
     try:
         _start_tensorflow(args.verbose)
-        return args.run(args) or 0
+        with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")):
+            return args.run(args) or 0
     except KeyboardInterrupt:
         if args.verbose:
             raise

@@ -1,5 +1,7 @@
 """Flags checked against a preset's config, before any model is built."""
 
+from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+
 
 def _config(preset):
     from keras_bert_zoo.presets.loader import load_backbone_config
@@ -15,28 +17,45 @@ def _default_positions():
     return inspect.signature(BertBackbone).parameters["max_sequence_length"].default
 
 
-def check_sequence_length(value, preset=None, config=None, flag="--max_seq_length"):
-    """Refuse a packed length beyond the model's positions (instead of silently clamping it).
+def check_sequence_length(value, preset=None, config=None, flag="--max_seq_length", default=None):
+    """Refuse a packed length beyond the model's positions (instead of silently clamping it), or too short for
+    any text.
 
     Args:
-        value: the flag's value (None: the command's default, always allowed).
+        value: the flag's value (None: the command's `default`; no default: the library fits it to the model).
         preset: the preset whose config says the limit; or
         config: a `BertBackbone` config dict (default positions if unset).
     """
-    if value is None:
-        return
+    given = value is not None
+    if not given:
+        if default is None:
+            return
+        value = default
+    shortest = special_token_count(1) + 1  # [CLS] a piece [SEP], as the library's preprocessors require
+    if value < shortest:
+        raise ValueError(f"{flag} {value} leaves no room for text: [CLS] and [SEP] take 2 positions; "
+                         f"pass at least {shortest}.")
     if config is None:
         config = _config(preset)
     limit = config.get("max_sequence_length", _default_positions())
     if value > limit:
         where = f"the preset {preset}" if preset is not None else "the model config"
-        raise ValueError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
+        if given:
+            raise ValueError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
+        raise ValueError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
+                         f"pass {flag} {limit} or less.")
 
 
-def check_layers(layers, preset, flag="--layers"):
-    """Refuse encoder layer indices the preset's model does not have."""
+def check_layers(layers, preset, flag="--layers", default=None):
+    """Refuse encoder layer indices the preset's model does not have.
+
+    Args:
+        layers: the flag's value (None: the command's `default`, which a small model may not have either).
+    """
+    given = layers is not None
     count = _config(preset)["num_layers"]
-    bad = [layer for layer in layers if not -count <= layer < count]
+    bad = [layer for layer in (layers if given else default) if not -count <= layer < count]
     if bad:
-        raise ValueError(f"{flag} {bad[0]} does not exist: the preset {preset} has {count} layers "
-                         f"(use {-count}..{count - 1}; -1 is the last).")
+        what = f"{flag} {bad[0]}" if given else f"Layer {bad[0]} of the default {flag}={','.join(map(str, default))}"
+        raise ValueError(f"{what} does not exist: the preset {preset} has {count} layers "
+                         f"(pass {flag} within {-count}..{count - 1}; -1 is the last).")

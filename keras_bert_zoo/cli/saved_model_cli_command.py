@@ -2,9 +2,13 @@
 
 The exports tokenize inside the graph with TF-Text ops, which TensorFlow's own
 `saved_model_cli` does not register, so its `run` (and the function listing of
-`show --all`) fail on them. This runs the same tool after registering them.
+`show --all`) fail on them. This runs the same tool after registering them,
+quietly: TensorFlow's INFO logs ("Restoring parameters from ...") and notices
+of its own deprecated calls are hidden unless `keras-bert-zoo --verbose
+saved-model-cli ...`; the tool's warnings about your arguments stay.
 """
 
+import logging
 import sys
 
 
@@ -14,16 +18,41 @@ def add_parser(subparsers):
         help="TensorFlow's saved_model_cli (show, run, ...) with TF-Text ops registered.",
         description="Arguments are passed to saved_model_cli, e.g. "
                     "`keras-bert-zoo saved-model-cli run --dir EXPORT/1 --tag_set serve "
-                    "--signature_def classify --input_exprs 'text=[\"Great film.\"]'`.",
+                    "--signature_def classify --input_exprs 'text=[\"Great film.\"]'`. "
+                    "TensorFlow's logs show with `keras-bert-zoo --verbose saved-model-cli ...`.",
         add_help=False,
     )
     parser.add_argument("arguments", nargs="*")
     parser.set_defaults(run=run)
 
 
+class _QuietLogs(logging.Filter):
+    """TensorFlow's logs a user of the tool needs: its warnings (about the arguments) and errors."""
+
+    def filter(self, record):
+        return record.levelno >= logging.WARNING and "is deprecated and will be removed" not in record.getMessage()
+
+
 def run(args):
+    import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops the exported graphs use)
     from tensorflow.python.tools import saved_model_cli
 
+    commands = saved_model_cli.command_required_flags
+    if args.arguments and not args.arguments[0].startswith("-") and args.arguments[0] not in commands:
+        # saved_model_cli itself fails with a KeyError here.
+        raise ValueError(f"unknown saved_model_cli command {args.arguments[0]!r}; choose from {', '.join(commands)}.")
+    logger = tf.get_logger()
+    if logger.handlers:
+        # TensorFlow's own handler prints each line; absl's, on the root logger, would print it again.
+        logger.propagate = False
+    if not args.verbose:
+        logger.addFilter(_QuietLogs())
     sys.argv = ["saved_model_cli", *args.arguments]
-    return saved_model_cli.main()
+    if {"-h", "--help"} & set(args.arguments):
+        # The tool's absl start-up would print the __main__ module's docstring (this command line's) as help.
+        saved_model_cli.create_parser().parse_args(args.arguments)
+    try:
+        return saved_model_cli.main()
+    except RuntimeError as e:  # how the tool reports a malformed --inputs / --input_exprs
+        raise ValueError(str(e)) from e

@@ -13,7 +13,8 @@ class ClassificationExamples(LabelledExamples):
 
     Attributes:
         texts: strings, or `(text_a, text_b)` tuples.
-        labels: class ids (floats for regression).
+        labels: class ids (floats for regression; multi-hot 0/1 rows for
+            multi-label).
         label_names: the class names, index = id (None for regression).
         skipped: rows skipped as bad (only with `on_error="skip"`).
         source: the file they came from.
@@ -35,10 +36,12 @@ class ExampleBuilder:
         source: file name, for messages.
         label_names: allowed labels in id order; None to collect them (sorted)
             or, with `regression=True`, to parse floats.
+        multi_label: each row has any number of labels: a list of names, or
+            names separated by commas ("sports,politics"; empty: none).
         on_error: `"raise"` (default) or `"skip"` (count and drop bad rows).
     """
 
-    def __init__(self, source, label_names=None, regression=False, on_error="raise"):
+    def __init__(self, source, label_names=None, regression=False, on_error="raise", multi_label=False):
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip'; got '{on_error}'.")
         if label_names is not None and len(set(label_names)) != len(label_names):
@@ -47,6 +50,7 @@ class ExampleBuilder:
         self.source = source
         self.label_names = list(label_names) if label_names is not None else None
         self.regression = regression
+        self.multi_label = multi_label
         self.on_error = on_error
         self.rows = []
         self.skipped = 0
@@ -64,6 +68,15 @@ class ExampleBuilder:
                 return self.fail(line, f"the text {text!r} ({type(text).__name__}) is not a string.")
             if text is None or not text.strip():
                 return self.fail(line, "empty text. Remove the row or pass on_error='skip'.")
+        if self.multi_label:
+            names = label if isinstance(label, list) else str(label or "").split(",")
+            value = tuple(sorted({str(name).strip() for name in names} - {""}))
+            unknown = [name for name in value if self.label_names is not None and name not in self.label_names]
+            if unknown:
+                return self.fail(line, f"unknown label '{unknown[0]}'; expected some of {self.label_names}. "
+                                       "Fix the row or the label list.")
+            self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
+            return
         label = str(label).strip() if label is not None else ""
         if self.regression:
             try:
@@ -84,6 +97,10 @@ class ExampleBuilder:
         texts = [t for t, _ in self.rows]
         if self.regression:
             return ClassificationExamples(texts, [v for _, v in self.rows], None, self.skipped, self.source)
+        if self.multi_label:
+            names = self.label_names or sorted({name for _, value in self.rows for name in value})
+            hot = [[int(name in value) for name in names] for _, value in self.rows]
+            return ClassificationExamples(texts, hot, names, self.skipped, self.source)
         names = self.label_names or sorted({v for _, v in self.rows})
         index = {name: i for i, name in enumerate(names)}
         return ClassificationExamples(texts, [index[v] for _, v in self.rows], names, self.skipped, self.source)

@@ -8,7 +8,7 @@ from keras_bert_zoo.data.glue import GLUE_TASKS
 
 
 def read_csv(path, text_column, label_column, text_b_column=None, label_names=None, delimiter=None,
-             regression=False, on_error="raise"):
+             regression=False, on_error="raise", multi_label=False):
     """Read a CSV (or TSV, by extension) with a header into `ClassificationExamples`.
 
     Args:
@@ -17,10 +17,12 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
         label_names: the labels in id order; default: sorted labels found.
         delimiter: default `,`, or tab for `.tsv`.
         regression: parse labels as numbers.
+        multi_label: a label field holds any number of names, separated by
+            commas ("sports,politics"; empty: none); labels are multi-hot rows.
         on_error: `"raise"` (naming file and line) or `"skip"`.
     """
     delimiter = delimiter or ("\t" if path.endswith(".tsv") else ",")
-    builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error)
+    builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error, multi_label=multi_label)
     with open(path, encoding="utf-8-sig", newline="") as f:
         reader = csv.DictReader(f, delimiter=delimiter)
         wanted = [c for c in (text_column, text_b_column, label_column) if c]

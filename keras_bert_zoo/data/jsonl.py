@@ -5,7 +5,8 @@ import json
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 
 
-def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_names=None, on_error="raise"):
+def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_names=None, on_error="raise",
+               multi_label=False):
     """Read one JSON object per line into `ClassificationExamples`.
 
     Args:
@@ -13,8 +14,10 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
         text_key / text_b_key / label_key: the fields to read.
         label_names: the labels in id order; default: sorted labels found.
         on_error: `"raise"` (naming file and line) or `"skip"`.
+        multi_label: a label is a list of names (`["sports", "politics"]`;
+            `[]`: none), or names separated by commas; labels are multi-hot rows.
     """
-    builder = ExampleBuilder(path, label_names, on_error=on_error)
+    builder = ExampleBuilder(path, label_names, on_error=on_error, multi_label=multi_label)
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():

@@ -26,16 +26,21 @@ def guess_format(path):
 
 
 def read_classification(path, format=None, glue_task=None, text_column="text", text_b_column=None,
-                        label_column="label", label_names=None, regression=False, on_error="raise"):
-    """Read a classification file (GLUE TSV, JSON lines or CSV)."""
+                        label_column="label", label_names=None, regression=False, on_error="raise",
+                        multi_label=False):
+    """Read a classification file (GLUE TSV, JSON lines or CSV); `multi_label`: see `read_csv` / `read_jsonl`."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No such data file: {path}")
     format = format or guess_format(path)
     if format == "glue":
+        if multi_label:
+            raise ValueError(f"{path} is a GLUE TSV, with one label per example; multi-label examples are read "
+                             "from CSV/TSV or JSON-lines files.")
         return read_glue(path, task=glue_task, on_error=on_error)
     if format == "jsonl":
-        return read_jsonl(path, text_column, text_b_column, label_column, label_names, on_error=on_error)
+        return read_jsonl(path, text_column, text_b_column, label_column, label_names, on_error=on_error,
+                          multi_label=multi_label)
     if format == "csv":
         return read_csv(path, text_column, label_column, text_b_column, label_names, regression=regression,
-                        on_error=on_error)
+                        on_error=on_error, multi_label=multi_label)
     raise ValueError(f"Unknown format '{format}'; expected one of {FORMATS}.")

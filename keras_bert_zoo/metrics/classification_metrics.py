@@ -61,6 +61,20 @@ def classification_report(labels, predictions, num_classes):
     return report
 
 
+def multi_label_report(labels, predictions):
+    """Multi-hot `[n, num_classes]` labels and predictions: per-label `accuracy` (Keras' binary accuracy),
+    `exact_match` (every label of an example right), `micro_f1` (over all label decisions) and `macro_f1`
+    (mean of the labels' F1)."""
+    labels, predictions = np.asarray(labels) == 1, np.asarray(predictions) == 1
+    columns = range(labels.shape[1])
+    return {
+        "accuracy": float((labels == predictions).mean()),
+        "exact_match": float((labels == predictions).all(axis=1).mean()),
+        "micro_f1": binary_f1(labels.ravel(), predictions.ravel(), True),
+        "macro_f1": float(np.mean([binary_f1(labels[:, c], predictions[:, c], True) for c in columns])),
+    }
+
+
 def regression_report(labels, predictions):
     predictions = np.asarray(predictions).reshape(-1)
     return {

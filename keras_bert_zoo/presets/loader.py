@@ -31,6 +31,7 @@ from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import NetworkUnreachableError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
+from keras_bert_zoo.presets.errors import load_directory_advice
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
@@ -187,7 +188,7 @@ def _check_config(checkpoint, expected, name):
 def _offline_hint(files, example):
     return (
         "To work offline, download " + ", ".join(files) + " on a machine with "
-        f"network access, put them in one directory and call from_preset('{example}')."
+        f"network access, put them in one directory and {load_directory_advice(example)}."
     )
 
 
@@ -283,8 +284,8 @@ def _resolve_named(name):
             failures.append(str(e))
     raise NetworkUnreachableError(
         f"Could not obtain preset '{name}':\n  - " + "\n  - ".join(failures) + "\n"
-        "Download one of the sources above elsewhere, unpack it, and pass its "
-        "directory to from_preset() instead of the name."
+        "Download one of the sources above elsewhere, unpack it, and "
+        f"{load_directory_advice('/path/to/the/unpacked/dir')} instead of the name."
     )
 
 

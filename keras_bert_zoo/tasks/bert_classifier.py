@@ -7,6 +7,7 @@ import numpy as np
 
 from keras_bert_zoo.export.classifier_signatures import classifier_signatures
 from keras_bert_zoo.metrics.classification_metrics import classification_report
+from keras_bert_zoo.metrics.classification_metrics import multi_label_report
 from keras_bert_zoo.metrics.classification_metrics import regression_report
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
@@ -190,7 +191,8 @@ class BertClassifier(Task):
         Returns:
             Multi-class: `accuracy` and `macro_f1`, with `f1` (of class 1)
             and `mcc` for two classes; regression: `pearson`, `spearman`
-            and `mse`.
+            and `mse`; multi-label (at `threshold`): `accuracy` (per
+            label), `exact_match`, `micro_f1` and `macro_f1`.
 
         Examples:
         >>> from keras_bert_zoo.tasks.bert_classifier import BertClassifier
@@ -200,13 +202,15 @@ class BertClassifier(Task):
         ['accuracy', 'f1', 'macro_f1', 'mcc']
         """
         x, y = self.standardize_examples(x, y)
-        if self.problem_type == "multi_label" or y is None or not isinstance(x, (list, np.ndarray)):
-            raise ValueError("evaluate_glue scores single-label examples held in memory, with their labels: "
+        if y is None or not isinstance(x, (list, np.ndarray)):
+            raise ValueError("evaluate_glue scores examples held in memory, with their labels: "
                              "(texts, labels) or a reader's result; use evaluate() for other forms.")
         labels = self.prepare_labels(y)
         outputs = self.predict_proba(x, batch_size=batch_size)
         if self.problem_type == "regression":
             return regression_report(labels, outputs)
+        if self.problem_type == "multi_label":
+            return multi_label_report(labels, outputs >= self.threshold)
         return classification_report(labels, outputs.argmax(-1), self.num_classes)
 
     def task_signatures(self, text_preprocessor):

@@ -41,7 +41,9 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
 
     Yields:
         Dicts `{"linex_index", "features": [{"token", "layers": [{"index",
-        "values"}]}]}`, the JSON records of extract_features.py.
+        "values"}]}]}`, the JSON records of extract_features.py
+        (`linex_index`, the text's line number from 0, is spelled as that
+        script spells it, so that readers of its output read these).
     """
     if max_seq_length is not None:
         warnings.warn("extract_features' `max_seq_length` is now `sequence_length` (as in encode_texts and the "
@@ -77,7 +79,7 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
                         for k, layer in enumerate(layers)
                     ],
                 })
-            yield {"linex_index": index, "features": features}
+            yield {"linex_index": index, "features": features}  # sic: extract_features.py's key
             index += 1
 
 

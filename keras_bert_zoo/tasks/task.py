@@ -456,6 +456,24 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
         super().quantize(mode, config=config, filters=filters, **kwargs)
 
+    def make_predict_function(self, force=False):
+        """Keras' predict step, traced once for batches of any size and length.
+
+        Keras traces it again for each new batch shape (a call's last partial
+        batch, the next call's other size, QA's varying window counts), and
+        TensorFlow then warns of retracing. One trace on a `[None, None]`
+        signature serves them all; a traced-up-front function is not counted
+        as retracing either.
+        """
+        if self.predict_function is not None and not force:
+            return self.predict_function
+        super().make_predict_function(force=force)
+        if not self.run_eagerly and self.steps_per_execution == 1:
+            # Keras calls it with a list of one batch of inputs.
+            signature = keras.tree.map_structure(lambda t: tf.TensorSpec([None] * len(t.shape), t.dtype), self.input)
+            self.predict_function.get_concrete_function([signature])
+        return self.predict_function
+
     # --- Serialization ---------------------------------------------------
 
     @staticmethod

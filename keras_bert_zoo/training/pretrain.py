@@ -45,6 +45,26 @@ class _ResumedAt(keras.callbacks.Callback):
         self.step = int(self.model.optimizer.iterations.numpy())
 
 
+class _ChunkProgress(keras.callbacks.ProgbarLogger):
+    """Keras' progress bar, the last chunk shown as long as it runs.
+
+    `_StopAt` cuts the last chunk of `steps_per_epoch` steps short, and Keras
+    would show it full (60 steps in chunks of 25: "25/25" three times).
+    """
+
+    def __init__(self, total_steps):
+        super().__init__()
+        self.total_steps = total_steps
+
+    def set_params(self, params):
+        super().set_params(params)
+        self.chunk = self.target
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.target = min(self.chunk, self.total_steps - epoch * self.chunk)
+        super().on_epoch_begin(epoch, logs)
+
+
 class _StopAt(keras.callbacks.Callback):
     """Stops training after `steps` optimizer steps (the last backup chunk may be cut short)."""
 
@@ -195,11 +215,16 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
                 {"train_instances": int(len(train["token_ids"]))})
 
 
+# run_pretraining.py's eval names for Keras' evaluate() names (output + metric). Keras' bare "accuracy"
+# is left out: it repeats one of the two accuracies.
+EVAL_NAMES = {"loss": "loss", "masked_lm_logits_accuracy": "masked_lm_accuracy",
+              "masked_lm_logits_loss": "masked_lm_loss", "next_sentence_logits_accuracy": "next_sentence_accuracy",
+              "next_sentence_logits_loss": "next_sentence_loss"}
+
+
 def _accuracies(scores):
-    """Keras' evaluate() names -> run_pretraining.py's eval names, keeping Keras' too."""
-    named = {"masked_lm_accuracy": "masked_lm_logits_accuracy", "next_sentence_accuracy": "next_sentence_logits_accuracy",
-             "masked_lm_loss": "masked_lm_logits_loss", "next_sentence_loss": "next_sentence_logits_loss"}
-    return {**{name: scores[key] for name, key in named.items() if key in scores}, **scores}
+    """Held-out scores under run_pretraining.py's names, one name per score."""
+    return {name: scores[key] for key, name in EVAL_NAMES.items() if key in scores}
 
 
 def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
@@ -229,6 +254,8 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
             chunk = min(chunk or total_steps, total_steps)
             fit_args = {"epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
         callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
+        if chunk is not None and verbose:
+            callbacks.append(_ChunkProgress(total_steps))
         history = model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
         metrics["resumed_at_step"] = resumed.step
         metrics["global_step"] = int(model.optimizer.iterations.numpy())
