@@ -78,3 +78,24 @@ def test_encode_on_a_real_corpus_slice(default_preset_dir):
     similarity = vectors @ vectors.T
     # The identical-text diagonal is 1; the rest spread well below it.
     assert np.median(similarity[~np.eye(200, dtype=bool)]) < 0.5
+
+
+@pytest.mark.slow
+def test_export_in_bfloat16_stores_bfloat16_weights_and_serves_what_float32_serves(tiny_checkpoint, tmp_path, capsys):
+    import tensorflow as tf
+
+    from keras_bert_zoo.export.export_for_serving import load_export
+
+    for dtype in ("float32", "bfloat16"):
+        assert main(["export", "--model", tiny_checkpoint, "--output_dir", str(tmp_path), "--model_name", dtype,
+                     "--max_seq_length", "16", "--dtype", dtype]) == 0
+    capsys.readouterr()
+    stored = {dtype: set(tf.train.load_checkpoint(str(tmp_path / dtype / "1" / "variables" / "variables"))
+                         .get_variable_to_dtype_map().values()) for dtype in ("float32", "bfloat16")}
+    assert tf.float32 in stored["float32"] and tf.bfloat16 not in stored["float32"]
+    assert tf.bfloat16 in stored["bfloat16"] and tf.float32 not in stored["bfloat16"]
+    exports = {dtype: load_export(str(tmp_path / dtype)) for dtype in ("float32", "bfloat16")}
+    texts = tf.constant(["Aspirin inhibits COX-1.", "The cat sat."])
+    pooled = {dtype: export.signatures["embed"](text=texts)["mean_pooled"].numpy() for dtype, export in exports.items()}
+    np.testing.assert_allclose(pooled["bfloat16"], pooled["float32"], atol=0.05 * np.abs(pooled["float32"]).max())
+    assert not np.array_equal(pooled["bfloat16"], pooled["float32"])

@@ -27,11 +27,14 @@ def add_parser(subparsers):
     parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a bare preset's embedding export: at most the preset's positions "
                              f"(default {DEFAULT_SEQUENCE_LENGTH}, or fewer if the preset has fewer).")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"),
+                        help="The export's weights and compute (default: the model's own). bfloat16 halves the "
+                             "export and runs ~2x faster on CPUs with AMX (amx_bf16) or on GPUs; slower without.")
     parser.add_argument("--overwrite", action="store_true", help="Replace an existing version.")
     parser.set_defaults(run=run)
 
 
-def _load(model, max_seq_length):
+def _load(model, max_seq_length, dtype):
     from keras_bert_zoo.cli.finetune_command import _load_task
     from keras_bert_zoo.cli.finetune_command import fine_tuned_model_dir
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
@@ -41,7 +44,7 @@ def _load(model, max_seq_length):
     from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 
     if fine_tuned_model_dir(model) is not None:
-        return _load_task(model), None
+        return _load_task(model, dtype=dtype), None
     try:
         config = load_backbone_config(model)
     except PresetNotFoundError as e:
@@ -52,7 +55,7 @@ def _load(model, max_seq_length):
     else:
         check_sequence_length(max_seq_length, model, config=config)
         length = max_seq_length
-    return BertBackbone.from_preset(model), BertPreprocessor.from_preset(model, sequence_length=length)
+    return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)
 
 
 def run(args):
@@ -64,7 +67,7 @@ def run(args):
     if args.model_name is not None:
         check_model_name(args.model_name)
     ensure_writable_directory(args.output)
-    model, preprocessor = _load(args.model, args.max_seq_length)
+    model, preprocessor = _load(args.model, args.max_seq_length, args.dtype)
     path = export_for_serving(model, args.output, version=args.version, model_name=args.model_name,
                               preprocessor=preprocessor, overwrite=args.overwrite,
                               job_args={"argv": args.argv, "model": args.model})

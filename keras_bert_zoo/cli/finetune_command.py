@@ -274,8 +274,9 @@ def fine_tuned_model_dir(path):
     return None
 
 
-def _load_task(path):
-    """A fine-tuned task saved by `finetune`, as the class it was saved from."""
+def _load_task(path, **kwargs):
+    """A fine-tuned task saved by `finetune`, as the class it was saved from
+    (`**kwargs` for `Task.from_preset`, e.g. `dtype`)."""
     from keras_bert_zoo.presets.loader import saved_task_class
     from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
@@ -289,7 +290,7 @@ def _load_task(path):
     saved = saved_task_class(found)
     if issubclass(saved, BertPretrainer):
         raise ValueError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
-    return Task.from_preset(found)
+    return Task.from_preset(found, **kwargs)
 
 
 def run_evaluate(args):
