@@ -34,7 +34,8 @@ test-fast: $(STAMP)
 # find torch==2.13.0+cpu, pass TORCH_INDEX=--extra-index-url=https://download.pytorch.org/whl/cpu
 TORCH_VENV ?= .venv-torch
 TORCH_INDEX ?=
-BENCHMARK_RESULTS ?= benchmarks/results/bench_$(shell hostname -s).json
+HOST := $(shell hostname -s)
+BENCHMARK_RESULTS ?= benchmarks/results/bench_$(HOST).json
 
 $(TORCH_VENV)/.installed:
 	$(PYTHON) -m venv $(TORCH_VENV)
@@ -43,8 +44,10 @@ $(TORCH_VENV)/.installed:
 
 benchmark: $(STAMP) $(TORCH_VENV)/.installed
 	$(BIN)/python -m benchmarks run --output_file $(BENCHMARK_RESULTS)
+	$(BIN)/python benchmarks/serving_vs_keras_hub.py --dtype float32 --output_file benchmarks/results/serving_vs_keras_hub_$(HOST).json
+	$(BIN)/python benchmarks/serving_vs_keras_hub.py --dtype bfloat16 --output_file benchmarks/results/serving_vs_keras_hub_bf16_$(HOST).json
+	$(BIN)/python benchmarks/int8_vs_float32.py --output_file benchmarks/results/int8_vs_float32_$(HOST).json
 	$(BIN)/python -m benchmarks readme
-	$(BIN)/python benchmarks/serving_vs_keras_hub.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

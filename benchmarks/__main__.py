@@ -5,19 +5,11 @@ import glob
 import json
 import os
 import sys
-import tempfile
 
-from benchmarks import report, run
+from benchmarks import report, results_file, run
 
 ROOT = run.ROOT
 RESULTS = os.path.join("benchmarks", "results")
-
-
-def _write_atomically(path, text):
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    with os.fdopen(handle, "w") as f:
-        f.write(text)
-    os.replace(temporary, path)
 
 
 def _csv(choices):
@@ -44,27 +36,25 @@ def main(argv=None):
                          help="interpreter with torch (CPU build) and transformers, for the HF torch peer")
     measure.add_argument("--output_file", required=True, help=f"results JSON, relative to the repository, e.g. "
                                                               f"{RESULTS}/cpu2_amx.json")
-    commands.add_parser("readme", help="rewrite README.md's benchmark table from benchmarks/results/*.json")
+    commands.add_parser("readme", help="rewrite README.md's benchmark tables from benchmarks/results/ "
+                                       f"({', '.join(report.RESULTS_FILES)})")
     args = parser.parse_args(argv)
 
     if args.command == "run":
-        if args.rounds < 3:
-            parser.error("--rounds must be at least 3 for a median, min and max to mean anything")
-        if os.path.isabs(args.output_file):
-            parser.error("--output_file must be relative to the repository (results files name no machine's paths)")
+        results_file.check_flags(parser, args.rounds, args.output_file)
         command = "python -m benchmarks run " + " ".join(a for a in (argv if argv is not None else sys.argv[1:])
                                                          if a != "run")
         torch_python = os.path.join(ROOT, args.torch_python)
-        output = os.path.join(ROOT, args.output_file)
         run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
-                save=lambda document: _write_atomically(output, json.dumps(document, indent=1) + "\n"))
+                save=lambda document: results_file.write_text(args.output_file, json.dumps(document, indent=1) + "\n"))
         print(f"wrote {args.output_file}")
     else:
-        paths = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, RESULTS, "bench_*.json")))
+        paths = [os.path.relpath(p, ROOT) for pattern in report.RESULTS_FILES
+                 for p in sorted(glob.glob(os.path.join(ROOT, RESULTS, pattern)))]
         readme = os.path.join(ROOT, "README.md")
         with open(readme) as f:
             text = f.read()
-        _write_atomically(readme, report.replace_section(text, report.readme_section(paths, ROOT)))
+        results_file.write_text(readme, report.replace_section(text, report.readme_section(paths, ROOT)))
         print(f"README.md: table from {', '.join(paths)}")
 
 

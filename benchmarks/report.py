@@ -2,10 +2,13 @@
 
 import json
 import os
+import re
 
 from benchmarks.run import OURS
 
 BEGIN, END = "<!-- benchmarks: begin (python -m benchmarks readme) -->", "<!-- benchmarks: end -->"
+# The results files the README renders: the step benchmarks, then serving.
+RESULTS_FILES = ("bench_*.json", "serving_vs_keras_hub*.json")
 COLUMNS = (("keras_hub", "keras-hub"), ("hf_torch", "HF torch"), ("matmul_chain", "matmul bound"))
 
 
@@ -24,13 +27,39 @@ def _ratio(row, peer):
     return f"{entry['median']:.2f} ({entry['min']:.2f}-{entry['max']:.2f})" if entry else "-"
 
 
-def render(document, path):
+def _header(document, path):
     m = document["machine"]
-    versions = ", ".join(f"{k} {v}" for k, v in sorted(document["versions"].items()))
+    versions = "".join(f", {k} {v}" for k, v in sorted(document.get("versions", {}).items()))
+    return (f"`{path}` ({document['started']}): {m['cpu']}, {m['cores']} cores, flags {' '.join(m['flags']) or 'none'}; "
+            f"load {document['load_before']} before, {document['load_after']} after{versions}. "
+            f"Reproduce: `{document['command']}`.")
+
+
+def render_serving(document, path):
+    """benchmarks/serving_vs_keras_hub.py's results: one row per scenario."""
+    def served(figures):
+        return (f"{figures['sentences_per_s']['median']:.1f} ({figures['p50_ms']['median']:.0f} / "
+                f"{figures['p95_ms']['median']:.0f} ms)")
+
+    setup = document["setup"]
+    lines = [f"Serving: {setup['preset']} classifier exports in {setup['dtype']}, {setup['data']}, "
+             f"{setup['rounds']} rounds. " + _header(document, path), "",
+             "| clients x batch | TF batching | ours sentences/s (p50 / p95) | keras-hub sentences/s (p50 / p95) "
+             "| ours / keras-hub (min-max) |", "|---|---|---|---|---|"]
+    for name, row in document["results"].items():
+        clients, batch = re.match(r"(\d+)_clients_batch_(\d+)", name).groups()
+        ratio = row[f"ratio_{OURS}/keras_hub"]
+        lines.append(f"| {clients} x {batch} | {'on' if name.endswith('tf_batching') else 'off'} | "
+                     f"{served(row[OURS])} | {served(row['keras_hub'])} | "
+                     f"{ratio['median']:.2f} ({ratio['min']:.2f}-{ratio['max']:.2f}) |")
+    return "\n".join(lines)
+
+
+def render(document, path):
+    if isinstance(document["results"], dict):
+        return render_serving(document, path)
     lines = [
-        f"`{path}` ({document['started']}): {m['cpu']}, {m['cores']} cores, flags {' '.join(m['flags']) or 'none'}; "
-        f"load {document['load_before']} before, {document['load_after']} after; {versions}. "
-        f"Reproduce: `{document['command']}`.",
+        _header(document, path),
         "",
         "| job | model | dtype | batch x length | ours seq/s | " + " | ".join(f"{n} seq/s" for _, n in COLUMNS)
         + " | " + " | ".join(f"ours / {n} (min-max)" for _, n in COLUMNS)

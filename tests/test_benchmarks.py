@@ -1,5 +1,6 @@
 """The benchmark harness: its statistics, its bound, its results files and README table."""
 
+import fnmatch
 import json
 import os
 import re
@@ -9,11 +10,12 @@ import pytest
 
 from benchmarks import __main__ as benchmarks_cli
 from benchmarks import report, run, stats
+from benchmarks import serving_vs_keras_hub as serving
 from benchmarks.peers import keras_peers
 
 ROOT = run.ROOT
-RESULTS = sorted(os.path.join("benchmarks", "results", f) for f in os.listdir(os.path.join(ROOT, "benchmarks", "results"))
-                 if re.fullmatch(r"bench_.*\.json", f))
+RESULTS = [os.path.join("benchmarks", "results", f) for pattern in report.RESULTS_FILES
+           for f in sorted(fnmatch.filter(os.listdir(os.path.join(ROOT, "benchmarks", "results")), pattern))]
 
 
 def test_summary_is_median_min_and_max():
@@ -90,9 +92,36 @@ def test_results_file_names_its_machine(path):
         document = json.load(f)
     assert document["machine"]["cores"] >= 1 and "flags" in document["machine"] and document["machine"]["cpu"]
     assert len(document["load_before"]) == len(document["load_after"]) == 3
+    if isinstance(document["results"], dict):  # serving: every scenario, both peers, a ratio
+        assert document["command"].startswith("python benchmarks/serving_vs_keras_hub.py")
+        assert set(document["results"]) == {serving.scenario_name(*s) for s in serving.SCENARIOS}
+        for row in document["results"].values():
+            assert row[run.OURS]["sentences_per_s"]["median"] > 0 and row["keras_hub"]["sentences_per_s"]["median"] > 0
+            assert row[f"ratio_{run.OURS}/keras_hub"]["min"] <= row[f"ratio_{run.OURS}/keras_hub"]["median"]
+        return
     assert document["command"].startswith("python -m benchmarks run")
     for row in document["results"]:
         assert len(row["peers"][run.OURS]["rounds"]) == document["rounds"]
+
+
+def test_serving_benchmark_batches_with_the_settings_the_export_ships(tmp_path):
+    from keras_bert_zoo.export import batching_parameters
+
+    path = tmp_path / "batching_parameters.txt"
+    path.write_text(batching_parameters(max_batch_size=16, batch_timeout_micros=500, num_batch_threads=3))
+    assert serving.read_batching_parameters(str(path)) == {
+        "max_batch_size": 16, "batch_timeout_micros": 500, "max_enqueued_batches": 100, "num_batch_threads": 3}
+
+
+def test_serving_ratios_are_taken_round_by_round():
+    def rounds(*figures):
+        return [{serving.scenario_name(*s): {"sentences_per_s": f, "p50_ms": 1.0, "p95_ms": 2.0}
+                 for s in serving.SCENARIOS} for f in figures]
+
+    summary = serving.summarize({run.OURS: rounds(2.0, 4.0, 6.0), "keras_hub": rounds(1.0, 4.0, 2.0)})
+    row = summary["8_clients_batch_1_tf_batching"]
+    assert row[f"ratio_{run.OURS}/keras_hub"] == {"median": 2.0, "min": 1.0, "max": 3.0}
+    assert row["keras_hub"]["sentences_per_s"] == {"median": 2.0, "min": 1.0, "max": 4.0}
 
 
 @pytest.mark.subprocess

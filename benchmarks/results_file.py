@@ -1,0 +1,39 @@
+"""What every benchmark script does with its results file: refuse flags
+that would make it meaningless, start it with the machine's description,
+and write it atomically."""
+
+import json
+import os
+import tempfile
+import time
+
+from benchmarks import machine
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def check_flags(parser, rounds, output_file):
+    if rounds < 3:
+        parser.error("--rounds must be at least 3 for a median, min and max to mean anything")
+    if os.path.isabs(output_file):
+        parser.error("--output_file must be relative to the repository (results files name no machine's paths)")
+
+
+def new_document(command):
+    """The command that reproduces the file, the CPU and flags, load before."""
+    return {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def write_text(path, text):
+    """Replace `path` (relative to the repository or absolute) in one rename."""
+    path = os.path.join(ROOT, path)
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(handle, "w") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+def write_document(path, document):
+    document["load_after"] = machine.load_average()
+    write_text(path, json.dumps(document, indent=1) + "\n")
