@@ -9,7 +9,10 @@ command line's `--help`) does not start TensorFlow.
 
 import contextlib
 import importlib
+import importlib.abc
+import importlib.util
 import os
+import sys
 
 from keras_bert_zoo.presets.registry import DEFAULT_PRESET
 from keras_bert_zoo.version import __version__
@@ -64,9 +67,16 @@ def quiet_start():
     only when the log level is the quiet one (a level the user set, such as
     TF_CPP_MIN_LOG_LEVEL=0, shows everything).
     """
-    import sys
+    if "tensorflow" in sys.modules:
+        yield
+    else:
+        with _quiet_stderr():
+            yield
 
-    if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL") != QUIET_LOG_LEVEL:
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") != QUIET_LOG_LEVEL:
         yield
         return
     try:
@@ -82,6 +92,31 @@ def quiet_start():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
+    """A user's own `import tensorflow` after `import keras_bert_zoo` (as in
+    the README's snippets) loads quietly too: its first load runs with
+    stderr hidden, as `quiet_start` does."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tensorflow":
+            return None
+        sys.meta_path.remove(self)  # one load: later lookups go to the real finders
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            exec_module = spec.loader.exec_module
+
+            def quiet_exec_module(module):
+                with _quiet_stderr():
+                    exec_module(module)
+
+            spec.loader.exec_module = quiet_exec_module
+        return spec
+
+
+if "tensorflow" not in sys.modules:
+    sys.meta_path.insert(0, _QuietTensorFlowImport())
 
 
 def load_tensorflow():

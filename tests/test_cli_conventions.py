@@ -259,6 +259,10 @@ def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request(ti
     assert loud.returncode == 0 and ABSL_LOG_LINE.search(loud.stderr), loud.stderr
     library = _python("import keras_bert_zoo as kbz; kbz.BertTokenizer.from_preset(%r)" % tiny_checkpoint)
     assert library.returncode == 0 and not ABSL_LOG_LINE.search(library.stderr), library.stderr
+    # The README's snippets import TensorFlow themselves, after keras_bert_zoo.
+    snippet = _python("import keras_bert_zoo as kbz\nimport tensorflow as tf\nprint(tf.constant([1]).numpy())")
+    assert snippet.returncode == 0 and snippet.stdout == "[1]\n", snippet.stderr
+    assert not ABSL_LOG_LINE.search(snippet.stderr) and "absl::InitializeLog" not in snippet.stderr, snippet.stderr
     # A level the user set is theirs: nothing is hidden then.
     kept = subprocess.run([sys.executable, "-c", "import os, keras_bert_zoo; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT,
