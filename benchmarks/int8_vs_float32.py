@@ -61,11 +61,14 @@ def gemm_rates(repeats=5):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--train_examples", type=int, default=2000)
-    parser.add_argument("--eval_examples", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="timing rounds, the order alternating, at least 3 (default: %(default)s)")
+    parser.add_argument("--train_examples", type=int, default=2000,
+                        help="SST-2 sentences fine-tuned on (default: %(default)s)")
+    parser.add_argument("--eval_examples", type=int, default=1000,
+                        help="the next SST-2 sentences, held out and scored (default: %(default)s)")
     parser.add_argument("--output_file", default=os.path.join("benchmarks", "results", "int8_vs_float32_cpu2.json"),
-                        help="results JSON, relative to the repository")
+                        help="results JSON, relative to the repository (default: %(default)s)")
     args = parser.parse_args()
     results_file.check_flags(parser, args.rounds, args.output_file)
 

@@ -445,14 +445,18 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     def quantize(self, mode=None, config=None, filters=None, **kwargs):
         """Keras' `Model.quantize` (e.g. `"int8"`) on the backbone and heads.
 
-        The preprocessor holds no weights; its layers, which a graph-mode
-        call leaves unbuilt, would refuse. `filters` given: Keras' own rules.
+        By default only the layers Keras can quantize (dense, einsum-dense
+        and embedding layers) outside the preprocessor, whose weightless
+        layers a graph-mode call leaves unbuilt (they would refuse), and
+        without a warning for each layer Keras cannot quantize (dropout,
+        LayerNorm...). `filters` given: Keras' own rules.
         """
-        if filters is None and self.preprocessor is not None:
-            preprocessing = {id(layer) for layer in self.preprocessor._flatten_layers()}
+        if filters is None:
+            preprocessing = {id(layer) for layer in self.preprocessor._flatten_layers()} if self.preprocessor else set()
+            quantizable = (keras.layers.Dense, keras.layers.EinsumDense, keras.layers.Embedding)
 
             def filters(layer):
-                return id(layer) not in preprocessing
+                return isinstance(layer, quantizable) and id(layer) not in preprocessing
 
         super().quantize(mode, config=config, filters=filters, **kwargs)
 
