@@ -153,6 +153,10 @@ def test_a_directory_that_is_not_a_model_names_the_flag(files, capsys):
     _refused(capsys, ["predict", "--model", files["tmp"], "--input", files["corpus"]],
              f"--model {files['tmp']} is not a fine-tuned model")
     _refused(capsys, ["evaluate", "--model", files["tmp"], "--eval", files["train"]], "is not a fine-tuned model")
+    _refused(capsys, ["predict", "--model", "minilm_l6_h384_en_uncased", "--input", files["corpus"]],
+             "--model minilm_l6_h384_en_uncased is a preset, not a fine-tuned model")
+    _refused(capsys, ["finetune", "--task", "ner", "--problem_type", "multi_label", "--train_file", files["train"],
+                      "--output_dir", files["tmp"] + "/run"], "--problem_type is for --task classify")
     _refused(capsys, ["export", "--model", files["tmp"], "--output", files["tmp"] + "/e"],
              "is neither a fine-tuned model (a `finetune` --output_dir or its model/) nor a preset", "not a preset")
 

@@ -249,6 +249,9 @@ def run_finetune(args):
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
 
+    if args.problem_type is not None and args.task != "classify":
+        raise ValueError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
+                         "leave the flag out.")
     if args.task == "qa":
         _check_qa_lengths(args)
     check_sequence_length(args.max_seq_length, args.preset)
@@ -282,9 +285,12 @@ def _load_task(path, **kwargs):
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
     from keras_bert_zoo.tasks.task import Task
 
+    from keras_bert_zoo.presets.registry import preset_names
+
     found = fine_tuned_model_dir(path) if os.path.isdir(path) else None
     if found is None:
-        problem = "is not a fine-tuned model" if os.path.isdir(path) else "does not exist"
+        problem = ("is a preset, not a fine-tuned model" if path in preset_names() else
+                   "is not a fine-tuned model" if os.path.isdir(path) else "does not exist")
         raise ValueError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
                          f"(with {TASK_CONFIG_FILE}).")
     saved = saved_task_class(found)
