@@ -115,14 +115,15 @@ def main(argv=None):
         model = {"preset": args.preset}
     # Built here to show the choice; kbz.pretrain also takes the kind ("tpu") itself.
     strategy = kbz.distribution.get_strategy(args.strategy, tpu=args.tpu)
-    print(f"Training on {strategy.num_replicas_in_sync} replica(s) with {type(strategy).__name__}.")
+    print(f"Training on {strategy.num_replicas_in_sync} replica(s) with {type(strategy).__name__.lstrip('_')}.")
     metrics = kbz.pretrain(
         args.output_dir, corpus, data_config=data_config, strategy=strategy, mixed_precision=bool(args.use_bf16),
         overwrite_output_dir=args.overwrite_output_dir, **model,
         **given(args, corpus_format="corpus_format", batch_size="train_batch_size", learning_rate="learning_rate",
                 num_train_steps="num_train_steps", warmup_steps="num_warmup_steps",
                 checkpoint_every="save_checkpoints_steps"))
-    print(json.dumps(metrics, indent=2))  # also in OUTPUT_DIR/metrics.json
+    print(json.dumps(metrics, indent=2))
+    print(f"Wrote {args.output_dir}: model/ (a preset), metrics.json, TensorBoard logs.")
 
 
 if __name__ == "__main__":

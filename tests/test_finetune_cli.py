@@ -85,7 +85,8 @@ def test_multi_label_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     for record, row in zip(records, chosen[[0, 3]]):
         assert record["labels"] == [name for name, hot in zip(classifier.label_names, row) if hot]
-        assert len(record["probabilities"]) == 3
+        assert list(record["probabilities"]) == classifier.label_names
+        assert record["labels"] == [n for n, p in record["probabilities"].items() if p >= classifier.threshold]
     # JSON lines give a list of names; a GLUE TSV (one label per example) is refused, naming the flag.
     jsonl = tmp_path / "train.jsonl"
     jsonl.write_text('{"text": "all work", "label": ["work"]}\n{"text": "no play", "label": []}\n')

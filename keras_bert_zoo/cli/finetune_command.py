@@ -329,8 +329,9 @@ def _classification_records(task, texts, batch_size):
         if task.problem_type == "regression":
             yield {"text": text, "value": float(row[0])}
         elif task.problem_type == "multi_label":
+            # Every label's probability, by name: the chosen ones are those at or above the threshold.
             yield {"text": text, "labels": [name for name, p in zip(names, row) if p >= task.threshold],
-                   "probabilities": [round(float(p), 6) for p in row]}
+                   "probabilities": {str(name): round(float(p), 6) for name, p in zip(names, row)}}
         else:
             best = int(row.argmax())
             yield {"text": text, "label": names[best], "score": float(row[best]),
