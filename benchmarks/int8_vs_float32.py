@@ -16,7 +16,6 @@ Size: the `.weights.h5` files. The project ships int8 as an export option
 only if it is >= 1.3x faster at <= 0.5 point accuracy loss.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -60,15 +59,11 @@ def gemm_rates(repeats=5):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="timing rounds, the order alternating, at least 3 (default: %(default)s)")
+    parser = results_file.script_parser(__doc__, "int8_vs_float32_cpu2.json", "timing rounds, the order alternating")
     parser.add_argument("--train_examples", type=int, default=2000,
                         help="SST-2 sentences fine-tuned on (default: %(default)s)")
     parser.add_argument("--eval_examples", type=int, default=1000,
                         help="the next SST-2 sentences, held out and scored (default: %(default)s)")
-    parser.add_argument("--output_file", default=os.path.join("benchmarks", "results", "int8_vs_float32_cpu2.json"),
-                        help="results JSON, relative to the repository (default: %(default)s)")
     args = parser.parse_args()
     results_file.check_flags(parser, args.rounds, args.output_file)
 

@@ -2,6 +2,7 @@
 that would make it meaningless, start it with the machine's description,
 and write it atomically."""
 
+import argparse
 import json
 import os
 import tempfile
@@ -10,6 +11,15 @@ import time
 from benchmarks import machine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def script_parser(doc, default_output_file, rounds_help):
+    """A benchmark script's flags: `--rounds` and `--output_file`; it adds its own."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3, help=f"{rounds_help}, at least 3 (default: %(default)s)")
+    parser.add_argument("--output_file", default=os.path.join("benchmarks", "results", default_output_file),
+                        help="results JSON, relative to the repository (default: %(default)s)")
+    return parser
 
 
 def check_flags(parser, rounds, output_file):

@@ -187,15 +187,11 @@ def summarize(rounds_by_peer):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of fresh processes per peer, at least 3 (default: %(default)s)")
+    parser = results_file.script_parser(__doc__, "serving_vs_keras_hub_cpu2.json", "rounds of fresh processes per peer")
     parser.add_argument("--max_seq_length", type=int, default=128,
                         help="the exports' longest packed length (default: %(default)s)")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                         help="the exports' weights and compute (bfloat16: fast on CPUs with AMX)")
-    parser.add_argument("--output_file", default=os.path.join("benchmarks", "results", "serving_vs_keras_hub_cpu2.json"),
-                        help="results JSON, relative to the repository (default: %(default)s)")
     parser.add_argument("--worker", nargs=4, metavar=("PATH", "SIGNATURE", "BATCHING_FILE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
