@@ -28,9 +28,12 @@ class BertPretrainer(Task):
 
     Compiled by default as `run_pretraining.py` trains: loss = masked-LM
     cross-entropy averaged over the real predictions (`mask_weights`) +
-    next-sentence cross-entropy; metrics `masked_lm_logits_accuracy`
-    (weighted) and `next_sentence_logits_accuracy`; BERT's AdamW. `fit` takes the batches of
+    next-sentence cross-entropy; metrics `masked_lm_accuracy` (weighted)
+    and `next_sentence_accuracy`; BERT's AdamW. `fit` takes the batches of
     `kbz.data.pretraining_batches`: `(inputs, labels, sample_weights)`.
+    Losses and metrics are logged (progress bar, history, TensorBoard,
+    `evaluate`) under `run_pretraining.py`'s names: `masked_lm_loss`,
+    `next_sentence_accuracy`, ..., not Keras' `masked_lm_logits_loss`.
 
     Args:
         backbone: a `BertBackbone`.
@@ -147,6 +150,17 @@ class BertPretrainer(Task):
             return super().compile_from_config(config)
         # Presets saved before the pretrainer recorded its schedule hold Keras' record of the default compile,
         # which __init__ has done; Keras would only warn that it cannot redo it.
+
+    def get_metrics_result(self):
+        # Keras prefixes each score with its output's name (`masked_lm_logits_accuracy`); run_pretraining.py
+        # and the papers say `masked_lm_accuracy`. Renamed here, every log (progress, history, TensorBoard,
+        # evaluate) carries the one name.
+        prefixes = {f"{name}_": f"{name.removesuffix('_logits')}_" for name in self.output}
+        renamed = {}
+        for key, value in super().get_metrics_result().items():
+            prefix = next((p for p in prefixes if key.startswith(p)), None)
+            renamed[prefixes[prefix] + key[len(prefix):] if prefix else key] = value
+        return renamed
 
     def standardize_examples(self, x, y=None):
         """Pretraining examples come packed (see `input_forms`); raw text is refused, naming them."""

@@ -138,6 +138,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         else:
             self._check_preprocessor_fits_backbone()
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # A Functional model takes the global policy, not its layers': `dtype_policy` says the backbone's, as
+        # keras-hub's tasks do (`from_preset(..., dtype="bfloat16")` is a bfloat16 model).
+        self.dtype_policy = self.backbone.dtype_policy
 
     def _check_preprocessor_fits_backbone(self):
         """Ids or positions beyond the backbone's tables fail only inside the

@@ -215,18 +215,6 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
                 {"train_instances": int(len(train["token_ids"]))})
 
 
-# run_pretraining.py's eval names for Keras' evaluate() names (output + metric). Keras' bare "accuracy"
-# is left out: it repeats one of the two accuracies.
-EVAL_NAMES = {"loss": "loss", "masked_lm_logits_accuracy": "masked_lm_accuracy",
-              "masked_lm_logits_loss": "masked_lm_loss", "next_sentence_logits_accuracy": "next_sentence_accuracy",
-              "next_sentence_logits_loss": "next_sentence_loss"}
-
-
-def _accuracies(scores):
-    """Held-out scores under run_pretraining.py's names, one name per score."""
-    return {name: scores[key] for key, name in EVAL_NAMES.items() if key in scores}
-
-
 def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
          learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None):
     """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save."""
@@ -242,7 +230,7 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
         if eval_ds is not None:
             if baseline is not None:
                 metrics["unigram_baseline_accuracy"] = baseline
-            metrics["before"] = _accuracies(model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True))
+            metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
         os.makedirs(output_dir, exist_ok=True)
         # double_checkpoint: a kill while the backup is written falls back to the one before.
         backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
@@ -261,7 +249,7 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
         metrics["global_step"] = int(model.optimizer.iterations.numpy())
         metrics["train_loss"] = [float(x) for x in history.history["loss"]]
         if eval_ds is not None:
-            metrics["after"] = _accuracies(model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True))
+            metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
         model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     finally:
         if mixed_precision:
