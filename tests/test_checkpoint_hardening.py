@@ -601,6 +601,9 @@ H5_DAMAGE = {  # damage: (how, the words naming what is wrong)
                     "holds no array of shape (15, 4), which the model built from config.json needs, and one of shape (16, 4)"),
     "string-dtype": (lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
                      "token_embedding/vars/0' holds |S4 values, not numbers"),
+    # Keras' bfloat16 is opaque 2-byte values marked dtype=bfloat16; unmarked, they are not numbers.
+    "opaque-dtype": (lambda path: _replace_token_embedding(path, data=np.zeros((15, 4), "V2")),
+                     "token_embedding/vars/0' holds |V2 values, not numbers"),
     # A 4 TiB dataset that stores nothing: must be refused, not allocated.
     "shape-bomb": (lambda path: _replace_token_embedding(path, shape=(1 << 20, 1 << 20), dtype=np.float32,
                                                          chunks=(256, 256)),

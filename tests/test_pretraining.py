@@ -40,6 +40,10 @@ def test_loss_matches_run_pretraining(tiny_checkpoint, tmp_path):
     log_probs = np.array(expected["masked_lm_log_probs"])
     hits = (log_probs.argmax(-1) == np.array(inputs["masked_lm_ids"]).reshape(-1)).mean()
     assert scores["masked_lm_accuracy"] == pytest.approx(hits)
+    # Training logs (progress line, history, TensorBoard) carry the same names, each score once.
+    history = model.fit(x, y, sample_weight=weights, epochs=1, verbose=0).history
+    assert set(history) == {"loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
+                            "next_sentence_loss"}
 
 
 def _runner(*args):

@@ -196,6 +196,27 @@ def test_every_head_gives_float32_logits_under_mixed_precision(tiny_preset):
             assert logits.dtype == tf.float32
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "mixed_bfloat16"])
+def test_a_task_says_the_dtype_policy_it_was_loaded_in(tiny_preset, dtype):
+    """As keras-hub's tasks: the model's `dtype_policy` is its backbone's, not the global float32."""
+    for task in (kbz.BertClassifier.from_preset(tiny_preset, num_classes=2, sequence_length=8, dtype=dtype),
+                 kbz.BertPretrainer.from_preset(tiny_preset, dtype=dtype)):
+        assert task.dtype_policy.name == task.backbone.dtype_policy.name == dtype
+        assert task.backbone.token_embedding.embeddings.dtype == ("bfloat16" if dtype == "bfloat16" else "float32")
+
+
+@pytest.mark.parametrize("dtype, saved", [("bfloat16", "bfloat16"), ("mixed_bfloat16", "float32")])
+def test_a_preset_stores_the_dtype_of_its_weights(tiny_preset, tmp_path, dtype, saved):
+    """Mixed precision is how a run computes; its preset holds float32 weights and loads in float32."""
+    task = kbz.BertClassifier.from_preset(tiny_preset, num_classes=2, sequence_length=8, dtype=dtype)
+    task.save_to_preset(str(tmp_path / "saved"))
+    for restored in (kbz.BertClassifier.from_preset(str(tmp_path / "saved")),
+                     kbz.BertBackbone.from_preset(str(tmp_path / "saved"))):
+        assert restored.dtype_policy.name == saved
+        layers = restored.backbone.transformer_layers if hasattr(restored, "backbone") else restored.transformer_layers
+        assert {layer.dtype_policy.name for layer in layers} == {saved}
+
+
 # === The command line loads a saved task through Task.from_preset ===
 
 def test_the_cli_loads_any_saved_task_class_and_refuses_a_pretrainer(tiny_preset, tmp_path):

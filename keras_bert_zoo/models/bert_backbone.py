@@ -176,6 +176,10 @@ class BertBackbone(keras.Model):
             dtype=dtype,
             **kwargs,
         )
+        # keras.Model drops `dtype` and takes the global policy; the layers above took `dtype`, and so does
+        # the model's `dtype_policy` (which get_config saves), as in keras-hub's backbones.
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
 
         # === Config ===
         self.vocabulary_size = vocabulary_size

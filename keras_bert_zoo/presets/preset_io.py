@@ -8,6 +8,8 @@ import os
 import re
 
 import keras
+import ml_dtypes
+import numpy as np
 # Public `save_weights` cannot leave the optimizer out; this can.
 from keras.src.saving import saving_lib
 
@@ -38,6 +40,24 @@ def _write_json(path, obj):
         f.write("\n")
 
 
+def stored_policies(config):
+    """`config` with every mixed dtype policy replaced by its variable dtype's.
+
+    A preset holds weights: a run under `mixed_bfloat16` saves float32
+    weights, and `from_preset` loads them in float32 unless given `dtype`,
+    like the preset it started from. A `bfloat16` model's weights are
+    bfloat16, and so is its preset.
+    """
+    if isinstance(config, list):
+        return [stored_policies(item) for item in config]
+    if not isinstance(config, dict):
+        return config
+    if config.get("class_name") == "DTypePolicy":
+        policy = keras.dtype_policies.deserialize(config)
+        return keras.dtype_policies.serialize(keras.DTypePolicy(policy.variable_dtype))
+    return {key: stored_policies(value) for key, value in config.items()}
+
+
 def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
     """Write a preset directory atomically.
 
@@ -56,7 +76,7 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
             f"vocabulary_size is {backbone.vocabulary_size}; they do not belong together."
         )
     with atomic_directory(preset_dir) as tmp:
-        _write_json(os.path.join(tmp, CONFIG_FILE), keras.saving.serialize_keras_object(backbone))
+        _write_json(os.path.join(tmp, CONFIG_FILE), stored_policies(keras.saving.serialize_keras_object(backbone)))
         save_model_weights(backbone, os.path.join(tmp, WEIGHTS_FILE))
         if tokenizer is not None:
             config = keras.saving.serialize_keras_object(tokenizer)
@@ -66,7 +86,7 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
             with open(os.path.join(tmp, VOCABULARY_FILE), "w", encoding="utf-8") as f:
                 f.write("\n".join(vocabulary_lines(tokenizer.get_vocabulary())) + "\n")
         if task is not None:
-            _write_json(os.path.join(tmp, TASK_CONFIG_FILE), keras.saving.serialize_keras_object(task))
+            _write_json(os.path.join(tmp, TASK_CONFIG_FILE), stored_policies(keras.saving.serialize_keras_object(task)))
             save_model_weights(task, os.path.join(tmp, TASK_WEIGHTS_FILE))
         _write_json(
             os.path.join(tmp, METADATA_FILE),
@@ -106,14 +126,19 @@ _ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")
 
 
 def _stored_arrays(path):
-    """`({dataset name: h5py dataset header}, number of encoder layers)` of a weights file, without reading arrays."""
+    """`({dataset name: (shape, numpy dtype)}, number of encoder layers)` of a weights file, without reading
+    arrays."""
     import h5py
 
     arrays, encoder_layers = {}, set()
 
     def visit(name, item):
         if isinstance(item, h5py.Dataset):
-            arrays[name] = (tuple(item.shape), item.dtype)
+            dtype = item.dtype
+            # Keras writes bfloat16 as opaque 2-byte values marked with a `dtype` attribute (h5py has no bfloat16).
+            if dtype == "V2" and item.attrs.get("dtype") == "bfloat16":
+                dtype = np.dtype(ml_dtypes.bfloat16)
+            arrays[name] = (tuple(item.shape), dtype)
         elif _ENCODER_LAYER.search(name):
             encoder_layers.add(name)
 
@@ -133,7 +158,7 @@ def _check_weights_file(model, path):
     arrays, encoder_layers = _stored_arrays(path)
     size = os.path.getsize(path)
     for name, (shape, dtype) in arrays.items():
-        if dtype.kind not in "fiub":
+        if dtype.kind not in "fiub" and dtype != ml_dtypes.bfloat16:
             raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not numbers. The file is "
                                   "corrupt or crafted; it is refused.")
         nbytes = math.prod(shape) * dtype.itemsize

@@ -215,7 +215,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
         self._learning_rate = learning_rate or getattr(self, "_learning_rate", None) or self.default_learning_rate
         self._total_steps = total_steps if self._auto_optimizer else None
-        self._compile_args = {"loss": loss, "metrics": metrics, **kwargs}
+        # Kept out of Keras' attribute tracking: metric objects found in an attribute join `model.metrics`
+        # and log once more under their bare names (a pretrainer's `accuracy` repeated one of its two).
+        object.__setattr__(self, "_compile_args", {"loss": loss, "metrics": metrics, **kwargs})
         if self._auto_optimizer:
             optimizer = bert_adamw(self._learning_rate, total_steps=total_steps)
         super().compile(
