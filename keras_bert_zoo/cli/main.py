@@ -2,8 +2,9 @@
 
 Errors a user can fix (bad flags, files, presets, occupied output
 directories) are printed as one line naming the subcommand, with exit status
-2; Ctrl-C exits with 130. `--verbose` shows the traceback instead, and
-TensorFlow's own start-up logs.
+2, and warnings as one line likewise; Ctrl-C exits with 130. `--verbose` shows
+the traceback instead, Python's own warning format, and TensorFlow's
+start-up logs.
 
 Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
 `--help` answers at once.
@@ -13,6 +14,7 @@ import argparse
 import os
 import re
 import sys
+import warnings
 
 from keras_bert_zoo.cli import create_pretraining_data_command
 from keras_bert_zoo.cli import encode_command
@@ -153,6 +155,18 @@ def _one_line(error):
     return text or type(error).__name__
 
 
+def _warning_line(command):
+    """Warnings as one line under the command's name, as its errors (not Python's file:line: UserWarning)."""
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        from tqdm import tqdm
+
+        # tqdm.write: on its own line above a progress bar that is being drawn, not inside it.
+        tqdm.write(f"keras-bert-zoo {command}: warning: {_one_line(message)}", file=file or sys.stderr)
+
+    return show
+
+
 def _start_tensorflow(verbose):
     """TensorFlow's C++ logs: quiet unless --verbose (set before TensorFlow loads)."""
     from keras_bert_zoo import load_tensorflow
@@ -173,7 +187,9 @@ def main(argv=None):
         args = parse_arguments(argv, build_parser())
     try:
         _start_tensorflow(args.verbose)
-        with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")):
+        with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")), warnings.catch_warnings():
+            if not args.verbose:
+                warnings.showwarning = _warning_line(args.command)
             return args.run(args) or 0
     except KeyboardInterrupt:
         if args.verbose:
