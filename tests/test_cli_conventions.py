@@ -125,7 +125,8 @@ def test_instance_flags_are_not_passed_unless_given(tmp_path):
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b.\n")
-    for argv in (["create-pretraining-data", "--input_file", str(corpus), "--output_file", str(tmp_path / "r")],
+    for argv in (["create-pretraining-data", "--input_file", str(corpus), "--output_file", str(tmp_path / "r"),
+                  "--preset", "x"],
                  ["pretrain", "--preset", "x", "--input_file", str(corpus), "--output_dir", str(tmp_path / "o")]):
         args = build_parser().parse_args(argv)
         assert given(args, *INSTANCE_FLAGS) == {}, argv[0]  # dupe_factor: PretrainingDataConfig's 10 in both
@@ -156,6 +157,46 @@ def test_every_flag_may_be_spelled_with_hyphens():
 def test_a_missing_required_flag_names_its_snake_case_name(tmp_path, capsys):
     code, out = _run(capsys, ["pretrain", "--preset", "x", "--output_dir", str(tmp_path)])
     assert code == 2 and "the following arguments are required: --input_file" in out.err
+    code, out = _run(capsys, ["finetune", "--task", "ner", "--train", __file__])  # an old spelling meets --train_file
+    assert code == 2 and out.err.splitlines() == [
+        "keras-bert-zoo finetune: error: the following arguments are required: --output_dir "
+        "(flags: keras-bert-zoo finetune --help)"]
+
+
+# Each command's required flags (a group: one of them), as its usage line must show them: outside brackets.
+REQUIRED = {
+    "finetune": ["--task {classify,ner,qa}", "--train_file TRAIN_FILE", "--output_dir OUTPUT_DIR"],
+    "evaluate": ["--model MODEL", "--eval_file EVAL_FILE"],
+    "predict": ["--model MODEL", "--input_file INPUT_FILE"],
+    "export": ["--model MODEL", "--output_dir OUTPUT_DIR"],
+    "extract-features": ["--input_file INPUT_FILE", "--output_file OUTPUT_FILE"],
+    "create-pretraining-data": ["--input_file INPUT_FILE", "--output_file OUTPUT_FILE",
+                                "(--vocab_file VOCAB_FILE | --preset PRESET)"],
+    "pretrain": ["(--preset PRESET | --config CONFIG)", "--input_file INPUT_FILE [INPUT_FILE ...]",
+                 "--output_dir OUTPUT_DIR"],
+}
+
+
+@pytest.mark.parametrize("command", REQUIRED)
+def test_the_usage_line_shows_required_flags_as_required(command):
+    """They were shown in brackets, as if optional, while a check after parsing demanded them."""
+    usage = " ".join(_subparser(command).format_usage().split())
+    for flag in REQUIRED[command]:
+        assert f" {flag} " in f"{usage} ", (flag, usage)
+        assert f"[{flag}" not in usage, (flag, usage)
+    assert "[--verbose]" in usage  # the others stay optional
+    assert not {"--train", "--eval", "--input", "--output", "--corpus"} & set(usage.split()), usage  # old spellings
+
+
+def test_old_spellings_meet_a_required_flag():
+    parse = build_parser().parse_args
+    assert parse(["evaluate", "--model", "m", "--eval", __file__]).eval == __file__
+    assert parse(["predict", "--model", "m", "--input", __file__]).input == __file__
+    assert parse(["export", "--model", "m", "--output", "e"]).output == "e"
+    assert parse(["finetune", "--task", "qa", "--train", __file__, "--output", "o"]).output == "o"
+    # --corpus took several files; --input_file takes them too (as a shell glob expands), and commas.
+    args = parse(["pretrain", "--preset", "p", "--output", "o", "--corpus", __file__, f"{__file__},{__file__}"])
+    assert args.input_file == [__file__, f"{__file__},{__file__}"]
 
 
 # --- --glue_task implies GLUE; column errors name the flags; --model forms ---

@@ -71,9 +71,10 @@ def files(tmp_path):
     return {"train": train, "corpus": str(corpus), "file": str(tmp_path / "a_file"), "tmp": str(tmp_path)}
 
 
+# An old spelling's error names the flag as --help shows it (--epochs -> --num_train_epochs).
 PARSER_CASES = [
-    (["finetune", "--epochs", "-1"], ["--epochs", "must be a positive integer; got -1"]),
-    (["finetune", "--batch_size", "0"], ["--batch_size", "positive integer; got 0"]),
+    (["finetune", "--epochs", "-1"], ["argument --num_train_epochs: must be a positive integer; got -1"]),
+    (["finetune", "--batch_size", "0"], ["argument --train_batch_size: must be a positive integer; got 0"]),
     (["finetune", "--eval_fraction", "1.5"], ["--eval_fraction", "between 0 and 1"]),
     (["finetune", "--learning_rate", "0"], ["--learning_rate", "positive number"]),
     (["finetune", "--learning_rate=-3e-5"], ["--learning_rate", "positive number"]),
@@ -97,7 +98,7 @@ PARSER_CASES = [
     (["extract-features", "--layers", "last"], ["--layers", "comma-separated integers"]),
     (["export", "--version", "0"], ["--version", "positive integer; got 0"]),
     (["export", "--version", "-3"], ["--version", "positive integer; got -3"]),
-    (["predict", "--batch_size", "-2"], ["--batch_size", "positive integer"]),
+    (["predict", "--batch_size", "-2"], ["argument --predict_batch_size: must be a positive integer"]),
 ]
 
 
@@ -135,7 +136,7 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", files["file"]],
              "--output", "is a file")
     _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--corpus", missing, "--output", tmp + "/p"],
-             "--corpus", "no such file")
+             f"argument --input_file: no file matches '{missing}'")
     _refused(capsys, ["pretrain", "--config", missing, "--corpus", files["corpus"], "--output", tmp + "/p"],
              "--config", "no such file")
     _refused(capsys, ["create-pretraining-data", "--input_file", tmp + "/shard-*.txt", "--output_file", tmp + "/r",

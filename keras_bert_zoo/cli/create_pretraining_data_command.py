@@ -56,8 +56,9 @@ def add_parser(subparsers):
                         help="Output TFRecord file, or comma-separated files (shards), written atomically.")
     parser.add_argument("--num_shards", type=positive_int, default=1,
                         help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
-    parser.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
-    parser.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
+    vocabulary = parser.add_mutually_exclusive_group(required=True)
+    vocabulary.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
+    vocabulary.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
     parser.add_argument("--do_lower_case", action="store_true", help="Lower-case and strip accents (uncased vocabularies).")
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
                         help=default_help("sentences: one per line, blank line between documents (the original "
@@ -70,9 +71,6 @@ def add_parser(subparsers):
 def _tokenizer(args):
     from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 
-    if bool(args.vocab_file) == bool(args.preset):
-        raise ValueError("Pass exactly one of --vocab_file (with --do_lower_case for uncased vocabularies) "
-                         "or --preset.")
     if args.preset:
         return BertTokenizer.from_preset(args.preset)
     return BertTokenizer(args.vocab_file, lowercase=args.do_lower_case)

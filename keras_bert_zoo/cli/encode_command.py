@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import file_or_stdin
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
@@ -23,12 +23,10 @@ def add_parser(subparsers):
         description="Encode texts (arguments, or one per line from --input_file) into vectors.",
     )
     parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input_file).")
-    parser.add_argument("--input_file", dest="input", type=file_or_stdin,
-                        help="A text file with one text per line ('-' for stdin).")
-    add_old_spelling(parser, "--input", dest="input", type=file_or_stdin)
-    parser.add_argument("--output_file", dest="output", type=output_file,
-                        help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
-    add_old_spelling(parser, "--output", dest="output", type=output_file)
+    add_flag(parser, "--input_file", "--input", dest="input", type=file_or_stdin,
+             help="A text file with one text per line ('-' for stdin).")
+    add_flag(parser, "--output_file", "--output", dest="output", type=output_file,
+             help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
     parser.add_argument("--preset", help=default_help("Preset name, directory, hf:// handle or URL.", *ENCODE, "preset"))
     parser.add_argument("--pooling", choices=("mean", "cls", "pooled"),
                         help=default_help("mean: average of token vectors (sentence-transformers); cls: [CLS] "

@@ -1,8 +1,7 @@
 """`keras-bert-zoo export`: a fine-tuned model (or any preset) to a TF Serving version."""
 
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import positive_int
-from keras_bert_zoo.cli.flag_types import require
 
 DEFAULT_SEQUENCE_LENGTH = 128
 
@@ -17,10 +16,8 @@ def add_parser(subparsers):
     parser.add_argument("--model", required=True,
                         help="A fine-tuned model: a `finetune` --output_dir, or its model/ (as evaluate and "
                              "predict take it); or any preset (exported as an embedding model).")
-    parser.add_argument("--output_dir", dest="output",
-                        help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
-    add_old_spelling(parser, "--output", dest="output")
-    require(parser, "output", "--output_dir")
+    add_flag(parser, "--output_dir", "--output", dest="output", required=True,
+             help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
     parser.add_argument("--version", type=positive_int,
                         help="Version number (default: one above the highest present).")
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")

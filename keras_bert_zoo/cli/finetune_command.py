@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import finite_float
 from keras_bert_zoo.cli.flag_types import fraction
@@ -12,7 +12,6 @@ from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
-from keras_bert_zoo.cli.flag_types import require
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
@@ -53,12 +52,9 @@ def add_parser(subparsers):
                     "OUTPUT_DIR/metrics.json and OUTPUT_DIR/backup (rerun the command to resume).")
     parser.add_argument("--task", choices=TASKS, required=True)
     parser.add_argument("--preset", default=DEFAULT_PRESET, help="Preset name, directory, hf:// handle or URL.")
-    parser.add_argument("--train_file", dest="train", type=existing_file, help="Training file.")
-    add_old_spelling(parser, "--train", dest="train", type=existing_file)
-    require(parser, "train", "--train_file")
-    parser.add_argument("--eval_file", dest="eval", type=existing_file,
-                        help="Evaluation file (default: hold out --eval_fraction of --train_file).")
-    add_old_spelling(parser, "--eval", dest="eval", type=existing_file)
+    add_flag(parser, "--train_file", "--train", dest="train", type=existing_file, required=True, help="Training file.")
+    add_flag(parser, "--eval_file", "--eval", dest="eval", type=existing_file,
+             help="Evaluation file (default: hold out --eval_fraction of --train_file).")
     parser.add_argument("--eval_fraction", type=fraction, default=0.1)
     parser.add_argument("--max_train_examples", type=positive_int,
                         help="Train on the first N examples only (quick runs).")
@@ -69,12 +65,10 @@ def add_parser(subparsers):
                                           "\"sports,politics\", empty for none; in JSON lines as a list, "
                                           "[\"sports\", \"politics\"]) or regression (a number).",
                                           "tasks.bert_classifier", "BertClassifier.__init__", "problem_type"))
-    parser.add_argument("--num_train_epochs", dest="epochs", type=positive_int,
-                        help=default_help("", *FINETUNE, "epochs"))
-    add_old_spelling(parser, "--epochs", dest="epochs", type=positive_int)
-    parser.add_argument("--train_batch_size", dest="batch_size", type=positive_int,
-                        help=default_help("", *FINETUNE, "batch_size"))
-    add_old_spelling(parser, "--batch_size", dest="batch_size", type=positive_int)
+    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=positive_int,
+             help=default_help("", *FINETUNE, "epochs"))
+    add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
+             help=default_help("", *FINETUNE, "batch_size"))
     parser.add_argument("--learning_rate", type=positive_float,
                         help=f"Peak learning rate (default: the task's: "
                              f"{library_default('tasks.task', 'Task', 'default_learning_rate')} for classify and "
@@ -103,27 +97,21 @@ def add_parser(subparsers):
 
     evaluate = subparsers.add_parser("evaluate", help="Score a fine-tuned model on a labelled file.")
     evaluate.add_argument("--model", required=True, help=MODEL_HELP)
-    evaluate.add_argument("--eval_file", dest="eval", type=existing_file, help="Labelled file.")
-    add_old_spelling(evaluate, "--eval", dest="eval", type=existing_file)
-    require(evaluate, "eval", "--eval_file")
-    evaluate.add_argument("--eval_batch_size", dest="batch_size", type=positive_int, default=32)
-    add_old_spelling(evaluate, "--batch_size", dest="batch_size", type=positive_int)
-    evaluate.add_argument("--output_file", dest="output", type=output_file, help="Write the metrics JSON here.")
-    add_old_spelling(evaluate, "--output", dest="output", type=output_file)
+    add_flag(evaluate, "--eval_file", "--eval", dest="eval", type=existing_file, required=True, help="Labelled file.")
+    add_flag(evaluate, "--eval_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
+    add_flag(evaluate, "--output_file", "--output", dest="output", type=output_file,
+             help="Write the metrics JSON here.")
     _add_data_options(evaluate)
     evaluate.set_defaults(run=run_evaluate)
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True, help=MODEL_HELP)
-    predict.add_argument("--input_file", dest="input", type=existing_file,
-                         help="One text per line (text_a<TAB>text_b for pairs); "
-                         'for QA, JSON lines {"question": ..., "context": ...}.')
-    add_old_spelling(predict, "--input", dest="input", type=existing_file)
-    require(predict, "input", "--input_file")
-    predict.add_argument("--output_file", dest="output", type=output_file, help="JSON lines output (default: stdout).")
-    add_old_spelling(predict, "--output", dest="output", type=output_file)
-    predict.add_argument("--predict_batch_size", dest="batch_size", type=positive_int, default=32)
-    add_old_spelling(predict, "--batch_size", dest="batch_size", type=positive_int)
+    add_flag(predict, "--input_file", "--input", dest="input", type=existing_file, required=True,
+             help="One text per line (text_a<TAB>text_b for pairs); "
+                  'for QA, JSON lines {"question": ..., "context": ...}.')
+    add_flag(predict, "--output_file", "--output", dest="output", type=output_file,
+             help="JSON lines output (default: stdout).")
+    add_flag(predict, "--predict_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
     predict.set_defaults(run=run_predict)
 
 

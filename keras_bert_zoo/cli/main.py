@@ -90,9 +90,8 @@ def build_parser():
 
 
 def _option_strings(parser):
-    strings = set()
+    strings = set(parser._option_string_actions)  # old spellings too (`add_flag`)
     for action in parser._actions:
-        strings.update(action.option_strings)
         if isinstance(action, argparse._SubParsersAction):
             for subparser in action.choices.values():
                 strings.update(_option_strings(subparser))
@@ -140,10 +139,6 @@ def parse_arguments(argv, parser):
     """
     argv = attach_negative_lists(snake_case_flags(argv, parser))
     args = parser.parse_args(argv)
-    missing = [flag for dests, flag in getattr(args, "required_flags", ())
-               if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
-    if missing:
-        parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
     args.argv = argv
     return args
 
