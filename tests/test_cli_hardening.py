@@ -192,21 +192,43 @@ def test_sequence_length_beyond_the_preset_is_refused(tiny_checkpoint, files, ca
                       "--output", files["tmp"] + "/p", "--max_seq_length", "128"], "64 positions of the model config")
 
 
-def test_sequence_lengths_too_short_or_a_default_too_long_name_the_flag(tiny_checkpoint, files, capsys, no_model):
+def test_sequence_lengths_too_short_name_the_flag(tiny_checkpoint, files, capsys, no_model):
     """The library's own messages said `sequence_length` (its argument), not the CLI's flag."""
     for length in ("1", "2"):
         _refused(capsys, ["encode", "x", "--preset", tiny_checkpoint, "--max_seq_length", length],
                  f"--max_seq_length {length} leaves no room for text", "pass at least 3")
     _refused(capsys, ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train", files["train"],
                       "--output", files["tmp"] + "/o", "--max_seq_length", "2"], "--max_seq_length 2", "at least 3")
-    # The default length (128) is longer than the tiny preset's 16 positions.
-    for argv in (["encode", "x"], ["extract-features", "--input_file", files["corpus"], "--output_file",
-                                   files["tmp"] + "/f", "--layers=-1"]):
-        last = _refused(capsys, [*argv, "--preset", tiny_checkpoint],
-                        "The default --max_seq_length 128 is more than the 16 positions",
-                        "pass --max_seq_length 16 or less")
-        assert "sequence_length=" not in last
-    assert not os.path.exists(files["tmp"] + "/f")
+
+
+# One rule for every command with --max_seq_length and a preset: its default (128; qa 384), longer than the tiny
+# preset's 16 positions, is refused naming the flag and the maximum. finetune and export ran at 16 in silence.
+DEFAULT_TOO_LONG = {
+    "encode": (["encode", "x"], 128),
+    "extract-features": (["extract-features", "--input_file", "{corpus}", "--output_file", "{tmp}/f", "--layers=-1"],
+                         128),
+    "finetune classify": (["finetune", "--task", "classify", "--train_file", "{train}", "--output_dir", "{tmp}/o"],
+                          128),
+    "finetune ner": (["finetune", "--task", "ner", "--train_file", "{corpus}", "--output_dir", "{tmp}/o"], 128),
+    "finetune qa": (["finetune", "--task", "qa", "--train_file", "{corpus}", "--output_dir", "{tmp}/o"], 384),
+    "export": (["export", "--output_dir", "{tmp}/e", "--model"], 128),
+    "pretrain": (["pretrain", "--input_file", "{corpus}", "--output_dir", "{tmp}/p"], 128),
+    "create-pretraining-data": (["create-pretraining-data", "--input_file", "{corpus}", "--output_file", "{tmp}/r"],
+                                128),
+}
+
+
+@pytest.mark.parametrize("command", DEFAULT_TOO_LONG)
+def test_a_default_sequence_length_beyond_the_preset_is_refused(command, tiny_checkpoint, files, capsys, no_model):
+    argv, default = DEFAULT_TOO_LONG[command]
+    argv = [word.format(**files) for word in argv]
+    if argv[-1] != "--model":
+        argv.append("--preset")
+    last = _refused(capsys, [*argv, tiny_checkpoint])
+    assert last.endswith(f"error: The default --max_seq_length {default} is more than the 16 positions of the preset "
+                         f"{tiny_checkpoint}: pass --max_seq_length 16 or less."), last
+    written = [name for _, _, names in os.walk(files["tmp"]) for name in names]
+    assert sorted(written) == ["a_file", "corpus.txt", "train.tsv"] and not os.path.exists(files["tmp"] + "/o")
 
 
 def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):

@@ -11,6 +11,7 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import probability
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_default
 
 
 INSTANCE_FLAGS = ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "dupe_factor", "short_seq_prob",
@@ -87,7 +88,7 @@ def run(args):
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 
     if args.preset:
-        check_sequence_length(args.max_seq_length, args.preset)
+        check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset)
     config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
     inputs = sorted({f for pattern in args.input_file.split(",") for f in (tf.io.gfile.glob(pattern) or [pattern])})
     tokenizer = _tokenizer(args)

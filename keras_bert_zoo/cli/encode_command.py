@@ -60,7 +60,7 @@ def run(args):
 
     texts = _read_texts(args)
     preset = args.preset or library_default(*ENCODE, "preset")
-    check_sequence_length(args.max_seq_length, preset, default=library_default(*ENCODE, "sequence_length"))
+    check_sequence_length(args.max_seq_length, library_default(*ENCODE, "sequence_length"), preset)
     vectors = encode_texts(texts, preset=preset, progress=True,
                            **given(args, "pooling", "batch_size", "normalize", max_seq_length="sequence_length"))
     if args.output and args.output.endswith(".npy"):

@@ -23,7 +23,7 @@ def add_parser(subparsers):
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
     parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a bare preset's embedding export: at most the preset's positions "
-                             f"(default {DEFAULT_SEQUENCE_LENGTH}, or fewer if the preset has fewer).")
+                             f"(default {DEFAULT_SEQUENCE_LENGTH}).")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
                              "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it is slower.")
@@ -47,11 +47,8 @@ def _load(model, max_seq_length, dtype):
     except PresetNotFoundError as e:
         raise PresetNotFoundError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
                                   f"model/) nor a preset: {e}") from None
-    if max_seq_length is None:
-        length = min(DEFAULT_SEQUENCE_LENGTH, config["max_sequence_length"])
-    else:
-        check_sequence_length(max_seq_length, model, config=config)
-        length = max_seq_length
+    check_sequence_length(max_seq_length, DEFAULT_SEQUENCE_LENGTH, model, config=config)
+    length = max_seq_length or DEFAULT_SEQUENCE_LENGTH
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)
 
 

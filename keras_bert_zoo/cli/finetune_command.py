@@ -25,6 +25,9 @@ TASKS = ("classify", "ner", "qa")
 
 READ = ("data.readers", "read_classification")
 QA = ("tasks.bert_question_answerer", "BertQuestionAnswerer.__init__")
+# The packed length of each --task without --max_seq_length: its task class's default_sequence_length.
+TASK_LENGTH = {"classify": ("tasks.task", "Task"), "ner": ("tasks.task", "Task"),
+               "qa": ("tasks.bert_question_answerer", "BertQuestionAnswerer")}
 FINETUNE = ("training.finetune", "finetune")
 MODEL_HELP = "A fine-tuned model: a `finetune` --output_dir, or its model/."
 
@@ -74,9 +77,9 @@ def add_parser(subparsers):
                              f"{library_default('tasks.task', 'Task', 'default_learning_rate')} for classify and "
                              f"ner, {library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_learning_rate')} for qa).")
     parser.add_argument("--max_seq_length", type=positive_int,
-                        help=f"Packed length (default: the task's: "
-                             f"{library_default('tasks.task', 'Task', 'default_sequence_length')} for classify and "
-                             f"ner, {library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_sequence_length')} for qa).")
+                        help=f"Packed length, at most the preset's positions (default: the task's: "
+                             f"{_default_sequence_length('classify')} for classify and ner, "
+                             f"{_default_sequence_length('qa')} for qa).")
     parser.add_argument("--doc_stride", type=positive_int,
                         help=default_help("QA: pieces between context windows.", *QA, "doc_stride"))
     parser.add_argument("--max_query_length", type=positive_int,
@@ -113,6 +116,10 @@ def add_parser(subparsers):
              help="JSON lines output (default: stdout).")
     add_flag(predict, "--predict_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
     predict.set_defaults(run=run_predict)
+
+
+def _default_sequence_length(task):
+    return library_default(*TASK_LENGTH[task], "default_sequence_length")
 
 
 def _read(path, args, label_names=None, problem_type=None):
@@ -214,11 +221,7 @@ FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _fin
 
 def _check_qa_lengths(args):
     """run_squad.py's lengths must leave room for the context, and windows must move forward."""
-    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
-
-    from keras_bert_zoo.cli.library_defaults import library_default
-
-    length = args.max_seq_length or BertQuestionAnswerer.default_sequence_length
+    length = args.max_seq_length or _default_sequence_length("qa")
     query = args.max_query_length or library_default(*QA, "max_query_length")
     stride = args.doc_stride or library_default(*QA, "doc_stride")
     specials = special_token_count(2)
@@ -240,9 +243,9 @@ def run_finetune(args):
     if args.problem_type is not None and args.task != "classify":
         raise ValueError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
                          "leave the flag out.")
+    check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args)
-    check_sequence_length(args.max_seq_length, args.preset)
     with output_job(args, file_flags=("train", "eval")):
         task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)

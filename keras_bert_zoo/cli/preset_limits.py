@@ -5,7 +5,11 @@ from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 def _config(preset):
     from keras_bert_zoo.presets.loader import load_backbone_config
+    from keras_bert_zoo.presets.registry import get_preset_spec
+    from keras_bert_zoo.presets.registry import preset_names
 
+    if preset in preset_names():  # its spec says it (a download checks it): a check downloads nothing
+        return get_preset_spec(preset)["config"]
     return load_backbone_config(preset)
 
 
@@ -17,15 +21,22 @@ def _default_positions():
     return inspect.signature(BertBackbone).parameters["max_sequence_length"].default
 
 
-def check_sequence_length(value, preset=None, config=None, flag="--max_seq_length", default=None):
+def check_sequence_length(value, default, preset=None, config=None):
     """Refuse a packed length beyond the model's positions (instead of silently clamping it), or too short for
     any text.
 
+    The rule of every command with --max_seq_length and a preset: the command's own default is checked as a
+    given value is, so a preset with fewer positions gets an error naming the flag and its maximum, not a run
+    at another length than --help says.
+
     Args:
-        value: the flag's value (None: the command's `default`; no default: the library fits it to the model).
+        value: the flag's value (None: not given).
+        default: the command's length when the flag is not given; None where its input holds the length
+            (pretraining records).
         preset: the preset whose config says the limit; or
         config: a `BertBackbone` config dict (default positions if unset).
     """
+    flag = "--max_seq_length"
     given = value is not None
     if not given:
         if default is None:

@@ -168,7 +168,9 @@ def run(args):
 
     files, records = _input_kind(args)
     _check_flags(args, records)
-    check_sequence_length(args.max_seq_length, preset=args.preset, config=config)
+    # Records hold their length (a given value must match them); text is cut at PretrainingDataConfig's.
+    default = None if records else library_default(*DATA_CONFIG, "max_seq_length")
+    check_sequence_length(args.max_seq_length, default, preset=args.preset, config=config)
     # The job is its files (by content), however the globs spelled them.
     args.input_file = files
     if args.eval_input_file:
