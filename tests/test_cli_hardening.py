@@ -240,6 +240,10 @@ def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, cap
              "pass --layers within -2..1")
     # Written with a space, a list of negative indices is the flag's value (argparse took it for a flag).
     _refused(capsys, argv + ["--layers", "-1,-3"], "--layers -3 does not exist")
+    # A layer named twice was extracted twice; of the tiny preset's 2 layers, -1 and 1 are the same one.
+    _refused(capsys, argv + ["--layers=-1,-1"], "error: --layers=-1,-1 names layer -1 twice: pass each layer once.")
+    _refused(capsys, argv + ["--layers", "-1,0,1"], f"error: --layers=-1,0,1 names one layer twice (-1 and 1: the "
+                                                    f"preset {tiny_checkpoint} has 2 layers): pass each layer once.")
     assert not os.path.exists(files["tmp"] + "/f")
 
 
