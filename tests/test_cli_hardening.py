@@ -225,8 +225,9 @@ def test_a_default_sequence_length_beyond_the_preset_is_refused(command, tiny_ch
     if argv[-1] != "--model":
         argv.append("--preset")
     last = _refused(capsys, [*argv, tiny_checkpoint])
-    assert last.endswith(f"error: The default --max_seq_length {default} is more than the 16 positions of the preset "
-                         f"{tiny_checkpoint}: pass --max_seq_length 16 or less."), last
+    assert last == (f"keras-bert-zoo {argv[0]}: error: The default --max_seq_length {default} is more than the 16 "
+                    f"positions of the preset {tiny_checkpoint}: pass --max_seq_length 16 or less. "
+                    f"(flags: keras-bert-zoo {argv[0]} --help)"), last
     written = [name for _, _, names in os.walk(files["tmp"]) for name in names]
     assert sorted(written) == ["a_file", "corpus.txt", "train.tsv"] and not os.path.exists(files["tmp"] + "/o")
 
@@ -291,6 +292,38 @@ def test_verbose_shows_the_traceback_before_or_after_the_subcommand(tiny_checkpo
         main(["--verbose", *argv])
     with pytest.raises(ValueError, match="--max_seq_length 9999 is more than"):
         main([*argv, "--verbose"])
+
+
+def test_every_usage_error_says_where_the_flags_are_and_no_other_error_does(tiny_checkpoint, files, capsys,
+                                                                            no_model):
+    """argparse's errors ended with "(flags: keras-bert-zoo CMD --help)"; a command's own refusal of its flags
+    (checked once parsed) did not."""
+    tmp = files["tmp"]
+    usage_errors = [
+        ["finetune", "--task", "classify", "--train_file", files["train"], "--output_dir", tmp + "/o", "--seed", "x"],
+        ["finetune", "--task", "ner", "--problem_type", "multi_label", "--train_file", files["train"],
+         "--output_dir", tmp + "/o"],
+        ["encode"],  # no texts
+        ["pretrain", "--preset", tiny_checkpoint, "--input_file", files["corpus"], "--output_dir", tmp + "/p",
+         "--vocab_from_corpus", "100", "--max_seq_length", "16"],
+        ["predict", "--model", tmp, "--input_file", files["corpus"]],
+        ["export", "--model", tmp, "--output_dir", tmp + "/e"],
+        ["report", tmp + "/nowhere"],
+    ]
+    for argv in usage_errors:
+        last = _refused(capsys, argv)
+        assert last.startswith(f"keras-bert-zoo {argv[0]}: error: ") and \
+            last.endswith(f" (flags: keras-bert-zoo {argv[0]} --help)"), last
+    # Errors in what a file holds are not the command line's.
+    config = os.path.join(tmp, "config.json")
+    with open(config, "w") as f:
+        f.write("{num_layers: 2")
+    empty = os.path.join(tmp, "texts.txt")
+    with open(empty, "w") as f:
+        f.write("a\n\nb\n")
+    for argv in (["pretrain", "--config", config, "--vocab_from_corpus", "100", "--input_file", files["corpus"],
+                  "--output_dir", tmp + "/p"], ["encode", "--input_file", empty]):
+        assert "(flags:" not in _refused(capsys, argv)
 
 
 def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):

@@ -11,6 +11,7 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
+from keras_bert_zoo.cli.usage_error import UsageError
 
 
 ENCODE = ("tasks.sentence_embedding", "encode_texts")
@@ -45,7 +46,7 @@ def _read_texts(args):
         with stream:
             texts += [line.rstrip("\n") for line in stream]
     if not texts:
-        raise ValueError("No texts to encode: pass texts as arguments or a file with --input_file.")
+        raise UsageError("No texts to encode: pass texts as arguments or a file with --input_file.")
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
     if empty:
         raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all); remove empty lines.")

@@ -2,6 +2,7 @@
 
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.usage_error import UsageError
 
 DEFAULT_SEQUENCE_LENGTH = 128
 
@@ -45,8 +46,8 @@ def _load(model, max_seq_length, dtype):
     try:
         config = load_backbone_config(model)
     except PresetNotFoundError as e:
-        raise PresetNotFoundError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
-                                  f"model/) nor a preset: {e}") from None
+        raise UsageError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
+                         f"model/) nor a preset: {e}") from None
     check_sequence_length(max_seq_length, DEFAULT_SEQUENCE_LENGTH, model, config=config)
     length = max_seq_length or DEFAULT_SEQUENCE_LENGTH
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)

@@ -18,6 +18,7 @@ from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 TASKS = ("classify", "ner", "qa")
@@ -131,12 +132,12 @@ def _read(path, args, label_names=None, problem_type=None):
     format = args.format
     if args.glue_task:
         if format not in (None, "glue"):
-            raise ValueError(f"--glue_task {args.glue_task} reads a GLUE TSV: drop --format {format} "
+            raise UsageError(f"--glue_task {args.glue_task} reads a GLUE TSV: drop --format {format} "
                              "(or --glue_task).")
         format = "glue"
     multi_label = problem_type == "multi_label"
     if multi_label and (format or guess_format(path)) == "glue":
-        raise ValueError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
+        raise UsageError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
                          "reads a CSV/TSV (--format csv) or JSON-lines file.")
     try:
         return read_classification(
@@ -226,11 +227,11 @@ def _check_qa_lengths(args):
     stride = args.doc_stride or library_default(*QA, "doc_stride")
     specials = special_token_count(2)
     if length <= query + specials:
-        raise ValueError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
+        raise UsageError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
                          f"{query} question and {specials} special tokens: raise it or lower "
                          "--max_query_length.")
     if stride >= length:
-        raise ValueError(f"--doc_stride {stride} must be less than --max_seq_length {length} "
+        raise UsageError(f"--doc_stride {stride} must be less than --max_seq_length {length} "
                          "(it is the step between context windows).")
 
 
@@ -241,7 +242,7 @@ def run_finetune(args):
     from keras_bert_zoo.training.finetune import write_json
 
     if args.problem_type is not None and args.task != "classify":
-        raise ValueError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
+        raise UsageError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
                          "leave the flag out.")
     check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
@@ -282,11 +283,11 @@ def _load_task(path, **kwargs):
     if found is None:
         problem = ("is a preset, not a fine-tuned model" if path in preset_names() else
                    "is not a fine-tuned model" if os.path.isdir(path) else "does not exist")
-        raise ValueError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
+        raise UsageError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
                          f"(with {TASK_CONFIG_FILE}).")
     saved = saved_task_class(found)
     if issubclass(saved, BertPretrainer):
-        raise ValueError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
+        raise UsageError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
     return Task.from_preset(found, **kwargs)
 
 

@@ -2,7 +2,8 @@
 
 Errors a user can fix (bad flags, files, presets, occupied output
 directories) are printed as one line naming the subcommand, with exit status
-2; Ctrl-C exits with 130. `--verbose` shows the traceback instead, and
+2; those of the command line (argparse's, and a command's `UsageError`) end
+with where its flags are listed. Ctrl-C exits with 130. `--verbose` shows the traceback instead, and
 TensorFlow's own start-up logs.
 
 Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
@@ -23,6 +24,8 @@ from keras_bert_zoo.cli import presets_command
 from keras_bert_zoo.cli import pretrain_command
 from keras_bert_zoo.cli import report_command
 from keras_bert_zoo.cli import saved_model_cli_command
+from keras_bert_zoo.cli.usage_error import UsageError
+from keras_bert_zoo.cli.usage_error import usage_line
 from keras_bert_zoo.presets.errors import presets_named_by
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, report_command,
@@ -57,8 +60,7 @@ def _version():
 
 class ArgumentParser(argparse.ArgumentParser):
     def error(self, message):
-        # One line a user can act on; the usage block (25 lines for finetune) is one --help away.
-        self.exit(2, f"{self.prog}: error: {message} (flags: {self.prog} --help)\n")
+        self.exit(2, usage_line(self.prog, message) + "\n")
 
     def choices_of(self, command):
         """The subcommand's parser."""
@@ -179,7 +181,9 @@ def main(argv=None):
     except (ValueError, TypeError, OSError, ImportError) as e:
         if args.verbose:
             raise
-        print(f"keras-bert-zoo {args.command}: error: {_one_line(e)}", file=sys.stderr)
+        prog = f"keras-bert-zoo {args.command}"
+        line = usage_line(prog, _one_line(e)) if isinstance(e, UsageError) else f"{prog}: error: {_one_line(e)}"
+        print(line, file=sys.stderr)
         return 2
 
 

@@ -1,5 +1,6 @@
 """Flags checked against a preset's config, before any model is built."""
 
+from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 
@@ -44,7 +45,7 @@ def check_sequence_length(value, default, preset=None, config=None):
         value = default
     shortest = special_token_count(1) + 1  # [CLS] a piece [SEP], as the library's preprocessors require
     if value < shortest:
-        raise ValueError(f"{flag} {value} leaves no room for text: [CLS] and [SEP] take 2 positions; "
+        raise UsageError(f"{flag} {value} leaves no room for text: [CLS] and [SEP] take 2 positions; "
                          f"pass at least {shortest}.")
     if config is None:
         config = _config(preset)
@@ -52,8 +53,8 @@ def check_sequence_length(value, default, preset=None, config=None):
     if value > limit:
         where = f"the preset {preset}" if preset is not None else "the model config"
         if given:
-            raise ValueError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
-        raise ValueError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
+            raise UsageError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
+        raise UsageError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
                          f"pass {flag} {limit} or less.")
 
 
@@ -69,7 +70,7 @@ def check_layers(layers, preset, flag="--layers", default=None):
     bad = [layer for layer in chosen if not -count <= layer < count]
     if bad:
         what = f"{flag} {bad[0]}" if given else f"Layer {bad[0]} of the default {flag}={','.join(map(str, default))}"
-        raise ValueError(f"{what} does not exist: the preset {preset} has {count} layers "
+        raise UsageError(f"{what} does not exist: the preset {preset} has {count} layers "
                          f"(pass {flag} within {-count}..{count - 1}; -1 is the last).")
     for i, layer in enumerate(chosen):
         # -1 and count - 1 are the same layer: each would be written out as a copy of the other.
@@ -77,4 +78,4 @@ def check_layers(layers, preset, flag="--layers", default=None):
         if same is not None:
             twice = f"layer {layer} twice" if same == layer else \
                 f"one layer twice ({same} and {layer}: the preset {preset} has {count} layers)"
-            raise ValueError(f"{flag}={','.join(map(str, chosen))} names {twice}: pass each layer once.")
+            raise UsageError(f"{flag}={','.join(map(str, chosen))} names {twice}: pass each layer once.")

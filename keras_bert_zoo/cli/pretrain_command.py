@@ -23,6 +23,7 @@ from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.cli.usage_error import UsageError
 
 PRETRAIN = ("training.pretrain", "pretrain")
 FROM_RECORDS = ("training.pretrain", "pretrain_from_records")
@@ -127,7 +128,7 @@ def _input_kind(args):
     if len(set(kinds.values())) > 1:
         records = [p for p, r in kinds.items() if r]
         text = [p for p, r in kinds.items() if not r]
-        raise ValueError(f"--input_file mixes TFRecords ({records[0]}) and text ({text[0]}): pass one kind "
+        raise UsageError(f"--input_file mixes TFRecords ({records[0]}) and text ({text[0]}): pass one kind "
                          "(records from create-pretraining-data, or corpus text).")
     return files, all(kinds.values())
 
@@ -142,22 +143,22 @@ def _check_flags(args, records):
         wrong = [names.get(d, "--" + d) for d in TEXT_ONLY if getattr(args, d, None) is not None
                  and d not in ("max_seq_length", "max_predictions_per_seq")]
         if wrong:
-            raise ValueError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file hold "
+            raise UsageError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file hold "
                              "finished instances (set them when running create-pretraining-data).")
         if args.config and not args.vocab_file:
-            raise ValueError("A fresh model (--config) on records needs the vocabulary they were written with: "
+            raise UsageError("A fresh model (--config) on records needs the vocabulary they were written with: "
                              "pass --vocab_file.")
         if args.preset and args.vocab_file:
-            raise ValueError("--vocab_file is for a fresh model (--config); a --preset brings its vocabulary.")
+            raise UsageError("--vocab_file is for a fresh model (--config); a --preset brings its vocabulary.")
         return
     wrong = [names.get(d, "--" + d) for d in RECORDS_ONLY if getattr(args, d, None) is not None]
     if wrong:
-        raise ValueError(f"{', '.join(wrong)} {_apply(wrong)} only to TFRecord --input_file (from create-pretraining-data); "
+        raise UsageError(f"{', '.join(wrong)} {_apply(wrong)} only to TFRecord --input_file (from create-pretraining-data); "
                          "--input_file here is text.")
     if args.vocab_from_corpus and not args.config:
-        raise ValueError("--vocab_from_corpus gives a new vocabulary, which needs a fresh model: pass --config.")
+        raise UsageError("--vocab_from_corpus gives a new vocabulary, which needs a fresh model: pass --config.")
     if args.config and not args.vocab_from_corpus:
-        raise ValueError("A fresh model (--config) needs a vocabulary: pass --vocab_from_corpus SIZE.")
+        raise UsageError("A fresh model (--config) needs a vocabulary: pass --vocab_from_corpus SIZE.")
 
 
 def run(args):
