@@ -4,6 +4,7 @@ Runs the CLI in-process where it can, and in a subprocess where start-up
 (imports, TensorFlow's logs) is what is tested.
 """
 
+import io
 import json
 import os
 import re
@@ -283,6 +284,39 @@ def test_the_instances_progress_bar_counts_document_passes(tiny_checkpoint, caps
                                  progress=True)
     err = capsys.readouterr().err
     assert "instances (2 passes x 3 documents)" in err and "6/6" in err and "doc-pass" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bars_write_plain_lines_to_a_log_and_redraw_only_on_a_terminal(capsys, monkeypatch):
+    """In a log file (stderr no terminal) tqdm wrote its `\\r` redraws, ten a second."""
+    from keras_bert_zoo.utils.progress_bar import progress_bar
+
+    for _ in progress_bar(range(1000), desc="encode", unit="batch"):
+        pass
+    lines = capsys.readouterr().err.split("\n")
+    # A loop shorter than LOG_EVERY_SECONDS: its first state and its last, then nothing.
+    assert len(lines) == 3 and lines[2] == "" and "\r" not in "".join(lines), lines
+    assert lines[0].startswith("encode:   0%|") and " 0/1000 " in lines[0]
+    assert lines[1].startswith("encode: 100%|##########| 1000/1000 [")
+    for _ in progress_bar(range(1000), enabled=False):
+        pass
+    assert capsys.readouterr().err == ""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    for _ in progress_bar(range(1000), desc="encode"):
+        pass
+    assert terminal.getvalue().startswith("\rencode:   0%|")
+
+
+def test_every_progress_bar_is_the_shared_one():
+    package = os.path.join(ROOT, "keras_bert_zoo")
+    users = sorted(os.path.relpath(os.path.join(folder, name), package) for folder, _, names in os.walk(package)
+                   for name in names if name.endswith(".py") and "tqdm" in open(os.path.join(folder, name)).read())
+    assert users == [os.path.join("utils", "progress_bar.py")]
 
 
 # --- quiet by default, --verbose brings TensorFlow's logs back ---
