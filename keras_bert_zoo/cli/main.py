@@ -3,8 +3,8 @@
 Errors a user can fix (bad flags, files, presets, occupied output
 directories) are printed as one line naming the subcommand, with exit status
 2; those of the command line (argparse's, and a command's `UsageError`) end
-with where its flags are listed. Ctrl-C exits with 130. `--verbose` shows the traceback instead, and
-TensorFlow's own start-up logs.
+with where its flags are listed. Ctrl-C exits with 130. `--verbose` shows the
+traceback instead, and TensorFlow's own start-up logs.
 
 Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
 `--help` answers at once.
