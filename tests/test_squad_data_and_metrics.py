@@ -44,3 +44,8 @@ def test_official_normalisation_and_scores():
     # a: EM 1 F1 1; b: EM 0, F1 max(2*1*0.5/1.5, 0) = 2/3; c: unanswerable and empty -> 1, 1.
     assert scores["exact_match"] == pytest.approx(200 / 3)
     assert scores["f1"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 3)
+    # One question is too few to mean anything: scored, with one warning naming the count.
+    with pytest.warns(UserWarning) as caught:
+        assert squad_scores({"a": "Carolina"}, {"a": ["Carolina"]})["f1"] == 100.0
+    assert [str(w.message) for w in caught] == [
+        "Scoring 1 question: scores on so few say little about the model; score a larger held-out set."]

@@ -11,6 +11,7 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import probability
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_default
 
 
 INSTANCE_FLAGS = ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "dupe_factor", "short_seq_prob",
@@ -56,8 +57,9 @@ def add_parser(subparsers):
                         help="Output TFRecord file, or comma-separated files (shards), written atomically.")
     parser.add_argument("--num_shards", type=positive_int, default=1,
                         help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
-    parser.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
-    parser.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
+    vocabulary = parser.add_mutually_exclusive_group(required=True)
+    vocabulary.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
+    vocabulary.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
     parser.add_argument("--do_lower_case", action="store_true", help="Lower-case and strip accents (uncased vocabularies).")
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
                         help=default_help("sentences: one per line, blank line between documents (the original "
@@ -70,9 +72,6 @@ def add_parser(subparsers):
 def _tokenizer(args):
     from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 
-    if bool(args.vocab_file) == bool(args.preset):
-        raise ValueError("Pass exactly one of --vocab_file (with --do_lower_case for uncased vocabularies) "
-                         "or --preset.")
     if args.preset:
         return BertTokenizer.from_preset(args.preset)
     return BertTokenizer(args.vocab_file, lowercase=args.do_lower_case)
@@ -89,7 +88,7 @@ def run(args):
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 
     if args.preset:
-        check_sequence_length(args.max_seq_length, args.preset)
+        check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset)
     config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
     inputs = sorted({f for pattern in args.input_file.split(",") for f in (tf.io.gfile.glob(pattern) or [pattern])})
     tokenizer = _tokenizer(args)

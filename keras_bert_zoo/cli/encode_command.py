@@ -4,13 +4,14 @@ import json
 import os
 import sys
 
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import file_or_stdin
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
+from keras_bert_zoo.cli.usage_error import UsageError
 
 
 ENCODE = ("tasks.sentence_embedding", "encode_texts")
@@ -23,12 +24,10 @@ def add_parser(subparsers):
         description="Encode texts (arguments, or one per line from --input_file) into vectors.",
     )
     parser.add_argument("texts", nargs="*", help="Texts to encode (or use --input_file).")
-    parser.add_argument("--input_file", dest="input", type=file_or_stdin,
-                        help="A text file with one text per line ('-' for stdin).")
-    add_old_spelling(parser, "--input", dest="input", type=file_or_stdin)
-    parser.add_argument("--output_file", dest="output", type=output_file,
-                        help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
-    add_old_spelling(parser, "--output", dest="output", type=output_file)
+    add_flag(parser, "--input_file", "--input", dest="input", type=file_or_stdin,
+             help="A text file with one text per line ('-' for stdin).")
+    add_flag(parser, "--output_file", "--output", dest="output", type=output_file,
+             help="Write .npy (float32 matrix) or .jsonl; default: JSON lines on stdout.")
     parser.add_argument("--preset", help=default_help("Preset name, directory, hf:// handle or URL.", *ENCODE, "preset"))
     parser.add_argument("--pooling", choices=("mean", "cls", "pooled"),
                         help=default_help("mean: average of token vectors (sentence-transformers); cls: [CLS] "
@@ -47,7 +46,7 @@ def _read_texts(args):
         with stream:
             texts += [line.rstrip("\n") for line in stream]
     if not texts:
-        raise ValueError("No texts to encode: pass texts as arguments or a file with --input_file.")
+        raise UsageError("No texts to encode: pass texts as arguments or a file with --input_file.")
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
     if empty:
         raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all); remove empty lines.")
@@ -62,7 +61,7 @@ def run(args):
 
     texts = _read_texts(args)
     preset = args.preset or library_default(*ENCODE, "preset")
-    check_sequence_length(args.max_seq_length, preset, default=library_default(*ENCODE, "sequence_length"))
+    check_sequence_length(args.max_seq_length, library_default(*ENCODE, "sequence_length"), preset)
     vectors = encode_texts(texts, preset=preset, progress=True,
                            **given(args, "pooling", "batch_size", "normalize", max_seq_length="sequence_length"))
     if args.output and args.output.endswith(".npy"):

@@ -1,8 +1,8 @@
 """`keras-bert-zoo export`: a fine-tuned model (or any preset) to a TF Serving version."""
 
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import positive_int
-from keras_bert_zoo.cli.flag_types import require
+from keras_bert_zoo.cli.usage_error import UsageError
 
 DEFAULT_SEQUENCE_LENGTH = 128
 
@@ -17,16 +17,14 @@ def add_parser(subparsers):
     parser.add_argument("--model", required=True,
                         help="A fine-tuned model: a `finetune` --output_dir, or its model/ (as evaluate and "
                              "predict take it); or any preset (exported as an embedding model).")
-    parser.add_argument("--output_dir", dest="output",
-                        help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
-    add_old_spelling(parser, "--output", dest="output")
-    require(parser, "output", "--output_dir")
+    add_flag(parser, "--output_dir", "--output", dest="output", required=True,
+             help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
     parser.add_argument("--version", type=positive_int,
                         help="Version number (default: one above the highest present).")
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
     parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a bare preset's embedding export: at most the preset's positions "
-                             f"(default {DEFAULT_SEQUENCE_LENGTH}, or fewer if the preset has fewer).")
+                             f"(default {DEFAULT_SEQUENCE_LENGTH}).")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
                              "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it is slower.")
@@ -48,13 +46,10 @@ def _load(model, max_seq_length, dtype):
     try:
         config = load_backbone_config(model)
     except PresetNotFoundError as e:
-        raise PresetNotFoundError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
-                                  f"model/) nor a preset: {e}") from None
-    if max_seq_length is None:
-        length = min(DEFAULT_SEQUENCE_LENGTH, config["max_sequence_length"])
-    else:
-        check_sequence_length(max_seq_length, model, config=config)
-        length = max_seq_length
+        raise UsageError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
+                         f"model/) nor a preset: {e}") from None
+    check_sequence_length(max_seq_length, DEFAULT_SEQUENCE_LENGTH, model, config=config)
+    length = max_seq_length or DEFAULT_SEQUENCE_LENGTH
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)
 
 

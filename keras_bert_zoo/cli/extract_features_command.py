@@ -39,7 +39,7 @@ def run(args):
     from keras_bert_zoo.tasks.feature_extraction import extract_features
     from keras_bert_zoo.tasks.feature_extraction import write_features
 
-    check_sequence_length(args.max_seq_length, args.preset, default=library_default(*EXTRACT, "sequence_length"))
+    check_sequence_length(args.max_seq_length, library_default(*EXTRACT, "sequence_length"), args.preset)
     check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
 
     with open(args.input_file, encoding="utf-8") as f:

@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import finite_float
 from keras_bert_zoo.cli.flag_types import fraction
@@ -12,13 +12,13 @@ from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
-from keras_bert_zoo.cli.flag_types import require
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 TASKS = ("classify", "ner", "qa")
@@ -26,6 +26,9 @@ TASKS = ("classify", "ner", "qa")
 
 READ = ("data.readers", "read_classification")
 QA = ("tasks.bert_question_answerer", "BertQuestionAnswerer.__init__")
+# The packed length of each --task without --max_seq_length: its task class's default_sequence_length.
+TASK_LENGTH = {"classify": ("tasks.task", "Task"), "ner": ("tasks.task", "Task"),
+               "qa": ("tasks.bert_question_answerer", "BertQuestionAnswerer")}
 FINETUNE = ("training.finetune", "finetune")
 MODEL_HELP = "A fine-tuned model: a `finetune` --output_dir, or its model/."
 
@@ -53,12 +56,9 @@ def add_parser(subparsers):
                     "OUTPUT_DIR/metrics.json and OUTPUT_DIR/backup (rerun the command to resume).")
     parser.add_argument("--task", choices=TASKS, required=True)
     parser.add_argument("--preset", default=DEFAULT_PRESET, help="Preset name, directory, hf:// handle or URL.")
-    parser.add_argument("--train_file", dest="train", type=existing_file, help="Training file.")
-    add_old_spelling(parser, "--train", dest="train", type=existing_file)
-    require(parser, "train", "--train_file")
-    parser.add_argument("--eval_file", dest="eval", type=existing_file,
-                        help="Evaluation file (default: hold out --eval_fraction of --train_file).")
-    add_old_spelling(parser, "--eval", dest="eval", type=existing_file)
+    add_flag(parser, "--train_file", "--train", dest="train", type=existing_file, required=True, help="Training file.")
+    add_flag(parser, "--eval_file", "--eval", dest="eval", type=existing_file,
+             help="Evaluation file (default: hold out --eval_fraction of --train_file).")
     parser.add_argument("--eval_fraction", type=fraction, default=0.1)
     parser.add_argument("--max_train_examples", type=positive_int,
                         help="Train on the first N examples only (quick runs).")
@@ -69,20 +69,18 @@ def add_parser(subparsers):
                                           "\"sports,politics\", empty for none; in JSON lines as a list, "
                                           "[\"sports\", \"politics\"]) or regression (a number).",
                                           "tasks.bert_classifier", "BertClassifier.__init__", "problem_type"))
-    parser.add_argument("--num_train_epochs", dest="epochs", type=positive_int,
-                        help=default_help("", *FINETUNE, "epochs"))
-    add_old_spelling(parser, "--epochs", dest="epochs", type=positive_int)
-    parser.add_argument("--train_batch_size", dest="batch_size", type=positive_int,
-                        help=default_help("", *FINETUNE, "batch_size"))
-    add_old_spelling(parser, "--batch_size", dest="batch_size", type=positive_int)
+    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=positive_int,
+             help=default_help("", *FINETUNE, "epochs"))
+    add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
+             help=default_help("", *FINETUNE, "batch_size"))
     parser.add_argument("--learning_rate", type=positive_float,
                         help=f"Peak learning rate (default: the task's: "
                              f"{library_default('tasks.task', 'Task', 'default_learning_rate')} for classify and "
                              f"ner, {library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_learning_rate')} for qa).")
     parser.add_argument("--max_seq_length", type=positive_int,
-                        help=f"Packed length (default: the task's: "
-                             f"{library_default('tasks.task', 'Task', 'default_sequence_length')} for classify and "
-                             f"ner, {library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_sequence_length')} for qa).")
+                        help=f"Packed length, at most the preset's positions (default: the task's: "
+                             f"{_default_sequence_length('classify')} for classify and ner, "
+                             f"{_default_sequence_length('qa')} for qa).")
     parser.add_argument("--doc_stride", type=positive_int,
                         help=default_help("QA: pieces between context windows.", *QA, "doc_stride"))
     parser.add_argument("--max_query_length", type=positive_int,
@@ -103,28 +101,26 @@ def add_parser(subparsers):
 
     evaluate = subparsers.add_parser("evaluate", help="Score a fine-tuned model on a labelled file.")
     evaluate.add_argument("--model", required=True, help=MODEL_HELP)
-    evaluate.add_argument("--eval_file", dest="eval", type=existing_file, help="Labelled file.")
-    add_old_spelling(evaluate, "--eval", dest="eval", type=existing_file)
-    require(evaluate, "eval", "--eval_file")
-    evaluate.add_argument("--eval_batch_size", dest="batch_size", type=positive_int, default=32)
-    add_old_spelling(evaluate, "--batch_size", dest="batch_size", type=positive_int)
-    evaluate.add_argument("--output_file", dest="output", type=output_file, help="Write the metrics JSON here.")
-    add_old_spelling(evaluate, "--output", dest="output", type=output_file)
+    add_flag(evaluate, "--eval_file", "--eval", dest="eval", type=existing_file, required=True, help="Labelled file.")
+    add_flag(evaluate, "--eval_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
+    add_flag(evaluate, "--output_file", "--output", dest="output", type=output_file,
+             help="Write the metrics JSON here.")
     _add_data_options(evaluate)
     evaluate.set_defaults(run=run_evaluate)
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True, help=MODEL_HELP)
-    predict.add_argument("--input_file", dest="input", type=existing_file,
-                         help="One text per line (text_a<TAB>text_b for pairs); "
-                         'for QA, JSON lines {"question": ..., "context": ...}.')
-    add_old_spelling(predict, "--input", dest="input", type=existing_file)
-    require(predict, "input", "--input_file")
-    predict.add_argument("--output_file", dest="output", type=output_file, help="JSON lines output (default: stdout).")
-    add_old_spelling(predict, "--output", dest="output", type=output_file)
-    predict.add_argument("--predict_batch_size", dest="batch_size", type=positive_int, default=32)
-    add_old_spelling(predict, "--batch_size", dest="batch_size", type=positive_int)
+    add_flag(predict, "--input_file", "--input", dest="input", type=existing_file, required=True,
+             help="One text per line (text_a<TAB>text_b for pairs); "
+                  'for QA, JSON lines {"question": ..., "context": ...}.')
+    add_flag(predict, "--output_file", "--output", dest="output", type=output_file,
+             help="JSON lines output (default: stdout).")
+    add_flag(predict, "--predict_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
     predict.set_defaults(run=run_predict)
+
+
+def _default_sequence_length(task):
+    return library_default(*TASK_LENGTH[task], "default_sequence_length")
 
 
 def _read(path, args, label_names=None, problem_type=None):
@@ -136,12 +132,12 @@ def _read(path, args, label_names=None, problem_type=None):
     format = args.format
     if args.glue_task:
         if format not in (None, "glue"):
-            raise ValueError(f"--glue_task {args.glue_task} reads a GLUE TSV: drop --format {format} "
+            raise UsageError(f"--glue_task {args.glue_task} reads a GLUE TSV: drop --format {format} "
                              "(or --glue_task).")
         format = "glue"
     multi_label = problem_type == "multi_label"
     if multi_label and (format or guess_format(path)) == "glue":
-        raise ValueError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
+        raise UsageError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
                          "reads a CSV/TSV (--format csv) or JSON-lines file.")
     try:
         return read_classification(
@@ -226,20 +222,16 @@ FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _fin
 
 def _check_qa_lengths(args):
     """run_squad.py's lengths must leave room for the context, and windows must move forward."""
-    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
-
-    from keras_bert_zoo.cli.library_defaults import library_default
-
-    length = args.max_seq_length or BertQuestionAnswerer.default_sequence_length
+    length = args.max_seq_length or _default_sequence_length("qa")
     query = args.max_query_length or library_default(*QA, "max_query_length")
     stride = args.doc_stride or library_default(*QA, "doc_stride")
     specials = special_token_count(2)
     if length <= query + specials:
-        raise ValueError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
+        raise UsageError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
                          f"{query} question and {specials} special tokens: raise it or lower "
                          "--max_query_length.")
     if stride >= length:
-        raise ValueError(f"--doc_stride {stride} must be less than --max_seq_length {length} "
+        raise UsageError(f"--doc_stride {stride} must be less than --max_seq_length {length} "
                          "(it is the step between context windows).")
 
 
@@ -250,11 +242,11 @@ def run_finetune(args):
     from keras_bert_zoo.training.finetune import write_json
 
     if args.problem_type is not None and args.task != "classify":
-        raise ValueError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
+        raise UsageError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
                          "leave the flag out.")
+    check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args)
-    check_sequence_length(args.max_seq_length, args.preset)
     with output_job(args, file_flags=("train", "eval")):
         task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
@@ -291,11 +283,11 @@ def _load_task(path, **kwargs):
     if found is None:
         problem = ("is a preset, not a fine-tuned model" if path in preset_names() else
                    "is not a fine-tuned model" if os.path.isdir(path) else "does not exist")
-        raise ValueError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
+        raise UsageError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
                          f"(with {TASK_CONFIG_FILE}).")
     saved = saved_task_class(found)
     if issubclass(saved, BertPretrainer):
-        raise ValueError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
+        raise UsageError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
     return Task.from_preset(found, **kwargs)
 
 

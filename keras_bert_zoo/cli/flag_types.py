@@ -120,16 +120,12 @@ def int_list(text):
         raise argparse.ArgumentTypeError(f"must be comma-separated integers such as -1,-2; got '{text}'") from None
 
 
-def add_old_spelling(parser, *option_strings, dest, **kwargs):
-    """A flag's earlier name (`--corpus`, `--input`, `--output`): still works, not shown in --help."""
-    parser.add_argument(*option_strings, dest=dest, help=argparse.SUPPRESS, **kwargs)
+def add_flag(parser, flag, *old_spellings, **kwargs):
+    """`parser.add_argument(flag, ...)` that also reads the flag's earlier names (`--train`, `--output`, `--epochs`).
 
-
-def require(parser, dest, flag):
-    """`flag` must be given (in any of its spellings; `dest` may be a tuple of
-    destinations, any one of which will do); `main` checks it after parsing.
-
-    argparse's own `required=True` would also demand it when only an old
-    spelling (`add_old_spelling`) was given.
+    The old spellings are option strings of the same argument, so `required=True` is met by any of them;
+    --help, the usage line and argparse's messages show only `flag`.
     """
-    parser.set_defaults(required_flags=[*(parser.get_default("required_flags") or []), (dest, flag)])
+    action = parser.add_argument(flag, *old_spellings, **kwargs)
+    action.option_strings = [flag]  # the parser still maps the old spellings to it
+    return action

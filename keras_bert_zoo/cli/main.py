@@ -2,9 +2,10 @@
 
 Errors a user can fix (bad flags, files, presets, occupied output
 directories) are printed as one line naming the subcommand, with exit status
-2, and warnings as one line likewise; Ctrl-C exits with 130. `--verbose` shows
-the traceback instead, Python's own warning format, and TensorFlow's
-start-up logs.
+2; those of the command line (argparse's, and a command's `UsageError`) end
+with where its flags are listed. Warnings are one line under the command's
+name too. Ctrl-C exits with 130. `--verbose` shows the traceback instead,
+Python's own warning format, and TensorFlow's start-up logs.
 
 Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
 `--help` answers at once.
@@ -25,6 +26,8 @@ from keras_bert_zoo.cli import presets_command
 from keras_bert_zoo.cli import pretrain_command
 from keras_bert_zoo.cli import report_command
 from keras_bert_zoo.cli import saved_model_cli_command
+from keras_bert_zoo.cli.usage_error import UsageError
+from keras_bert_zoo.cli.usage_error import usage_line
 from keras_bert_zoo.presets.errors import presets_named_by
 
 COMMANDS = (presets_command, encode_command, extract_features_command, finetune_command, report_command,
@@ -59,8 +62,7 @@ def _version():
 
 class ArgumentParser(argparse.ArgumentParser):
     def error(self, message):
-        # One line a user can act on; the usage block (25 lines for finetune) is one --help away.
-        self.exit(2, f"{self.prog}: error: {message} (flags: {self.prog} --help)\n")
+        self.exit(2, usage_line(self.prog, message) + "\n")
 
     def choices_of(self, command):
         """The subcommand's parser."""
@@ -92,9 +94,8 @@ def build_parser():
 
 
 def _option_strings(parser):
-    strings = set()
+    strings = set(parser._option_string_actions)  # old spellings too (`add_flag`)
     for action in parser._actions:
-        strings.update(action.option_strings)
         if isinstance(action, argparse._SubParsersAction):
             for subparser in action.choices.values():
                 strings.update(_option_strings(subparser))
@@ -142,10 +143,6 @@ def parse_arguments(argv, parser):
     """
     argv = attach_negative_lists(snake_case_flags(argv, parser))
     args = parser.parse_args(argv)
-    missing = [flag for dests, flag in getattr(args, "required_flags", ())
-               if all(getattr(args, d, None) is None for d in ((dests,) if isinstance(dests, str) else dests))]
-    if missing:
-        parser.choices_of(args.command).error(f"the following arguments are required: {', '.join(missing)}")
     args.argv = argv
     return args
 
@@ -200,7 +197,9 @@ def main(argv=None):
     except (ValueError, TypeError, OSError, ImportError) as e:
         if args.verbose:
             raise
-        print(f"keras-bert-zoo {args.command}: error: {_one_line(e)}", file=sys.stderr)
+        prog = f"keras-bert-zoo {args.command}"
+        line = usage_line(prog, _one_line(e)) if isinstance(e, UsageError) else f"{prog}: error: {_one_line(e)}"
+        print(line, file=sys.stderr)
         return 2
 
 

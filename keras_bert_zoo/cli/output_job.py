@@ -2,19 +2,16 @@
 
 # Arguments that do not change what the job writes. Left out on purpose:
 # epochs (rerunning with more continues the same training) and where it runs.
-NOT_IN_FINGERPRINT = {"run", "command", "argv", "verbose", "flag_names", "required_flags",
-                      "output", "overwrite_output_dir", "epochs", "strategy", "tpu"}
+NOT_IN_FINGERPRINT = {"run", "command", "argv", "verbose", "flag_names", "output", "overwrite_output_dir", "epochs",
+                      "strategy", "tpu"}
 
 
 def add_output_arguments(parser, help):
     """`--output_dir` (a directory, not a file; once `--output`) and `--overwrite_output_dir`."""
-    from keras_bert_zoo.cli.flag_types import add_old_spelling
+    from keras_bert_zoo.cli.flag_types import add_flag
     from keras_bert_zoo.cli.flag_types import output_directory
-    from keras_bert_zoo.cli.flag_types import require
 
-    parser.add_argument("--output_dir", dest="output", type=output_directory, help=help)
-    add_old_spelling(parser, "--output", dest="output", type=output_directory)
-    require(parser, "output", "--output_dir")
+    add_flag(parser, "--output_dir", "--output", dest="output", type=output_directory, required=True, help=help)
     parser.add_argument("--overwrite_output_dir", action="store_true",
                         help="Replace the work of another job (or a finished model) in --output_dir instead of "
                              "refusing. Without it, only the same job can continue there (resuming its backup).")
@@ -51,6 +48,6 @@ def output_job(args, file_flags=()):
     from keras_bert_zoo.training.finetune import OUTPUTS
     from keras_bert_zoo.utils.job_record import running_job
 
-    recorded = {k: v for k, v in vars(args).items() if k not in ("run", "flag_names", "argv", "required_flags")}
+    recorded = {k: v for k, v in vars(args).items() if k not in ("run", "flag_names", "argv")}
     return running_job(args.output, args.command, job_fingerprint(args, file_flags),
                        args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir)

@@ -1,11 +1,16 @@
 """Flags checked against a preset's config, before any model is built."""
 
+from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 
 def _config(preset):
     from keras_bert_zoo.presets.loader import load_backbone_config
+    from keras_bert_zoo.presets.registry import get_preset_spec
+    from keras_bert_zoo.presets.registry import preset_names
 
+    if preset in preset_names():  # its spec says it (a download checks it): a check downloads nothing
+        return get_preset_spec(preset)["config"]
     return load_backbone_config(preset)
 
 
@@ -17,15 +22,22 @@ def _default_positions():
     return inspect.signature(BertBackbone).parameters["max_sequence_length"].default
 
 
-def check_sequence_length(value, preset=None, config=None, flag="--max_seq_length", default=None):
+def check_sequence_length(value, default, preset=None, config=None):
     """Refuse a packed length beyond the model's positions (instead of silently clamping it), or too short for
     any text.
 
+    The rule of every command with --max_seq_length and a preset: the command's own default is checked as a
+    given value is, so a preset with fewer positions gets an error naming the flag and its maximum, not a run
+    at another length than --help says.
+
     Args:
-        value: the flag's value (None: the command's `default`; no default: the library fits it to the model).
+        value: the flag's value (None: not given).
+        default: the command's length when the flag is not given; None where its input holds the length
+            (pretraining records).
         preset: the preset whose config says the limit; or
         config: a `BertBackbone` config dict (default positions if unset).
     """
+    flag = "--max_seq_length"
     given = value is not None
     if not given:
         if default is None:
@@ -33,7 +45,7 @@ def check_sequence_length(value, preset=None, config=None, flag="--max_seq_lengt
         value = default
     shortest = special_token_count(1) + 1  # [CLS] a piece [SEP], as the library's preprocessors require
     if value < shortest:
-        raise ValueError(f"{flag} {value} leaves no room for text: [CLS] and [SEP] take 2 positions; "
+        raise UsageError(f"{flag} {value} leaves no room for text: [CLS] and [SEP] take 2 positions; "
                          f"pass at least {shortest}.")
     if config is None:
         config = _config(preset)
@@ -41,21 +53,29 @@ def check_sequence_length(value, preset=None, config=None, flag="--max_seq_lengt
     if value > limit:
         where = f"the preset {preset}" if preset is not None else "the model config"
         if given:
-            raise ValueError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
-        raise ValueError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
+            raise UsageError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
+        raise UsageError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
                          f"pass {flag} {limit} or less.")
 
 
 def check_layers(layers, preset, flag="--layers", default=None):
-    """Refuse encoder layer indices the preset's model does not have.
+    """Refuse encoder layer indices the preset's model does not have, or one layer named twice.
 
     Args:
         layers: the flag's value (None: the command's `default`, which a small model may not have either).
     """
     given = layers is not None
+    chosen = layers if given else default
     count = _config(preset)["num_layers"]
-    bad = [layer for layer in (layers if given else default) if not -count <= layer < count]
+    bad = [layer for layer in chosen if not -count <= layer < count]
     if bad:
         what = f"{flag} {bad[0]}" if given else f"Layer {bad[0]} of the default {flag}={','.join(map(str, default))}"
-        raise ValueError(f"{what} does not exist: the preset {preset} has {count} layers "
+        raise UsageError(f"{what} does not exist: the preset {preset} has {count} layers "
                          f"(pass {flag} within {-count}..{count - 1}; -1 is the last).")
+    for i, layer in enumerate(chosen):
+        # -1 and count - 1 are the same layer: each would be written out as a copy of the other.
+        same = next((earlier for earlier in chosen[:i] if earlier % count == layer % count), None)
+        if same is not None:
+            twice = f"layer {layer} twice" if same == layer else \
+                f"one layer twice ({same} and {layer}: the preset {preset} has {count} layers)"
+            raise UsageError(f"{flag}={','.join(map(str, chosen))} names {twice}: pass each layer once.")

@@ -12,18 +12,18 @@ import json
 from keras_bert_zoo.cli.create_pretraining_data_command import DATA_CONFIG
 from keras_bert_zoo.cli.create_pretraining_data_command import INSTANCE_FLAGS
 from keras_bert_zoo.cli.create_pretraining_data_command import add_instance_arguments
-from keras_bert_zoo.cli.flag_types import add_old_spelling
+from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import file_patterns
 from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
-from keras_bert_zoo.cli.flag_types import require
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.cli.usage_error import UsageError
 
 PRETRAIN = ("training.pretrain", "pretrain")
 FROM_RECORDS = ("training.pretrain", "pretrain_from_records")
@@ -50,11 +50,10 @@ def add_parser(subparsers):
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--preset", help="Continue from this preset.")
     source.add_argument("--config", type=existing_file, help="JSON file of BertBackbone arguments for a fresh model.")
-    parser.add_argument("--input_file", type=file_patterns,
-                        help="Comma-separated files or globs: TFRecords from create-pretraining-data, or text "
-                             "corpus files (see --corpus_format).")
-    add_old_spelling(parser, "--corpus", dest="corpus", nargs="+", type=existing_file)
-    require(parser, ("input_file", "corpus"), "--input_file")
+    # Several values (as a shell glob expands) as well as commas: the old --corpus took a list.
+    add_flag(parser, "--input_file", "--corpus", type=file_patterns, nargs="+", action="extend", required=True,
+             help="Files or globs, comma-separated or several: TFRecords from create-pretraining-data, or text "
+                  "corpus files (see --corpus_format).")
     parser.add_argument("--eval_input_file", type=file_patterns,
                         help="Records only: held-out TFRecords scored before and after training (masked-LM and "
                              "next-sentence accuracy in metrics.json).")
@@ -80,16 +79,14 @@ def add_parser(subparsers):
                            f"default {library_default(*DATA_CONFIG, action.dest)}.")
     parser.add_argument("--dynamic_masking", action="store_true", default=None,
                         help="Text corpus: fresh masks every epoch.")
-    parser.add_argument("--train_batch_size", dest="batch_size", type=positive_int,
-                        help=default_help("Global batch size.", *PRETRAIN, "batch_size"))
-    add_old_spelling(parser, "--batch_size", dest="batch_size", type=positive_int)
+    add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
+             help=default_help("Global batch size.", *PRETRAIN, "batch_size"))
     parser.add_argument("--num_train_steps", type=positive_int,
                         help="Stop after N steps (records: default "
                              f"{library_default(*FROM_RECORDS, 'num_train_steps')}; "
                              "text corpus: default --num_train_epochs passes over the instances).")
-    parser.add_argument("--num_train_epochs", dest="epochs", type=positive_int,
-                        help=default_help("Text corpus: passes over the instances.", *PRETRAIN, "epochs"))
-    add_old_spelling(parser, "--epochs", dest="epochs", type=positive_int)
+    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=positive_int,
+             help=default_help("Text corpus: passes over the instances.", *PRETRAIN, "epochs"))
     parser.add_argument("--learning_rate", type=positive_float,
                         help=default_help("Peak learning rate.", *PRETRAIN, "learning_rate"))
     parser.add_argument("--num_warmup_steps", dest="warmup_steps", type=non_negative_int,
@@ -122,17 +119,16 @@ def read_config(path):
 
 
 def _input_kind(args):
-    """The files of --input_file (and the old --corpus) and whether they are TFRecords."""
+    """The files of --input_file and whether they are TFRecords."""
     from keras_bert_zoo.data.pretraining_records import is_pretraining_records
     from keras_bert_zoo.data.pretraining_records import record_files
 
-    files = record_files(args.input_file) if args.input_file else []
-    files += [f for f in args.corpus or () if f not in files]
+    files = record_files(",".join(args.input_file))
     kinds = {path: is_pretraining_records(path) for path in files}
     if len(set(kinds.values())) > 1:
         records = [p for p, r in kinds.items() if r]
         text = [p for p, r in kinds.items() if not r]
-        raise ValueError(f"--input_file mixes TFRecords ({records[0]}) and text ({text[0]}): pass one kind "
+        raise UsageError(f"--input_file mixes TFRecords ({records[0]}) and text ({text[0]}): pass one kind "
                          "(records from create-pretraining-data, or corpus text).")
     return files, all(kinds.values())
 
@@ -147,22 +143,22 @@ def _check_flags(args, records):
         wrong = [names.get(d, "--" + d) for d in TEXT_ONLY if getattr(args, d, None) is not None
                  and d not in ("max_seq_length", "max_predictions_per_seq")]
         if wrong:
-            raise ValueError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file hold "
+            raise UsageError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file hold "
                              "finished instances (set them when running create-pretraining-data).")
         if args.config and not args.vocab_file:
-            raise ValueError("A fresh model (--config) on records needs the vocabulary they were written with: "
+            raise UsageError("A fresh model (--config) on records needs the vocabulary they were written with: "
                              "pass --vocab_file.")
         if args.preset and args.vocab_file:
-            raise ValueError("--vocab_file is for a fresh model (--config); a --preset brings its vocabulary.")
+            raise UsageError("--vocab_file is for a fresh model (--config); a --preset brings its vocabulary.")
         return
     wrong = [names.get(d, "--" + d) for d in RECORDS_ONLY if getattr(args, d, None) is not None]
     if wrong:
-        raise ValueError(f"{', '.join(wrong)} {_apply(wrong)} only to TFRecord --input_file (from create-pretraining-data); "
+        raise UsageError(f"{', '.join(wrong)} {_apply(wrong)} only to TFRecord --input_file (from create-pretraining-data); "
                          "--input_file here is text.")
     if args.vocab_from_corpus and not args.config:
-        raise ValueError("--vocab_from_corpus gives a new vocabulary, which needs a fresh model: pass --config.")
+        raise UsageError("--vocab_from_corpus gives a new vocabulary, which needs a fresh model: pass --config.")
     if args.config and not args.vocab_from_corpus:
-        raise ValueError("A fresh model (--config) needs a vocabulary: pass --vocab_from_corpus SIZE.")
+        raise UsageError("A fresh model (--config) needs a vocabulary: pass --vocab_from_corpus SIZE.")
 
 
 def run(args):
@@ -173,9 +169,11 @@ def run(args):
 
     files, records = _input_kind(args)
     _check_flags(args, records)
-    check_sequence_length(args.max_seq_length, preset=args.preset, config=config)
+    # Records hold their length (a given value must match them); text is cut at PretrainingDataConfig's.
+    default = None if records else library_default(*DATA_CONFIG, "max_seq_length")
+    check_sequence_length(args.max_seq_length, default, preset=args.preset, config=config)
     # The job is its files (by content), however the globs spelled them.
-    args.input_file, args.corpus = files, None
+    args.input_file = files
     if args.eval_input_file:
         args.eval_input_file = record_files(args.eval_input_file)
     with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file")):

@@ -3,6 +3,8 @@
 import json
 import os
 
+from keras_bert_zoo.cli.usage_error import UsageError
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -20,7 +22,7 @@ def run(args):
     from keras_bert_zoo.training.training_logs import plot_training_logs
 
     if not os.path.isdir(args.run_dir):
-        raise FileNotFoundError(f"RUN {args.run_dir} is not a directory: pass a finetune or pretrain --output_dir.")
+        raise UsageError(f"RUN {args.run_dir} is not a directory: pass a finetune or pretrain --output_dir.")
     output_file = args.output_file or os.path.join(args.run_dir, "curves.png")
     report = {"curves": output_file, "final_epoch": plot_training_logs(args.run_dir, output_file)}
     metrics = os.path.join(args.run_dir, METRICS_FILE)

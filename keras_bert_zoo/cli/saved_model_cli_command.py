@@ -11,6 +11,8 @@ saved-model-cli ...`; the tool's warnings about your arguments stay.
 import logging
 import sys
 
+from keras_bert_zoo.cli.usage_error import UsageError
+
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -41,7 +43,7 @@ def run(args):
     commands = saved_model_cli.command_required_flags
     if args.arguments and not args.arguments[0].startswith("-") and args.arguments[0] not in commands:
         # saved_model_cli itself fails with a KeyError here.
-        raise ValueError(f"unknown saved_model_cli command {args.arguments[0]!r}; choose from {', '.join(commands)}.")
+        raise UsageError(f"unknown saved_model_cli command {args.arguments[0]!r}; choose from {', '.join(commands)}.")
     logger = tf.get_logger()
     if logger.handlers:
         # TensorFlow's own handler prints each line; absl's, on the root logger, would print it again.

@@ -10,7 +10,8 @@ Documents never span files.
 import re
 
 import tensorflow as tf
-from tqdm.auto import tqdm
+
+from keras_bert_zoo.utils.progress_bar import progress_bar
 
 _BATCH_LINES = 4096
 FORMATS = ("sentences", "documents", "wikitext")
@@ -66,7 +67,7 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
         raise ValueError(f"corpus_format must be one of {FORMATS}; got '{corpus_format}'.")
     files = [input_files] if isinstance(input_files, str) else list(input_files)
     documents = []
-    for path in tqdm(files, desc="tokenizing", unit="file", disable=not progress):
+    for path in progress_bar(files, progress, desc="tokenizing", unit="file"):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"Corpus file {path} does not exist.")
         with tf.io.gfile.GFile(path, "r") as f:

@@ -12,11 +12,11 @@ import os
 
 import numpy as np
 import tensorflow as tf
-from tqdm.auto import tqdm
 
 from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
+from keras_bert_zoo.utils.progress_bar import progress_bar
 
 
 def shard_paths(output_file, num_shards):
@@ -50,7 +50,7 @@ def write_pretraining_records(instances, output_files, progress=False):
         temporary.append(os.path.join(directory, f".tmp-{os.getpid()}-{os.path.basename(path)}"))
     writers = [tf.io.TFRecordWriter(path) for path in temporary]
     try:
-        for row in tqdm(range(count), desc="writing", unit="instance", disable=not progress):
+        for row in progress_bar(range(count), progress, desc="writing", unit="instance"):
             features = {
                 name: tf.train.Feature(int64_list=tf.train.Int64List(value=np.atleast_1d(instances[name][row])))
                 for name in FEATURES

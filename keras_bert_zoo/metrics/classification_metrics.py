@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from keras_bert_zoo.metrics.scored_set_size import warn_if_too_few
+
 
 def accuracy(labels, predictions):
     labels, predictions = np.asarray(labels), np.asarray(predictions)
@@ -54,6 +56,7 @@ def spearman(x, y):
 
 def classification_report(labels, predictions, num_classes):
     """Accuracy plus the F1 / MCC figures GLUE and SciBERT report."""
+    warn_if_too_few(len(labels), num_classes)
     report = {"accuracy": accuracy(labels, predictions), "macro_f1": macro_f1(labels, predictions, num_classes)}
     if num_classes == 2:
         report["f1"] = binary_f1(labels, predictions)
@@ -66,6 +69,7 @@ def multi_label_report(labels, predictions):
     `exact_match` (every label of an example right), `micro_f1` (over all label decisions) and `macro_f1`
     (mean of the labels' F1)."""
     labels, predictions = np.asarray(labels) == 1, np.asarray(predictions) == 1
+    warn_if_too_few(len(labels), labels.shape[1])
     columns = range(labels.shape[1])
     return {
         "accuracy": float((labels == predictions).mean()),
@@ -76,6 +80,7 @@ def multi_label_report(labels, predictions):
 
 
 def regression_report(labels, predictions):
+    warn_if_too_few(len(labels))
     predictions = np.asarray(predictions).reshape(-1)
     return {
         "pearson": pearson(labels, predictions),

@@ -9,6 +9,8 @@ gold entity.
 
 import collections
 
+from keras_bert_zoo.metrics.scored_set_size import warn_if_too_few
+
 
 def _split(tag):
     if tag == "O" or "-" not in tag:
@@ -46,6 +48,7 @@ def entity_scores(gold_sequences, predicted_sequences):
     """
     if len(gold_sequences) != len(predicted_sequences):
         raise ValueError("gold and predicted have different numbers of sentences.")
+    warn_if_too_few(len(gold_sequences), noun="sentence")
     counts = collections.defaultdict(lambda: [0, 0, 0])  # correct, gold, predicted
     for sentence, (gold, predicted) in enumerate(zip(gold_sequences, predicted_sequences)):
         if len(gold) != len(predicted):

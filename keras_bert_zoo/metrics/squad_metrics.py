@@ -4,6 +4,8 @@ import collections
 import re
 import string
 
+from keras_bert_zoo.metrics.scored_set_size import warn_if_too_few
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
 
@@ -39,6 +41,7 @@ def squad_scores(predictions, gold_answers):
     """
     if not gold_answers:
         raise ValueError("No gold answers to score against.")
+    warn_if_too_few(len(gold_answers), noun="question")
     em_total = f1_total = 0.0
     for question_id, golds in gold_answers.items():
         golds = golds or [""]

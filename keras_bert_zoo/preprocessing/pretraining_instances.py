@@ -17,11 +17,11 @@ import dataclasses
 import random
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.utils.progress_bar import progress_bar
 
 FEATURES = (*MODEL_INPUTS, MASK_POSITIONS, "mask_ids", "mask_weights",
             "next_sentence_label")
@@ -168,7 +168,7 @@ def create_pretraining_instances(documents, tokenizer, config=None, progress=Fal
     total = config.dupe_factor * len(documents)
     # One tick per document per dupe_factor pass: the total is passes x documents, not documents.
     description = f"instances ({config.dupe_factor} passes x {len(documents)} documents)"
-    with tqdm(total=total, desc=description, unit=" doc-pass", disable=not progress) as bar:
+    with progress_bar(None, progress, total=total, desc=description, unit=" doc-pass") as bar:
         for _ in range(config.dupe_factor):
             for index in range(len(documents)):
                 instances.extend(instances_from_document(documents, index, vocabulary, config, rng))

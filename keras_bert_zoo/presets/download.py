@@ -10,13 +10,12 @@ import urllib.error
 import urllib.request
 import zipfile
 
-from tqdm.auto import tqdm
-
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import NetworkUnreachableError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.utils.atomic import atomic_file
+from keras_bert_zoo.utils.progress_bar import progress_bar
 
 _CHUNK = 1 << 20
 # A reachable host connects (TLS included) in well under a second.
@@ -132,8 +131,8 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
     expected = int(expected) if expected else None
     received = 0
     digest = hashlib.sha256()
-    with response, atomic_file(destination) as f, tqdm(
-        total=expected, unit="B", unit_scale=True, desc=os.path.basename(destination), disable=not progress, leave=False
+    with response, atomic_file(destination) as f, progress_bar(
+        None, progress, total=expected, unit="B", unit_scale=True, desc=os.path.basename(destination), leave=False
     ) as bar:
         try:
             for chunk in iter(lambda: response.read(_CHUNK), b""):

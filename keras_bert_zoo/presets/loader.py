@@ -77,9 +77,11 @@ def resolve(preset):
             )
         return Resolved(checkpoint=checkpoint)
     if preset.startswith("hf://"):
-        return Resolved(saved_dir=_cached(_hf_cache_name(preset), lambda tmp: _fetch_hf(preset, tmp)))
+        hint = _offline_hint(_hf_fix(preset))
+        return Resolved(saved_dir=_cached(_hf_cache_name(preset), lambda tmp: _fetch_hf(preset, tmp, hint)))
     if preset.startswith(("http://", "https://")):
-        return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp)))
+        hint = _offline_hint(_archive_fix(preset))
+        return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint)))
     if os.sep in preset or preset.startswith("."):
         raise PresetNotFoundError(f"No such directory: '{preset}'.")
     return Resolved(saved_dir=_resolve_named(preset))
@@ -185,17 +187,28 @@ def _check_config(checkpoint, expected, name):
 # --- Sources -------------------------------------------------------------
 
 
-def _offline_hint(files, example):
-    return (
-        "To work offline, download " + ", ".join(files) + " on a machine with "
-        f"network access, put them in one directory and {load_directory_advice(example)}."
-    )
+def _hf_base(handle):
+    return f"{dl.hf_endpoint()}/{handle[len('hf://'):].strip('/')}/resolve/main"
 
 
-def _fetch_hf(handle, tmp):
-    repo = handle[len("hf://"):].strip("/")
-    base = f"{dl.hf_endpoint()}/{repo}/resolve/main"
-    hint = _offline_hint(HF_FILES + ("model.safetensors",), "/path/to/that/dir")
+def _hf_fix(handle):
+    """What to do where `handle` cannot be downloaded, in one line."""
+    files = ", ".join(HF_FILES + ("model.safetensors",))
+    return (f"download {files} from {_hf_base(handle)}/ into one directory and "
+            f"{load_directory_advice('/path/to/that/dir')}")
+
+
+def _archive_fix(url):
+    return f"download {url}, unpack it and {load_directory_advice('/path/to/the/unpacked/dir')}"
+
+
+def _offline_hint(fix):
+    return f"To work offline, {fix}."
+
+
+def _fetch_hf(handle, tmp, hint):
+    """Download an HF checkpoint into `tmp`; `hint` ends a download's error."""
+    base = _hf_base(handle)
     for name in HF_FILES:
         dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint)
     for name in HF_OPTIONAL_FILES:
@@ -212,9 +225,8 @@ def _fetch_hf(handle, tmp):
     raise PresetNotFoundError(f"{handle} has neither model.safetensors nor pytorch_model.bin.")
 
 
-def _fetch_archive(url, tmp, sha256=None):
+def _fetch_archive(url, tmp, hint, sha256=None):
     archive = os.path.join(tmp, os.path.basename(url.split("?")[0]) or "archive")
-    hint = _offline_hint([url], "/path/to/the/unpacked/dir")
     dl.download(url, archive, sha256=sha256, offline_hint=hint)
     extracted = os.path.join(tmp, "extracted")
     dl.extract_archive(archive, extracted)
@@ -232,16 +244,19 @@ def _package_dir(source):
 
 
 def _source_fetcher(source):
-    """A `fetch(tmp_dir)` for one entry of a preset's `sources`, or a reason
-    why it cannot be used here."""
+    """A `fetch(tmp_dir)` for one entry of a preset's `sources` (None, and the reason, where it cannot be used
+    here), and what to do when it fails, in one line. A fetch's own errors hold no advice: the preset's error
+    gives each source's once."""
     if "package" in source:
         directory = _package_dir(source)
+        fix = f"run `{source['install']}`"
         if directory is None or not os.path.isdir(directory):
-            return None, f"the Python package {source['package']} is not installed ({source['install']})"
-        return (lambda tmp: directory), None  # read in place
+            return None, f"the Python package {source['package']} is not installed", fix
+        return (lambda tmp: directory), None, fix  # read in place
     if "hf" in source:
-        return (lambda tmp: _fetch_hf(source["hf"], tmp)), None
-    return (lambda tmp: _fetch_archive(source["url"], tmp, source.get("sha256"))), None
+        return (lambda tmp: _fetch_hf(source["hf"], tmp, hint="")), None, _hf_fix(source["hf"])
+    return ((lambda tmp: _fetch_archive(source["url"], tmp, hint="", sha256=source.get("sha256"))), None,
+            _archive_fix(source["url"]))
 
 
 # Documentation and tests run the README's code as written on a machine
@@ -266,27 +281,25 @@ def _resolve_named(name):
     target = cached_preset_dir(name)
     if preset_io.is_saved_preset_dir(target):
         return target
-    failures = []
+    failures, fixes = [], []
     for source in spec["sources"]:
-        fetch, reason = _source_fetcher(source)
-        if fetch is None:
-            failures.append(reason)
-            continue
-        try:
-            return _cached(
-                name,
-                fetch,
-                expected_config=spec["config"],
-                vocab_sha256=spec["tokenizer"].get("vocab_sha256"),
-                metadata={"preset": name, "source": source},
-            )
-        except NetworkUnreachableError as e:
-            failures.append(str(e))
-    raise NetworkUnreachableError(
-        f"Could not obtain preset '{name}':\n  - " + "\n  - ".join(failures) + "\n"
-        "Download one of the sources above elsewhere, unpack it, and "
-        f"{load_directory_advice('/path/to/the/unpacked/dir')} instead of the name."
-    )
+        fetch, reason, fix = _source_fetcher(source)
+        if fetch is not None:
+            try:
+                return _cached(
+                    name,
+                    fetch,
+                    expected_config=spec["config"],
+                    vocab_sha256=spec["tokenizer"].get("vocab_sha256"),
+                    metadata={"preset": name, "source": source},
+                )
+            except NetworkUnreachableError as e:
+                reason = str(e).strip().rstrip(".")
+        failures.append(reason[:1].lower() + reason[1:])
+        fixes.append(fix)
+    # What failed, on one line; then each way round it, once.
+    raise NetworkUnreachableError(f"Could not obtain preset '{name}': {'; '.join(failures)}.\nTo fix: "
+                                  + ";\nor ".join(fixes) + ".")
 
 
 # --- Loading -------------------------------------------------------------

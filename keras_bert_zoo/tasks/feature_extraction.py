@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
-from tqdm.auto import tqdm
 
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.atomic import atomic_file
+from keras_bert_zoo.utils.progress_bar import progress_bar
 
 DEFAULT_LAYERS = (-1, -2, -3, -4)
 
@@ -65,7 +65,7 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
         return tf.gather(backbone(inputs, training=False)["encoder_outputs"], positive, axis=1)
 
     index = 0
-    for start in tqdm(range(0, len(texts), batch_size), desc="extract", unit="batch", disable=not progress):
+    for start in progress_bar(range(0, len(texts), batch_size), progress, desc="extract", unit="batch"):
         inputs = preprocessor(texts[start : start + batch_size])
         values = forward(inputs).numpy()
         token_ids, mask = inputs["token_ids"].numpy(), inputs["padding_mask"].numpy()

@@ -2,7 +2,6 @@
 
 import numpy as np
 import tensorflow as tf
-from tqdm.auto import tqdm
 
 from keras_bert_zoo.layers.pooling import POOLINGS
 from keras_bert_zoo.layers.pooling import pool
@@ -10,6 +9,7 @@ from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.presets.registry import DEFAULT_PRESET
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
+from keras_bert_zoo.utils.progress_bar import progress_bar
 
 
 def encode_texts(
@@ -61,7 +61,7 @@ def encode_texts(
         return pool(backbone(inputs, training=False), inputs["padding_mask"], pooling)
 
     vectors = []
-    for start in tqdm(range(0, len(texts), batch_size), desc="encode", unit="batch", disable=not progress):
+    for start in progress_bar(range(0, len(texts), batch_size), progress, desc="encode", unit="batch"):
         batch = texts[start : start + batch_size]
         vectors.append(forward(preprocessor(batch)).numpy())
     vectors = np.concatenate(vectors).astype("float32")
