@@ -156,10 +156,9 @@ def _warning_line(command):
     """Warnings as one line under the command's name, as its errors (not Python's file:line: UserWarning)."""
 
     def show(message, category, filename, lineno, file=None, line=None):
-        from tqdm import tqdm
+        from keras_bert_zoo.utils.progress_bar import write_line
 
-        # tqdm.write: on its own line above a progress bar that is being drawn, not inside it.
-        tqdm.write(f"keras-bert-zoo {command}: warning: {_one_line(message)}", file=file or sys.stderr)
+        write_line(f"keras-bert-zoo {command}: warning: {_one_line(message)}", file=file)
 
     return show
 

@@ -36,3 +36,8 @@ def progress_bar(iterable=None, enabled=True, **kwargs):
         return tqdm(iterable, **kwargs)
     return tqdm(iterable, file=_Lines(sys.stderr), mininterval=LOG_EVERY_SECONDS, maxinterval=LOG_EVERY_SECONDS,
                 **kwargs)
+
+
+def write_line(text, file=None):
+    """`text` on a line of its own, above a progress bar being drawn on a terminal rather than inside it."""
+    tqdm.write(text, file=file or sys.stderr)
