@@ -78,13 +78,14 @@ def _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
     return tf.cast(normed * _f32(gamma) + _f32(beta), residual.dtype)
 
 
-def _split_heads(qkv, bias, num_heads, scale):
-    # [batch, seq, 3 * hidden] -> query, key, value [batch, heads, seq, head_dim],
-    # the query scaled by 1/sqrt(head_dim) as Keras' MultiHeadAttention does.
-    shape = tf.shape(qkv)
-    x = tf.reshape(_f32(qkv) + _f32(bias), [shape[0], shape[1], 3, num_heads, qkv.shape[-1] // (3 * num_heads)])
-    x = tf.transpose(x, [2, 0, 3, 1, 4])
-    return (tf.cast(x[0] * scale, qkv.dtype), tf.cast(x[1], qkv.dtype), tf.cast(x[2], qkv.dtype))
+def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, num_heads, scale):
+    # Each [batch * seq, hidden] + its bias -> [batch, heads, seq, head_dim], the query scaled by
+    # 1/sqrt(head_dim) as Keras' MultiHeadAttention does.
+    def heads(x, bias, factor=1.0):
+        x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, -1, num_heads, x.shape[-1] // num_heads])
+        return tf.cast(tf.transpose(x, [0, 2, 1, 3]), query.dtype)
+
+    return heads(query, query_bias, scale), heads(key, key_bias), heads(value, value_bias)
 
 
 def _merge_heads(x):
