@@ -4,8 +4,9 @@ import os
 import platform
 
 # The flags that decide bfloat16 speed: AMX tiles (~4x AVX-512 BF16 matmul
-# throughput), AVX-512 BF16 and VNNI.
-FLAGS = ("amx_bf16", "amx_int8", "amx_tile", "avx512_bf16", "avx512_vnni", "avx512f")
+# throughput), AVX-512 BF16 and VNNI; and, on a CPU without AVX-512, the
+# vector units float32 runs on (AVX2 + FMA).
+FLAGS = ("amx_bf16", "amx_int8", "amx_tile", "avx512_bf16", "avx512_vnni", "avx512f", "avx2", "fma")
 
 
 def cpu_description():

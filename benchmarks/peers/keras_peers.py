@@ -79,9 +79,10 @@ def build_keras_hub(config):
 def matmul_chain_function(config):
     """Only the encoder's matrix products, with its exact shapes: the bound.
 
-    Per layer: the fused QKV projection, the two attention products per
-    head, the output projection and the two feed-forward products, on
-    activations in the compute dtype. No bias, softmax, GELU or LayerNorm.
+    Per layer: the query, key and value projections, the two attention
+    products per head, the output projection and the two feed-forward
+    products, on activations in the compute dtype. No bias, softmax, GELU
+    or LayerNorm.
     """
     if config["job"] != "inference":
         raise ValueError("the matmul chain is an inference bound only")
@@ -93,18 +94,19 @@ def matmul_chain_function(config):
     def weight(*shape):
         return tf.cast(tf.random.normal(shape, stddev=0.02), dtype)
 
-    weights = [(weight(hidden, 3 * hidden), weight(hidden, hidden), weight(hidden, intermediate),
+    weights = [([weight(hidden, hidden) for _ in "qkv"], weight(hidden, hidden), weight(hidden, intermediate),
                 weight(intermediate, hidden)) for _ in range(size["num_layers"])]
     start = tf.cast(tf.random.normal([batch * length, hidden]), dtype)
 
     @tf.function
     def chain():
         x = start
-        for qkv_kernel, output_kernel, up, down in weights:
-            qkv = tf.reshape(tf.matmul(x, qkv_kernel), [batch, length, 3, heads, hidden // heads])
-            qkv = tf.transpose(qkv, [2, 0, 3, 1, 4])  # layout only: the bound keeps the real head layout
-            scores = tf.matmul(qkv[0], qkv[1], transpose_b=True)
-            context = tf.reshape(tf.matmul(scores, qkv[2]), [batch * length, hidden])
+        for qkv_kernels, output_kernel, up, down in weights:
+            # The transposes are layout only: the bound keeps the real head layout.
+            query, key, value = (tf.transpose(tf.reshape(tf.matmul(x, kernel), [batch, length, heads, hidden // heads]),
+                                              [0, 2, 1, 3]) for kernel in qkv_kernels)
+            scores = tf.matmul(query, key, transpose_b=True)
+            context = tf.reshape(tf.matmul(scores, value), [batch * length, hidden])
             x = tf.matmul(tf.matmul(tf.matmul(context, output_kernel), up), down)
         return x
 
