@@ -69,7 +69,7 @@ class BertEncoderLayer(TransformerEncoder):
         # EinsumDense kernels [hidden, heads, head_dim] are [hidden, hidden] matrices (three matmuls: see above).
         query, key, value = (tf.matmul(x, tf.reshape(_value(p.kernel, dtype), [hidden, hidden])) for p in projections)
         biases = [tf.reshape(_value(p.bias, dtype), [hidden]) for p in projections]
-        query, key, value = fused_ops.split_heads(query, key, value, *biases, shape[0], self.num_heads,
+        query, key, value = fused_ops.split_heads(query, key, value, *biases, shape[0], shape[1], self.num_heads,
                                                   1.0 / math.sqrt(hidden // self.num_heads))
         probabilities = fused_ops.masked_softmax(tf.matmul(query, key, transpose_b=True), padding_mask)
         probabilities = attention._dropout_layer(probabilities, training=training)

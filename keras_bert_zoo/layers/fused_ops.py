@@ -78,11 +78,11 @@ def _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
     return tf.cast(normed * _f32(gamma) + _f32(beta), residual.dtype)
 
 
-def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, num_heads, scale):
-    # Each [batch * seq, hidden] + its bias -> [batch, heads, seq, head_dim], the query scaled by
-    # 1/sqrt(head_dim) as Keras' MultiHeadAttention does.
+def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, length, num_heads, scale):
+    # Each [batch * length, hidden] + its bias -> [batch, heads, length, head_dim], the query scaled by
+    # 1/sqrt(head_dim) as Keras' MultiHeadAttention does. Both sizes given: an empty batch has no -1 to infer.
     def heads(x, bias, factor=1.0):
-        x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, -1, num_heads, x.shape[-1] // num_heads])
+        x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, length, num_heads, x.shape[-1] // num_heads])
         return tf.cast(tf.transpose(x, [0, 2, 1, 3]), query.dtype)
 
     return heads(query, query_bias, scale), heads(key, key_bias), heads(value, value_bias)
