@@ -38,6 +38,7 @@ _EXPORTS = {
     "PresetError": "keras_bert_zoo.presets.errors",
     "PresetNotFoundError": "keras_bert_zoo.presets.errors",
     "PretrainingDataConfig": "keras_bert_zoo.preprocessing.pretraining_instances",
+    "FusedAdamW": "keras_bert_zoo.optimization.fused_adamw",
     "Task": "keras_bert_zoo.tasks.task",
     "UnsafeCheckpointError": "keras_bert_zoo.presets.errors",
     "bert_adamw": "keras_bert_zoo.optimization.bert_adamw",

@@ -4,7 +4,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+from keras_bert_zoo.optimization.bert_adamw import NO_DECAY_NAMES, bert_adamw
+from keras_bert_zoo.optimization.fused_adamw import FusedAdamW
 from keras_bert_zoo.optimization.warmup_linear_decay import WarmupLinearDecay
 
 
@@ -36,3 +37,39 @@ def test_layer_norm_and_bias_are_not_decayed():
     changed = {v.name: not np.allclose(v.numpy(), 1.0) for v in model.trainable_variables}
     assert changed == {"kernel": True, "bias": False, "gamma": False, "beta": False}
     np.testing.assert_allclose(dense.kernel.numpy(), 1.0 - 0.1 * 0.5, rtol=1e-6)
+
+
+def _adamw_run(optimizer_class, steps=4, **kwargs):
+    """Train a tiny embedding + dense model with `optimizer_class`; return its weights."""
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((5,), dtype="int32"), keras.layers.Embedding(20, 4),
+                              keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(3)])
+    optimizer = optimizer_class(learning_rate=WarmupLinearDecay(0.05, total_steps=10, warmup_steps=2),
+                                weight_decay=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-6, global_clipnorm=1.0, **kwargs)
+    optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
+    model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    # Only some embedding rows are looked up: their gradient is IndexedSlices.
+    x, y = rng.integers(0, 8, (16, 5)).astype("int32"), rng.integers(0, 3, 16)
+    if steps:
+        model.fit(x, y, batch_size=4, epochs=1, steps_per_epoch=steps, verbose=0, shuffle=False)
+    return [w.numpy() for w in model.weights]
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_fused_adamw_moves_weights_as_keras_adamw(amsgrad):
+    # Keras' own AdamW is the reference: same schedule, clipping, decay exclusions, sparse embedding gradients.
+    reference, fused = _adamw_run(keras.optimizers.AdamW, amsgrad=amsgrad), _adamw_run(FusedAdamW, amsgrad=amsgrad)
+    initial = _adamw_run(FusedAdamW, steps=0)
+    for before, want, got in zip(initial, reference, fused):
+        assert not np.allclose(before, want)  # every variable moved
+        # Float rounding only: one wrong term would move weights by a fraction of the 0.05 rate.
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+
+
+def test_bert_adamw_is_fused_and_round_trips():
+    optimizer = bert_adamw(3e-5, total_steps=100)
+    assert isinstance(optimizer, FusedAdamW)
+    clone = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
+    assert type(clone) is FusedAdamW
+    assert (clone.weight_decay, clone.epsilon, clone.global_clipnorm) == (0.01, 1e-6, 1.0)

@@ -1,7 +1,6 @@
 """AdamW set up as BERT fine-tuning and pretraining use it."""
 
-import keras
-
+from keras_bert_zoo.optimization.fused_adamw import FusedAdamW
 from keras_bert_zoo.optimization.warmup_linear_decay import WarmupLinearDecay
 
 # LayerNorm scales/offsets and biases are not decayed (BERT's
@@ -31,7 +30,7 @@ def bert_adamw(
         global_clipnorm: clip gradients by global norm (1.0, as BERT).
 
     Returns:
-        A `keras.optimizers.AdamW`.
+        A `FusedAdamW`: Keras' AdamW, its update one kernel per variable.
 
     Examples:
     >>> optimizer = bert_adamw(2e-5, total_steps=1000)
@@ -41,7 +40,7 @@ def bert_adamw(
     if total_steps is not None:
         warmup = int(round(total_steps * warmup_ratio)) if warmup_steps is None else int(warmup_steps)
         learning_rate = WarmupLinearDecay(learning_rate, total_steps, warmup)
-    optimizer = keras.optimizers.AdamW(
+    optimizer = FusedAdamW(
         learning_rate=learning_rate,
         weight_decay=weight_decay,
         beta_1=0.9,
