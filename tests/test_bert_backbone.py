@@ -115,6 +115,23 @@ def test_fused_and_plain_ops_agree_in_outputs_and_gradients():
         np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-4, err_msg=variable.path)
 
 
+
+def test_training_traces_the_encoder_without_xla():
+    """Inference fuses the epilogues with XLA; training does not (their compiled programs cost memory)."""
+    import tensorflow as tf
+
+    backbone = kbz.BertBackbone(**SMALL)
+    inputs = _inputs()
+
+    def compiled_functions(training):
+        graph = tf.function(lambda x: backbone(x, training=training)["sequence_output"]).get_concrete_function(
+            inputs).graph
+        return [f.signature.name for f in graph.as_graph_def().library.function
+                if f.attr["_XlaMustCompile"].b]
+
+    assert compiled_functions(training=False)
+    assert compiled_functions(training=True) == []
+
 def test_models_of_different_widths_in_one_process():
     """The fused kernels are traced per shape: a narrow model after a wide one still runs."""
     for hidden in (4, 32, 4):

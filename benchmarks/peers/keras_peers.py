@@ -59,13 +59,16 @@ def build_keras_hub(config):
     import keras
     import keras_hub
 
-    import keras_bert_zoo as kbz
+    from keras_bert_zoo.optimization.bert_adamw import NO_DECAY_NAMES
+    from keras_bert_zoo.optimization.warmup_linear_decay import WarmupLinearDecay
 
     backbone = keras_hub.models.BertBackbone(vocabulary_size=VOCABULARY_SIZE, max_sequence_length=MAX_SEQUENCE_LENGTH,
                                              dtype=_policy(config["dtype"]), **SIZES[config["size"]])
     model = None
-    # The same optimizer as ours: what differs is the model's step.
-    optimizer = kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS)
+    # Keras' own AdamW with ours' recipe (schedule, decay exclusions, clipping), as a keras-hub user writes it.
+    optimizer = keras.optimizers.AdamW(WarmupLinearDecay(LEARNING_RATE, TOTAL_STEPS, TOTAL_STEPS // 10),
+                                       weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0)
+    optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
     if config["job"] == "train":
         model = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
         model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
