@@ -83,7 +83,7 @@ def matmul_chain_function(config):
     """Only the encoder's matrix products, with its exact shapes: the bound.
 
     Per layer: the query, key and value projections, the two attention
-    products per head, the output projection and the two feed-forward
+    products of each head, the output projection and the two feed-forward
     products, on activations in the compute dtype. No bias, softmax, GELU
     or LayerNorm.
     """
@@ -105,11 +105,12 @@ def matmul_chain_function(config):
     def chain():
         x = start
         for qkv_kernels, output_kernel, up, down in weights:
-            # The transposes are layout only: the bound keeps the real head layout.
+            # The transposes and the concat are layout only: the bound keeps the encoder's head-by-head products.
             query, key, value = (tf.transpose(tf.reshape(tf.matmul(x, kernel), [batch, length, heads, hidden // heads]),
-                                              [0, 2, 1, 3]) for kernel in qkv_kernels)
-            scores = tf.matmul(query, key, transpose_b=True)
-            context = tf.reshape(tf.matmul(scores, value), [batch * length, hidden])
+                                              [2, 0, 1, 3]) for kernel in qkv_kernels)
+            contexts = [tf.matmul(tf.matmul(q, k, transpose_b=True), v)
+                        for q, k, v in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value))]
+            context = tf.reshape(tf.concat(contexts, axis=-1), [batch * length, hidden])
             x = tf.matmul(tf.matmul(tf.matmul(context, output_kernel), up), down)
         return x
 

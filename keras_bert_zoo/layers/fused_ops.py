@@ -1,7 +1,6 @@
 """The element-wise steps around BERT's matrix products, each one memory pass.
 
-Between its matmuls an encoder layer only adds biases, splits and merges
-heads, masks and normalizes attention scores, applies GELU and adds the
+Between its matmuls an encoder layer only adds biases, splits heads, masks and normalizes attention scores, applies GELU and adds the
 residual before a LayerNorm. Written as separate TensorFlow ops each step
 reads and writes the whole activation again, and on a CPU with AMX the
 matmuls themselves are fast enough that these passes would dominate. Each
@@ -79,31 +78,26 @@ def _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
 
 
 def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, length, num_heads, scale):
-    # Each [batch * length, hidden] + its bias -> [batch, heads, length, head_dim], the query scaled by
-    # 1/sqrt(head_dim) as Keras' MultiHeadAttention does. Both sizes given: an empty batch has no -1 to infer.
+    # Each [batch * length, hidden] + its bias -> [heads, batch, length, head_dim] (heads first: each head's
+    # slice is contiguous), the query scaled by 1/sqrt(head_dim) as Keras' MultiHeadAttention does. Both
+    # sizes given: an empty batch has no -1 to infer.
     def heads(x, bias, factor=1.0):
         x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, length, num_heads, x.shape[-1] // num_heads])
-        return tf.cast(tf.transpose(x, [0, 2, 1, 3]), query.dtype)
+        return tf.cast(tf.transpose(x, [2, 0, 1, 3]), query.dtype)
 
     return heads(query, query_bias, scale), heads(key, key_bias), heads(value, value_bias)
 
 
-def _merge_heads(x):
-    # [batch, heads, seq, head_dim] -> [batch * seq, hidden]
-    shape = tf.shape(x)
-    return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [-1, shape[1] * shape[3]])
-
-
 def masked_softmax(scores, padding_mask):
-    """Softmax over the real keys (padding gets -1e9 first, as in Keras).
+    """Softmax of one head's `[batch, query, key]` scores over the real keys
+    (`padding_mask` `[batch, key]`; padding gets -1e9 first, as in Keras).
 
-    Left to TensorFlow, not XLA: the mask add fuses into the score matmul
-    (oneDNN) and oneDNN's softmax beats XLA:CPU's (BERT-Base 32x128: +9%
-    in mixed bfloat16, MiniLM +16%), computing in the scores' dtype as
-    Keras' MultiHeadAttention does.
+    Left to TensorFlow, not XLA: oneDNN's softmax beats XLA:CPU's
+    (BERT-Base 32x128: +9% in mixed bfloat16, MiniLM +16%), computing in
+    the scores' dtype as Keras' MultiHeadAttention does.
     """
     bias = (1.0 - tf.cast(padding_mask, scores.dtype)) * tf.cast(-1e9, scores.dtype)
-    return tf.nn.softmax(scores + bias[:, None, None, :], axis=-1)
+    return tf.nn.softmax(scores + bias[:, None, :], axis=-1)
 
 
 def _with_xla(function):
@@ -121,4 +115,3 @@ bias_gelu_erf = _with_xla(lambda y, bias: _bias_gelu(y, bias, "erf"))
 bias_gelu_tanh = _with_xla(lambda y, bias: _bias_gelu(y, bias, "tanh"))
 bias_add_layer_norm = _with_xla(_bias_add_layer_norm)
 split_heads = _with_xla(_split_heads)
-merge_heads = _with_xla(_merge_heads)
