@@ -205,3 +205,20 @@ def test_weights_saved_before_the_pooled_dense_rename_load_bit_exactly(tiny_chec
     assert sorted(new) == sorted(old)
     for path, value in old.items():
         np.testing.assert_array_equal(new[path], value, err_msg=path)
+
+
+@pytest.mark.parametrize("mask", [[[1]], [[1, 1, 0, 0], [0, 0, 0, 0]], np.ones((0, 4))],
+                         ids=["one_token", "all_padding_row", "empty_batch"])
+def test_head_by_head_attention_computes_keras_hubs_encoder(mask):
+    """Edge shapes (a lone token, a row of padding only, no rows) against keras-hub's own forward pass."""
+    from keras_hub.layers import TransformerEncoder
+
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2)
+    mask = np.array(mask, "int32")
+    inputs = np.random.default_rng(0).normal(size=mask.shape + (8,)).astype("float32")
+    ours = layer(inputs, padding_mask=mask)
+    reference = TransformerEncoder.call(layer, inputs, padding_mask=mask)
+    assert ours.shape == inputs.shape
+    np.testing.assert_allclose(ours, reference, atol=1e-5)

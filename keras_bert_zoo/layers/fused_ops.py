@@ -1,7 +1,8 @@
 """The element-wise steps around BERT's matrix products, each one memory pass.
 
-Between its matmuls an encoder layer only adds biases, splits heads, masks and normalizes attention scores, applies GELU and adds the
-residual before a LayerNorm. Written as separate TensorFlow ops each step
+Between its matmuls an encoder layer only adds biases, splits heads, masks
+and normalizes attention scores, applies GELU and adds the residual before a
+LayerNorm. Written as separate TensorFlow ops each step
 reads and writes the whole activation again, and on a CPU with AMX the
 matmuls themselves are fast enough that these passes would dominate. Each
 function here is one such epilogue, compiled by XLA into a single pass that
