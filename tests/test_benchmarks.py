@@ -138,4 +138,8 @@ def test_a_config_runs_interleaved_in_persistent_workers(job, peer):
     expected = [o / c for o, c in zip(row["peers"][run.OURS]["rounds"], row["peers"][peer]["rounds"])]
     assert row["ratios"][f"keras_bert_zoo/{peer}"]["median"] == pytest.approx(np.median(expected), abs=2e-3)
     assert versions["keras_bert_zoo"] and versions["tensorflow"]
+    # The workers' TensorFlow loaded with the setting the runner holds: the library's default on x86, or the caller's.
+    setting = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+    if setting in ("0", "1"):
+        assert versions["tensorflow_onednn"] == {"1": "on", "0": "off"}[setting]
     assert lines and job in lines[0] and "tiny" in lines[0]

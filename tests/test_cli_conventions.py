@@ -7,6 +7,7 @@ Runs the CLI in-process where it can, and in a subprocess where start-up
 import io
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -343,6 +344,28 @@ def test_commands_and_the_package_are_quiet_by_default_and_verbose_on_request(ti
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT,
                                                                "TF_CPP_MIN_LOG_LEVEL": "1"}, cwd=ROOT)
     assert kept.stdout.strip() == "1"
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="the oneDNN default is x86's")
+def test_tensorflow_loads_its_onednn_kernels_unless_the_user_said_otherwise():
+    """TensorFlow leaves oneDNN off on x86 CPUs without AVX-512 VNNI/BF16 or AMX (Eigen's matmuls: BERT ~1.2x
+    slower); importing the package first turns it on, and a TF_ENABLE_ONEDNN_OPTS the user set is kept."""
+    probe = ("import keras_bert_zoo, tensorflow\n"
+             "from tensorflow.python.util import _pywrap_util_port\n"
+             "print(_pywrap_util_port.IsMklEnabled())")
+
+    def onednn(setting):
+        environment = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+        if setting is not None:
+            environment["TF_ENABLE_ONEDNN_OPTS"] = setting
+        probed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                env={**environment, "PYTHONPATH": ROOT}, cwd=ROOT)
+        assert probed.returncode == 0, probed.stderr
+        return probed.stdout.strip()
+
+    assert onednn(None) == "True"
+    assert onednn("0") == "False"
 
 
 @pytest.mark.subprocess
