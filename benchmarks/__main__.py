@@ -42,8 +42,10 @@ def main(argv=None):
 
     if args.command == "run":
         results_file.check_flags(parser, args.rounds, args.output_file)
-        command = "python -m benchmarks run " + " ".join(a for a in (argv if argv is not None else sys.argv[1:])
-                                                         if a != "run")
+        # The kernels TensorFlow loads with are part of what reproduces the figures.
+        onednn = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+        command = ((f"TF_ENABLE_ONEDNN_OPTS={onednn} " if onednn else "") + "python -m benchmarks run "
+                   + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
         torch_python = os.path.join(ROOT, args.torch_python)
         run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
                 save=lambda document: results_file.write_text(args.output_file, json.dumps(document, indent=1) + "\n"))

@@ -99,7 +99,10 @@ def test_results_file_names_its_machine(path):
             assert row[run.OURS]["sentences_per_s"]["median"] > 0 and row["keras_hub"]["sentences_per_s"]["median"] > 0
             assert row[f"ratio_{run.OURS}/keras_hub"]["min"] <= row[f"ratio_{run.OURS}/keras_hub"]["median"]
         return
-    assert document["command"].startswith("python -m benchmarks run")
+    setting = re.match(r"(?:TF_ENABLE_ONEDNN_OPTS=([01]) )?python -m benchmarks run ", document["command"])
+    assert setting, document["command"]
+    if "tensorflow_onednn" in document["versions"]:  # the kernels the workers loaded, as the command sets them
+        assert setting.group(1) == {"on": "1", "off": "0"}[document["versions"]["tensorflow_onednn"]]
     for row in document["results"]:
         assert len(row["peers"][run.OURS]["rounds"]) == document["rounds"]
 
