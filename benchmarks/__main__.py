@@ -42,8 +42,9 @@ def main(argv=None):
 
     if args.command == "run":
         results_file.check_flags(parser, args.rounds, args.output_file)
-        # The kernels TensorFlow loads with are part of what reproduces the figures.
-        onednn = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+        # The kernels TensorFlow loads with are part of what reproduces the figures (it reads 1/true and 0/false).
+        setting = os.environ.get("TF_ENABLE_ONEDNN_OPTS", "").lower()
+        onednn = {"1": "1", "true": "1", "0": "0", "false": "0"}.get(setting)
         command = ((f"TF_ENABLE_ONEDNN_OPTS={onednn} " if onednn else "") + "python -m benchmarks run "
                    + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
         torch_python = os.path.join(ROOT, args.torch_python)

@@ -15,7 +15,7 @@ import time
 
 # Importing it sets its TensorFlow defaults (oneDNN kernels on x86; it starts
 # no TensorFlow), which every worker then inherits: keras-hub and the matmul
-# chain run on the same kernels as ours.
+# chain load the same kernels as ours (`run_config` checks what they report).
 import keras_bert_zoo  # noqa: F401
 from benchmarks import machine, stats
 
@@ -82,6 +82,10 @@ def run_config(config, peers, rounds, torch_python, log):
     versions = {}
     for reply in built.values():
         versions.update(reply["versions"])
+    kernels = {p: r["versions"]["tensorflow_onednn"] for p, r in built.items() if "tensorflow_onednn" in r["versions"]}
+    if len(set(kernels.values())) > 1:
+        raise RuntimeError(f"TensorFlow peers loaded different kernels (oneDNN {kernels}): the ratios would compare "
+                           f"kernels, not libraries")
     log(describe(row))
     return row, versions
 

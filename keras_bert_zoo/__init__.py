@@ -25,11 +25,12 @@ QUIET_LOG_LEVEL = "3"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_LOG_LEVEL)
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # TensorFlow runs its oneDNN kernels by default only on x86 CPUs with AVX-512
-# VNNI/BF16 or AMX; on the others (AVX2 Intel and AMD) it runs Eigen's, whose
-# matmuls left BERT ~1.2x slower (2-core AVX2 EPYC, float32: MiniLM inference
-# at 32x128 43 -> 51 sequences/s, its training step 12.1 -> 14.3). Read once,
-# when TensorFlow loads: import keras_bert_zoo first, or set it yourself (a
-# value you set, TF_ENABLE_ONEDNN_OPTS=0 included, is kept).
+# VNNI/BF16, AVX-VNNI or AMX; on the others it runs Eigen's, which left batches
+# of BERT slower (2-core AVX2 EPYC, float32: Base inference at 32x128 6.3 -> 7.3
+# sequences/s with oneDNN, MiniLM's training step 12.1 -> 14.0; single
+# sentences ran 0.82-0.84x as fast). TensorFlow reads it once, when it loads
+# (import keras_bert_zoo first); child processes inherit it. A value you set,
+# TF_ENABLE_ONEDNN_OPTS=0 included, is kept.
 if platform.machine().lower() in ("x86_64", "amd64"):
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 

@@ -3,7 +3,10 @@
 import fnmatch
 import json
 import os
+import platform
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -101,7 +104,7 @@ def test_results_file_names_its_machine(path):
         return
     setting = re.match(r"(?:TF_ENABLE_ONEDNN_OPTS=([01]) )?python -m benchmarks run ", document["command"])
     assert setting, document["command"]
-    if "tensorflow_onednn" in document["versions"]:  # the kernels the workers loaded, as the command sets them
+    if setting.group(1):  # the kernels the workers loaded, as the command sets them
         assert setting.group(1) == {"on": "1", "off": "0"}[document["versions"]["tensorflow_onednn"]]
     for row in document["results"]:
         assert len(row["peers"][run.OURS]["rounds"]) == document["rounds"]
@@ -127,6 +130,18 @@ def test_serving_ratios_are_taken_round_by_round():
     assert row["keras_hub"]["sentences_per_s"] == {"median": 2.0, "min": 1.0, "max": 4.0}
 
 
+@pytest.mark.skipif(sys.platform != "linux" or platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the oneDNN default is for TensorFlow's x86 Linux builds")
+def test_the_runner_hands_its_workers_the_librarys_onednn_default():
+    # Workers import TensorFlow before keras_bert_zoo: only the environment the runner passes decides.
+    environment = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    probe = "import os, benchmarks.run; print(os.environ['TF_ENABLE_ONEDNN_OPTS'])"
+    probed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            env={**environment, "PYTHONPATH": ROOT}, cwd=ROOT)
+    assert probed.returncode == 0, probed.stderr
+    assert probed.stdout.strip() == "1"
+
+
 @pytest.mark.subprocess
 @pytest.mark.parametrize("job, peer", [("inference", "matmul_chain"), ("pretrain", "keras_hub")])
 def test_a_config_runs_interleaved_in_persistent_workers(job, peer):
@@ -141,8 +156,8 @@ def test_a_config_runs_interleaved_in_persistent_workers(job, peer):
     expected = [o / c for o, c in zip(row["peers"][run.OURS]["rounds"], row["peers"][peer]["rounds"])]
     assert row["ratios"][f"keras_bert_zoo/{peer}"]["median"] == pytest.approx(np.median(expected), abs=2e-3)
     assert versions["keras_bert_zoo"] and versions["tensorflow"]
-    # The workers' TensorFlow loaded with the setting the runner holds: the library's default on x86, or the caller's.
-    setting = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
-    if setting in ("0", "1"):
-        assert versions["tensorflow_onednn"] == {"1": "on", "0": "off"}[setting]
+    # The workers' TensorFlow loaded oneDNN's kernels, the library's default on x86 Linux, unless the caller said 0.
+    if sys.platform == "linux" and platform.machine().lower() in ("x86_64", "amd64"):
+        expected = "off" if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "").lower() in ("0", "false") else "on"
+        assert versions["tensorflow_onednn"] == expected
     assert lines and job in lines[0] and "tiny" in lines[0]

@@ -25,11 +25,12 @@ class BertEncoderLayer(TransformerEncoder):
     with `normalize_first=False`, so checkpoints and presets load unchanged;
     only the forward pass differs:
 
-    - every projection is one 2-D matmul on `[batch * seq, hidden]` (the
-      fastest path of oneDNN and Eigen; Keras' 4-D EinsumDense products cost
-      ~1.35x more per FLOP), query, key and value each their own (one matmul
-      on the three kernels side by side would copy them on every call: at
-      batch 1 that copy cost MiniLM 6% and Base 14% on a 2-core AVX2 CPU);
+    - every projection is one 2-D matmul on `[batch * seq, hidden]` (Keras'
+      4-D EinsumDense products cost ~1.35x more per FLOP with oneDNN on an
+      AVX-512 Xeon, and Eigen runs them worse), query, key and value each
+      their own (one matmul on the three kernels side by side would copy them
+      on every call: at batch 1 that copy cost MiniLM 6% and Base 14% on a
+      2-core AVX2 CPU, Eigen's kernels);
     - attention runs head by head on `[batch, seq, seq]` scores (one head's
       scores stay in cache): batched matmuls and softmax over all heads at
       once made MiniLM's whole forward pass slower at 8x512 (1.04x with
@@ -37,7 +38,7 @@ class BertEncoderLayer(TransformerEncoder):
       1x128 were they faster (1.05x with oneDNN; 2-core AVX2 CPU);
     - the work between matmuls (bias, head split, GELU, residual +
       LayerNorm) runs as single-pass fused epilogues computed in float32, the
-      masked softmax as oneDNN's (see `fused_ops`).
+      masked softmax as TensorFlow's own op (see `fused_ops`).
 
     After Keras' `quantize(...)` the layer runs keras-hub's forward pass,
     which applies the quantized kernels and their scales.
