@@ -222,3 +222,48 @@ def test_head_by_head_attention_computes_keras_hubs_encoder(mask):
     reference = TransformerEncoder.call(layer, inputs, padding_mask=mask)
     assert ours.shape == inputs.shape
     np.testing.assert_allclose(ours, reference, atol=1e-5)
+
+
+@pytest.mark.parametrize("mask", [[[1, 1, 1, 0], [1, 1, 1, 1]], [[1]], np.ones((0, 4))],
+                         ids=["padded", "one_token", "empty_batch"])
+def test_an_encoder_layer_asked_for_some_positions_returns_those_rows_of_keras_hubs_output(mask):
+    """`query_positions` gives keras-hub's full forward pass gathered at them (repeats and padding allowed)."""
+    from keras_hub.layers import TransformerEncoder
+
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2)
+    mask = np.array(mask, "int32")
+    inputs = np.random.default_rng(1).normal(size=mask.shape + (8,)).astype("float32")
+    positions = np.array([[mask.shape[1] - 1, 0, 0]] * mask.shape[0], "int32").reshape(mask.shape[0], 3)
+    ours = layer(inputs, padding_mask=mask, query_positions=positions)
+    reference = np.take_along_axis(np.asarray(TransformerEncoder.call(layer, inputs, padding_mask=mask)),
+                                   positions[..., None], axis=1)
+    assert ours.shape == reference.shape
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_a_backbone_asked_for_some_positions_gives_those_rows_and_the_same_pooled_vector(training):
+    import tensorflow as tf
+
+    backbone = kbz.BertBackbone(**SMALL)
+    inputs = _inputs()
+    positions = np.array([[3, 1, 3], [5, 0, 9]], "int32")  # 9: a padding token of row 1
+
+    def outputs_and_gradients(**kwargs):
+        with tf.GradientTape() as tape:
+            out = backbone(inputs, training=training, **kwargs)
+            rows = out["sequence_output"] if kwargs else tf.gather(out["sequence_output"], positions, batch_dims=1)
+            loss = tf.reduce_sum(rows ** 2) + tf.reduce_sum(out["pooled_output"])
+        return rows, out["pooled_output"], tape.gradient(loss, backbone.trainable_variables)
+
+    full_rows, full_pooled, full_grads = outputs_and_gradients()
+    rows, pooled, grads = outputs_and_gradients(positions=positions)
+    np.testing.assert_allclose(rows, full_rows, atol=1e-5)
+    np.testing.assert_allclose(pooled, full_pooled, atol=1e-5)
+    for variable, a, b in zip(backbone.trainable_variables, grads, full_grads):
+        np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-5, err_msg=variable.path)
+    only_cls = backbone(inputs, positions=np.zeros((2, 0), "int32"))
+    assert only_cls["sequence_output"].shape == (2, 0, 8)
+    np.testing.assert_allclose(only_cls["pooled_output"], full_pooled, atol=1e-5)

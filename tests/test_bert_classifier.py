@@ -116,6 +116,29 @@ def test_label_count_mismatch_is_refused(tiny_checkpoint):
         clf.fit(["a", "b", "c"], [0, 1])
 
 
+def test_logits_are_the_head_on_the_full_backbones_pooled_vector(tiny_checkpoint):
+    """The classifier runs the last layer on [CLS] alone; what it computes is the head on the whole backbone's
+    pooled output, in inference and in a training step's gradients (dropout off)."""
+    clf = kbz.BertClassifier(kbz.BertBackbone.from_preset(tiny_checkpoint, dropout=0.0),
+                             kbz.BertPreprocessor.from_preset(tiny_checkpoint, sequence_length=16),
+                             num_classes=3, dropout=0.0)
+    packed = clf.preprocessor(tf.constant(["all work and no play", "makes jack"]))
+    labels = tf.constant([2, 0])
+
+    def logits_and_gradients(model):
+        with tf.GradientTape() as tape:
+            logits = model(packed, training=True)
+            loss = tf.reduce_sum(tf.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+        return logits, tape.gradient(loss, clf.trainable_variables)
+
+    logits, gradients = logits_and_gradients(clf)
+    reference, reference_gradients = logits_and_gradients(
+        lambda x, training: clf.output_dense(clf.backbone(x, training=training)["pooled_output"]))
+    np.testing.assert_allclose(logits, reference, atol=1e-5)
+    for variable, a, b in zip(clf.trainable_variables, gradients, reference_gradients):
+        np.testing.assert_allclose(tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-5, err_msg=variable.path)
+
+
 def test_int8_quantized_classifier_scores_close_to_float(tiny_checkpoint):
     clf = _tiny_classifier()
     texts = ["all work and no play", "a dull boy"]

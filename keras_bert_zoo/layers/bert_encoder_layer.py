@@ -40,12 +40,19 @@ class BertEncoderLayer(TransformerEncoder):
       LayerNorm) runs as single-pass fused epilogues computed in float32, the
       masked softmax as TensorFlow's own op (see `fused_ops`).
 
+    With `query_positions` the layer computes its output only at those
+    tokens (keys and values still come from every token): what a head that
+    reads `[CLS]` or the masked positions needs from the last layer, at a
+    fraction of its cost.
+
     After Keras' `quantize(...)` the layer runs keras-hub's forward pass,
     which applies the quantized kernels and their scales.
 
     Call args:
         inputs: `[batch, seq, hidden]`.
         padding_mask: int or bool `[batch, seq]`, 1 on real tokens.
+        query_positions: optional int `[batch, n]`: return `[batch, n,
+            hidden]`, the outputs at these positions only.
 
     Examples:
     >>> layer = BertEncoderLayer(intermediate_dim=16, num_heads=2)
@@ -57,34 +64,43 @@ class BertEncoderLayer(TransformerEncoder):
         kwargs["normalize_first"] = False
         super().__init__(*args, **kwargs)
 
-    def call(self, inputs, padding_mask=None, training=None):
+    def call(self, inputs, padding_mask=None, training=None, query_positions=None):
         if self._feedforward_output_dense.quantization_mode is not None:
             # `quantize("int8")` swaps the kernels for int8 ones plus scales,
             # which Keras' own layer calls know how to apply.
-            return super().call(inputs, padding_mask=padding_mask, training=training)
+            outputs = super().call(inputs, padding_mask=padding_mask, training=training)
+            return outputs if query_positions is None else tf.gather(outputs, query_positions, batch_dims=1)
         # Training runs the epilogues as plain ops: XLA's compiled forward and
         # gradient programs raised peak memory (BERT-Base step at 16x128:
         # 7.0 -> 6.5 GB without them) for no speed (MiniLM step 1.39 s with,
         # 1.37 s without, 2-core AVX2 CPU).
         with fused_ops.xla_fusion(fused_ops.xla_fusion_enabled() and not training):
-            return self._fused_call(inputs, padding_mask, training)
+            return self._fused_call(inputs, padding_mask, training, query_positions)
 
-    def _fused_call(self, inputs, padding_mask, training):
+    def _fused_call(self, inputs, padding_mask, training, query_positions):
         attention = self._self_attention_layer
         dtype = inputs.dtype
         shape = tf.shape(inputs)
         hidden = inputs.shape[-1]
         if padding_mask is None:
             padding_mask = tf.ones(shape[:2], "int32")
-        x = tf.reshape(inputs, [-1, hidden])
+        tokens = tf.reshape(inputs, [-1, hidden])
+        # The rows this layer outputs: every token, or the queried ones (the residual path follows them).
+        query_length = shape[1] if query_positions is None else tf.shape(query_positions)[1]
+        x = tokens if query_positions is None else \
+            tf.reshape(tf.gather(inputs, query_positions, batch_dims=1), [-1, hidden])
 
         # === Self-attention ===
-        projections = (attention._query_dense, attention._key_dense, attention._value_dense)
-        # EinsumDense kernels [hidden, heads, head_dim] are [hidden, hidden] matrices (three matmuls: see above).
-        query, key, value = (tf.matmul(x, tf.reshape(_value(p.kernel, dtype), [hidden, hidden])) for p in projections)
-        biases = [tf.reshape(_value(p.bias, dtype), [hidden]) for p in projections]
-        query, key, value = fused_ops.split_heads(query, key, value, *biases, shape[0], shape[1], self.num_heads,
-                                                  1.0 / math.sqrt(hidden // self.num_heads))
+        def project(dense, rows):
+            # EinsumDense kernels [hidden, heads, head_dim] are [hidden, hidden] matrices (three matmuls: see above).
+            return tf.matmul(rows, tf.reshape(_value(dense.kernel, dtype), [hidden, hidden]))
+
+        query, key, value = (project(attention._query_dense, x), project(attention._key_dense, tokens),
+                             project(attention._value_dense, tokens))
+        biases = [tf.reshape(_value(p.bias, dtype), [hidden])
+                  for p in (attention._query_dense, attention._key_dense, attention._value_dense)]
+        query, key, value = fused_ops.split_heads(query, key, value, *biases, shape[0], query_length, shape[1],
+                                                  self.num_heads, 1.0 / math.sqrt(hidden // self.num_heads))
         # One head at a time (see the class docstring).
         contexts = []
         for head_query, head_key, head_value in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value)):
@@ -104,7 +120,12 @@ class BertEncoderLayer(TransformerEncoder):
         output = self._feedforward_output_dense
         y = tf.matmul(y, _value(output.kernel, dtype))
         x = self._residual_norm(y, output.bias, x, self._feedforward_dropout, self._feedforward_layer_norm, training)
-        return tf.reshape(x, [shape[0], shape[1], hidden])
+        return tf.reshape(x, [shape[0], query_length, hidden])
+
+    def compute_output_shape(self, inputs_shape, query_positions_shape=None):
+        if query_positions_shape is None:
+            return inputs_shape
+        return (inputs_shape[0], query_positions_shape[1], inputs_shape[2])
 
     def _bias_activation(self, y, bias):
         bias_gelu = _BIAS_GELUS.get(self.activation)

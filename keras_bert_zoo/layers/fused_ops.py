@@ -78,15 +78,17 @@ def _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
     return tf.cast(normed * _f32(gamma) + _f32(beta), residual.dtype)
 
 
-def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, length, num_heads, scale):
-    # Each [batch * length, hidden] + its bias -> [heads, batch, length, head_dim] (heads first: each head's
-    # slice is contiguous), the query scaled by 1/sqrt(head_dim) as Keras' MultiHeadAttention does. Both
-    # sizes given: an empty batch has no -1 to infer.
-    def heads(x, bias, factor=1.0):
-        x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, length, num_heads, x.shape[-1] // num_heads])
+def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, query_length, length, num_heads,
+                 scale):
+    # Each [batch * its length, hidden] + its bias -> [heads, batch, length, head_dim] (heads first: each head's
+    # slice is contiguous), the query scaled by 1/sqrt(head_dim) as Keras' MultiHeadAttention does. The query
+    # may cover fewer tokens than the keys and values (see BertEncoderLayer's `query_positions`). Every size
+    # given: an empty batch has no -1 to infer.
+    def heads(x, bias, rows, factor=1.0):
+        x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, rows, num_heads, x.shape[-1] // num_heads])
         return tf.cast(tf.transpose(x, [2, 0, 1, 3]), query.dtype)
 
-    return heads(query, query_bias, scale), heads(key, key_bias), heads(value, value_bias)
+    return heads(query, query_bias, query_length, scale), heads(key, key_bias, length), heads(value, value_bias, length)
 
 
 def masked_softmax(scores, padding_mask):

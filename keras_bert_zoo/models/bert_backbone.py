@@ -82,6 +82,17 @@ class BertBackbone(keras.Model):
         A dict of int32 `[batch, seq]` tensors `token_ids`, `segment_ids`,
         `padding_mask` (1 for real tokens).
 
+    Call args:
+        inputs: the dict above.
+        positions: optional int32 `[batch, n]` token positions: run the last
+            layer only on `[CLS]` and these tokens (keys and values still
+            come from every token) and return `sequence_output` `[batch, n,
+            hidden]`, the rows of the full output at these positions. A head
+            that reads `[CLS]` (a classifier, next-sentence prediction; pass
+            `[batch, 0]`) or a few positions (the masked-LM head) needs no
+            other row of the last layer: at 128 tokens this skips most of a
+            layer's work, in training and inference.
+
     Outputs:
         A dict with `sequence_output` `[batch, seq, hidden]` and
         `pooled_output` `[batch, hidden]`.
@@ -96,6 +107,10 @@ class BertBackbone(keras.Model):
     ...           "padding_mask": np.array([[1, 1, 1, 0]], "int32")}
     >>> tuple(backbone(inputs)["sequence_output"].shape)
     (1, 4, 8)
+    >>> at = backbone(inputs, positions=np.array([[2]], "int32"))
+    >>> full = backbone(inputs)["sequence_output"]
+    >>> bool(np.allclose(at["sequence_output"][0, 0], full[0, 2], atol=1e-6))
+    True
     """
 
     def __init__(
@@ -158,13 +173,8 @@ class BertBackbone(keras.Model):
 
         # === Functional Model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in MODEL_INPUTS}
-        token_ids, segment_ids, padding_mask = (inputs[name] for name in MODEL_INPUTS)
-        embedded = self.embeddings(token_ids, segment_ids)
-        x = embedded
-        layer_outputs = []
-        for layer in self.transformer_layers:
-            x = layer(x, padding_mask=padding_mask)
-            layer_outputs.append(x)
+        embedded, layer_outputs = self._encode(inputs)
+        x = layer_outputs[-1]
         pooled = self.pooled_dense(x[:, 0, :])
         outputs = {"sequence_output": x, "pooled_output": pooled}
         if return_all_layers:
@@ -194,6 +204,33 @@ class BertBackbone(keras.Model):
         self.hidden_activation = hidden_activation
         self.initializer_range = initializer_range
         self.return_all_layers = return_all_layers
+
+    def _encode(self, inputs, last_layer_positions=None):
+        token_ids, segment_ids, padding_mask = (inputs[name] for name in MODEL_INPUTS)
+        embedded = self.embeddings(token_ids, segment_ids)
+        x, layer_outputs = embedded, []
+        for layer in self.transformer_layers:
+            last = layer is self.transformer_layers[-1]
+            x = layer(x, padding_mask=padding_mask, query_positions=last_layer_positions if last else None)
+            layer_outputs.append(x)
+        return embedded, layer_outputs
+
+    def call(self, inputs, training=None, mask=None, positions=None):
+        if positions is None:
+            return super().call(inputs, training=training, mask=mask)
+        inputs = {name: inputs[name] for name in MODEL_INPUTS}
+        # [CLS] first, for the pooler; its row is not returned.
+        first = keras.ops.zeros_like(inputs["token_ids"][:, :1])
+        x = self._encode(inputs, last_layer_positions=keras.ops.concatenate([first, positions], axis=1))[1][-1]
+        return {"sequence_output": x[:, 1:, :], "pooled_output": self.pooled_dense(x[:, 0, :])}
+
+    def compute_output_spec(self, inputs, training=None, mask=None, positions=None):
+        if positions is None:
+            return super().compute_output_spec(inputs, training=training, mask=mask)
+        batch = inputs["token_ids"].shape[0]
+        dtype = self.dtype_policy.compute_dtype
+        return {"sequence_output": keras.KerasTensor((batch, positions.shape[1], self.hidden_dim), dtype),
+                "pooled_output": keras.KerasTensor((batch, self.hidden_dim), dtype)}
 
     def __getattr__(self, name):
         # The old name of `pooled_dense` (the layer's name, and keras-hub's). Not a property: Keras' save and

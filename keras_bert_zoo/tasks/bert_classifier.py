@@ -78,7 +78,8 @@ class BertClassifier(Task):
 
         # === Functional Model ===
         inputs = self.backbone_inputs(backbone)
-        pooled = backbone(inputs)["pooled_output"]
+        # No positions but [CLS]'s: the last layer runs on [CLS] alone, all the head reads of it.
+        pooled = backbone(inputs, positions=inputs["token_ids"][:, :0])["pooled_output"]
         logits = self.output_dense(self.output_dropout(pooled))
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 

@@ -88,11 +88,12 @@ class BertPretrainer(Task):
         # === Functional Model ===
         inputs = self.backbone_inputs(backbone)
         inputs["mask_positions"] = keras.Input(shape=(None,), dtype="int32", name="mask_positions")
-        backbone_outputs = backbone({k: inputs[k] for k in backbone.input})
+        # The last layer runs on [CLS] and the masked tokens alone: nothing else of it reaches a head.
+        backbone_outputs = backbone({k: inputs[k] for k in backbone.input}, positions=inputs["mask_positions"])
+        # The head gathers its rows itself; they are already gathered, in order.
+        in_order = keras.ops.cumsum(keras.ops.ones_like(inputs["mask_positions"]), axis=1) - 1
         outputs = {
-            "masked_lm_logits": self.masked_lm_head(
-                backbone_outputs["sequence_output"], mask_positions=inputs["mask_positions"]
-            ),
+            "masked_lm_logits": self.masked_lm_head(backbone_outputs["sequence_output"], mask_positions=in_order),
             "next_sentence_logits": self.next_sentence_head(backbone_outputs["pooled_output"]),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
