@@ -1,4 +1,4 @@
-"""What a figure was measured on: CPU model and flags, cores, load."""
+"""What a figure was measured on: CPU model and flags, cores, load, TF's kernels."""
 
 import os
 import platform
@@ -26,3 +26,11 @@ def cpu_description():
 
 def load_average():
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def tensorflow_onednn():
+    """"on" if this process's TensorFlow loaded oneDNN's kernels, "off" for
+    Eigen's: what a TF figure means depends on it, and TF peers must share it."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return "on" if _pywrap_util_port.IsMklEnabled() else "off"

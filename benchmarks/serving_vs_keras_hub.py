@@ -40,7 +40,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import results_file, stats  # noqa: E402
+from benchmarks import machine, results_file, stats  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRESET = "minilm_l6_h384_en_uncased"
@@ -137,7 +137,7 @@ def worker(path, signature, batching_file, out):
     probe = tf.constant(texts[:4])
     np.testing.assert_allclose(batched(probe).numpy(), direct(probe).numpy(), atol=1e-4)
 
-    result, cursor = {}, 0
+    result, cursor = {"tensorflow_onednn": machine.tensorflow_onednn()}, 0
     for clients, batch_size, batching in SCENARIOS:
         function = batched if batching else direct
         requests = REQUESTS[batch_size]
@@ -208,7 +208,7 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         exports, batching_file = build_exports(directory, args.max_seq_length, args.dtype)
         document["batching_parameters"] = read_batching_parameters(batching_file)
-        rounds_by_peer = {peer: [] for peer in PEERS}
+        rounds_by_peer, kernels = {peer: [] for peer in PEERS}, set()
         for r in range(args.rounds):
             for peer in PEERS[r % 2:] + PEERS[:r % 2]:
                 path, signature = exports[peer]
@@ -216,9 +216,15 @@ def main():
                 subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", path, signature,
                                 batching_file, out], check=True)
                 with open(out) as f:
-                    rounds_by_peer[peer].append(json.load(f))
+                    figures = json.load(f)
+                kernels.add(figures.pop("tensorflow_onednn"))
+                if len(kernels) > 1:
+                    raise RuntimeError("the serving workers loaded different TensorFlow kernels (oneDNN on in some, "
+                                       "off in others): their figures would not compare. Set TF_ENABLE_ONEDNN_OPTS.")
+                rounds_by_peer[peer].append(figures)
                 print(f"round {r + 1} {peer}: " + "  ".join(
                     f"{k} {v['sentences_per_s']:.1f}/s" for k, v in rounds_by_peer[peer][-1].items()), flush=True)
+    document["versions"]["tensorflow_onednn"] = kernels.pop()
     document["results"] = summarize(rounds_by_peer)
     results_file.write_document(args.output_file, document)
     for name, row in document["results"].items():

@@ -38,14 +38,10 @@ def _versions(peer):
     import keras_hub
     import tensorflow as tf
 
-    from tensorflow.python.util import _pywrap_util_port
-
     import keras_bert_zoo
+    from benchmarks import machine
 
-    # Which kernels TensorFlow loaded with (oneDNN's or Eigen's): what the
-    # figures mean depends on it, and every TF peer must share it.
-    onednn = "on" if _pywrap_util_port.IsMklEnabled() else "off"
-    return {"tensorflow": tf.__version__, "tensorflow_onednn": onednn, "keras": keras.__version__,
+    return {"tensorflow": tf.__version__, "tensorflow_onednn": machine.tensorflow_onednn(), "keras": keras.__version__,
             "keras_hub": keras_hub.__version__, "keras_bert_zoo": keras_bert_zoo.__version__}
 
 

@@ -58,7 +58,9 @@ def encode_texts(
 
     @tf.function(reduce_retracing=True)
     def forward(inputs):
-        return pool(backbone(inputs, training=False), inputs["padding_mask"], pooling)
+        # [CLS] pooling reads one row of the last layer, which then runs on that token alone.
+        positions = None if pooling == "mean" else tf.zeros_like(inputs["token_ids"][:, :1])
+        return pool(backbone(inputs, training=False, positions=positions), inputs["padding_mask"], pooling)
 
     vectors = []
     for start in progress_bar(range(0, len(texts), batch_size), progress, desc="encode", unit="batch"):
