@@ -267,3 +267,19 @@ def test_a_backbone_asked_for_some_positions_gives_those_rows_and_the_same_poole
     only_cls = backbone(inputs, positions=np.zeros((2, 0), "int32"))
     assert only_cls["sequence_output"].shape == (2, 0, 8)
     np.testing.assert_allclose(only_cls["pooled_output"], full_pooled, atol=1e-5)
+
+
+def test_positions_count_from_the_end_when_negative_and_bad_ones_are_named():
+    backbone = kbz.BertBackbone(**SMALL)
+    inputs = _inputs()
+    full = backbone(inputs)["sequence_output"].numpy()
+    rows = backbone(inputs, positions=[[-1, 2], [-10, -4]])["sequence_output"]  # a list, as a user passes it
+    np.testing.assert_allclose(rows, np.stack([full[0, [9, 2]], full[1, [0, 6]]]), atol=1e-5)
+    with pytest.raises(ValueError, match=r"positions must be \[batch, n\].*got shape \(2,\)"):
+        backbone(inputs, positions=np.array([1, 2], "int32"))
+    every_layer = kbz.BertBackbone(**SMALL, return_all_layers=True)
+    every_layer.set_weights(backbone.get_weights())
+    outputs = every_layer(inputs, positions=[[-1, 2], [0, 3]])
+    assert sorted(outputs) == ["embedding_output", "encoder_outputs", "pooled_output", "sequence_output"]
+    np.testing.assert_allclose(outputs["sequence_output"], np.stack([full[0, [9, 2]], full[1, [0, 3]]]), atol=1e-5)
+    np.testing.assert_allclose(outputs["encoder_outputs"][:, -1], full, atol=1e-5)

@@ -31,7 +31,8 @@ class BertEncoderLayer(TransformerEncoder):
       their own (one matmul on the three kernels side by side would copy them
       on every call: at batch 1 that copy cost MiniLM 6% and Base 14% on a
       2-core AVX2 CPU, Eigen's kernels);
-    - attention runs head by head on `[batch, seq, seq]` scores (one head's
+    - attention runs head by head on `[batch, seq, seq]` scores (`[batch, n,
+      seq]` with `query_positions`; one head's
       scores stay in cache): batched matmuls and softmax over all heads at
       once made MiniLM's whole forward pass slower at 8x512 (1.04x with
       oneDNN's kernels, 1.43x with Eigen's) and as fast at 32x128; only at

@@ -52,6 +52,12 @@ def check_backbone_config(**config):
                          "'gelu_tanh' (Google's original), 'relu' or another Keras activation name.") from None
 
 
+def _check_positions(positions):
+    if len(positions.shape) != 2:
+        raise ValueError(f"positions must be [batch, n] token positions; got shape {tuple(positions.shape)}. "
+                         "Pass [batch, 0] for [CLS] alone.")
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class BertBackbone(keras.Model):
     """BERT encoder network (Devlin et al., 2019) with a configurable GELU.
@@ -84,14 +90,18 @@ class BertBackbone(keras.Model):
 
     Call args:
         inputs: the dict above.
-        positions: optional int32 `[batch, n]` token positions: run the last
+        positions: optional int `[batch, n]` token positions: run the last
             layer only on `[CLS]` and these tokens (keys and values still
             come from every token) and return `sequence_output` `[batch, n,
             hidden]`, the rows of the full output at these positions. A head
             that reads `[CLS]` (a classifier, next-sentence prediction; pass
             `[batch, 0]`) or a few positions (the masked-LM head) needs no
             other row of the last layer: at 128 tokens this skips most of a
-            layer's work, in training and inference.
+            layer's work, in training and inference. Negative positions count
+            from the end; each must lie in `[-seq, seq)` (as in `tf.gather`,
+            one outside is an error on CPU and undefined elsewhere). With
+            `return_all_layers=True` the whole last layer runs: its other
+            outputs are whole.
 
     Outputs:
         A dict with `sequence_output` `[batch, seq, hidden]` and
@@ -218,19 +228,33 @@ class BertBackbone(keras.Model):
     def call(self, inputs, training=None, mask=None, positions=None):
         if positions is None:
             return super().call(inputs, training=training, mask=mask)
-        inputs = {name: inputs[name] for name in MODEL_INPUTS}
+        token_ids = inputs["token_ids"]
+        positions = keras.ops.convert_to_tensor(positions)
+        _check_positions(positions)
+        positions = keras.ops.cast(positions, token_ids.dtype)
+        # Negative positions count from the end, as the masked-LM head's own gather reads them.
+        positions = keras.ops.where(positions < 0, positions + keras.ops.shape(token_ids)[1], positions)
+        if self.return_all_layers:
+            # Every layer's whole output is asked for: nothing of the last one can be skipped.
+            outputs = dict(super().call(inputs, training=training, mask=mask))
+            outputs["sequence_output"] = keras.ops.take_along_axis(outputs["sequence_output"],
+                                                                   positions[:, :, None], axis=1)
+            return outputs
         # [CLS] first, for the pooler; its row is not returned.
-        first = keras.ops.zeros_like(inputs["token_ids"][:, :1])
-        x = self._encode(inputs, last_layer_positions=keras.ops.concatenate([first, positions], axis=1))[1][-1]
+        queried = keras.ops.concatenate([keras.ops.zeros_like(token_ids[:, :1]), positions], axis=1)
+        x = self._encode({name: inputs[name] for name in MODEL_INPUTS}, last_layer_positions=queried)[1][-1]
         return {"sequence_output": x[:, 1:, :], "pooled_output": self.pooled_dense(x[:, 0, :])}
 
     def compute_output_spec(self, inputs, training=None, mask=None, positions=None):
         if positions is None:
             return super().compute_output_spec(inputs, training=training, mask=mask)
+        _check_positions(positions)
         batch = inputs["token_ids"].shape[0]
         dtype = self.dtype_policy.compute_dtype
-        return {"sequence_output": keras.KerasTensor((batch, positions.shape[1], self.hidden_dim), dtype),
-                "pooled_output": keras.KerasTensor((batch, self.hidden_dim), dtype)}
+        spec = dict(super().compute_output_spec(inputs, training=training, mask=mask)) if self.return_all_layers \
+            else {"pooled_output": keras.KerasTensor((batch, self.hidden_dim), dtype)}
+        spec["sequence_output"] = keras.KerasTensor((batch, positions.shape[1], self.hidden_dim), dtype)
+        return spec
 
     def __getattr__(self, name):
         # The old name of `pooled_dense` (the layer's name, and keras-hub's). Not a property: Keras' save and

@@ -58,8 +58,9 @@ def encode_texts(
 
     @tf.function(reduce_retracing=True)
     def forward(inputs):
-        # [CLS] pooling reads one row of the last layer, which then runs on that token alone.
-        positions = None if pooling == "mean" else tf.zeros_like(inputs["token_ids"][:, :1])
+        # The [CLS] poolings read one row of the last layer, which then runs on [CLS] alone ("cls" asks for its
+        # row of sequence_output; "pooled" gets it from the pooler).
+        positions = {"mean": None, "cls": inputs["token_ids"][:, :1] * 0, "pooled": inputs["token_ids"][:, :0]}[pooling]
         return pool(backbone(inputs, training=False, positions=positions), inputs["padding_mask"], pooling)
 
     vectors = []
