@@ -283,3 +283,20 @@ def test_positions_count_from_the_end_when_negative_and_bad_ones_are_named():
     assert sorted(outputs) == ["embedding_output", "encoder_outputs", "pooled_output", "sequence_output"]
     np.testing.assert_allclose(outputs["sequence_output"], np.stack([full[0, [9, 2]], full[1, [0, 3]]]), atol=1e-5)
     np.testing.assert_allclose(outputs["encoder_outputs"][:, -1], full, atol=1e-5)
+
+
+@pytest.mark.parametrize("bad", [10, -11])
+def test_positions_outside_the_sequence_are_refused_by_name_in_eager_calls_and_in_fit(bad):
+    """A position outside [-10, 10) for 10 tokens is named, not gathered (TF's own gather error names no
+    argument on CPU and reads garbage on a GPU); the edges -10 and 9 are fine."""
+    backbone = kbz.BertBackbone(**SMALL)
+    inputs = _inputs()
+    backbone(inputs, positions=[[9, -10], [0, 0]])
+    with pytest.raises(Exception, match=r"positions \(a pretrainer's mask_positions\) must index the sequence"):
+        backbone(inputs, positions=[[1, 2], [bad, 0]])
+    model = kbz.BertPretrainer(backbone)
+    model.compile(optimizer="sgd")
+    features = dict(_inputs(), mask_positions=np.array([[1, 2], [bad, 0]], "int32"))
+    labels = {"masked_lm_logits": np.ones((2, 2), "int32"), "next_sentence_logits": np.zeros(2, "int32")}
+    with pytest.raises(Exception, match=r"mask_positions\) must index the sequence"):
+        model.fit(features, labels, epochs=1, verbose=0)

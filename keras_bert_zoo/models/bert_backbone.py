@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 import keras
+import tensorflow as tf
 
 from keras_bert_zoo.layers.activations import get_activation
 from keras_bert_zoo.layers.bert_embedding import BertEmbedding
@@ -98,8 +99,9 @@ class BertBackbone(keras.Model):
             `[batch, 0]`) or a few positions (the masked-LM head) needs no
             other row of the last layer: at 128 tokens this skips most of a
             layer's work, in training and inference. Negative positions count
-            from the end; each must lie in `[-seq, seq)` (as in `tf.gather`,
-            one outside is an error on CPU and undefined elsewhere). With
+            from the end; each must lie in `[-seq, seq)`: one outside is an
+            `InvalidArgumentError` naming `positions` (not checked inside an
+            XLA-compiled function). With
             `return_all_layers=True` the whole last layer runs: its other
             outputs are whole.
 
@@ -232,8 +234,14 @@ class BertBackbone(keras.Model):
         positions = keras.ops.convert_to_tensor(positions)
         _check_positions(positions)
         positions = keras.ops.cast(positions, token_ids.dtype)
+        length = keras.ops.shape(token_ids)[1]
+        # A gather out of range errs on CPU naming no argument and reads garbage on a GPU (XLA drops this check).
+        tf.debugging.assert_less(tf.maximum(positions, -positions - 1), length, message=(
+            "positions (a pretrainer's mask_positions) must index the sequence: each in [-sequence_length, "
+            "sequence_length), sequence_length being token_ids' second dimension. Build them with the same "
+            "sequence_length as token_ids."), summarize=8)
         # Negative positions count from the end, as the masked-LM head's own gather reads them.
-        positions = keras.ops.where(positions < 0, positions + keras.ops.shape(token_ids)[1], positions)
+        positions = keras.ops.where(positions < 0, positions + length, positions)
         if self.return_all_layers:
             # Every layer's whole output is asked for: nothing of the last one can be skipped.
             outputs = dict(super().call(inputs, training=training, mask=mask))
