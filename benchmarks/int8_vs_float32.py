@@ -25,7 +25,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import results_file, stats  # noqa: E402
+from benchmarks import machine, results_file, stats  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRESET = "minilm_l6_h384_en_uncased"
@@ -67,12 +67,13 @@ def main():
     args = parser.parse_args()
     results_file.check_flags(parser, args.rounds, args.output_file)
 
+    import keras_bert_zoo as kbz  # first: its kernel default applies only before TensorFlow loads
+
     import keras
     import numpy as np
 
-    import keras_bert_zoo as kbz
-
     document = results_file.new_document("python benchmarks/int8_vs_float32.py " + " ".join(sys.argv[1:]))
+    document["versions"]["tensorflow_onednn"] = machine.tensorflow_onednn()
     sst2 = kbz.data.read_glue(os.path.join(SHARED, "glue", "SST-2", "train.tsv"))
     texts, labels = list(sst2.texts), np.asarray(sst2.labels)
     train = slice(0, args.train_examples)

@@ -1,5 +1,6 @@
 """What a figure was measured on: CPU model and flags, cores, load, TF's kernels."""
 
+import importlib.metadata
 import os
 import platform
 
@@ -34,3 +35,9 @@ def tensorflow_onednn():
     from tensorflow.python.util import _pywrap_util_port
 
     return "on" if _pywrap_util_port.IsMklEnabled() else "off"
+
+
+def library_versions():
+    """The installed TensorFlow stack every TF peer runs on (no import needed)."""
+    return {name: importlib.metadata.version(name)
+            for name in ("keras", "keras_bert_zoo", "keras_hub", "tensorflow", "tensorflow_text")}

@@ -2,31 +2,36 @@
 BertTextClassifier, same weights (the offline default preset), same split,
 same recipe, in one script.
 
-    python benchmarks/mrpc_vs_keras_hub.py [--epochs 3] [--max_seq_length 128]
+    python benchmarks/mrpc_vs_keras_hub.py [--epochs 3] [--max_seq_length 128] [--output_file ...]
 
 The recipe is run_classifier.py's: AdamW (weight decay 0.01, LayerNorm and
 biases excluded), 10% linear warm-up then linear decay, batch 32, 3 epochs.
 10% of shared/data/glue/MRPC/train.tsv (seeded) is held out for evaluation,
 since the dev set is not in the shared data. Reports accuracy / F1 on the
 held-out part and training steps/s (epochs after the first, which includes
-tracing) for both, and their ratios.
+tracing) for both, and their ratios. The peers train one after the other (a
+whole fine-tuning run each), so compare this file's ratio with care: the
+interleaved per-step figures are `python -m benchmarks run --jobs train`'s.
 """
 
-import argparse
 import json
 import os
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import keras_bert_zoo as kbz  # noqa: E402  (first: its kernel default applies only before TensorFlow loads)
+from keras_bert_zoo.data.glue import read_glue  # noqa: E402
+from keras_bert_zoo.metrics.classification_metrics import accuracy  # noqa: E402
+from keras_bert_zoo.metrics.classification_metrics import binary_f1  # noqa: E402
 
 import keras  # noqa: E402
 import keras_hub  # noqa: E402
 import numpy as np  # noqa: E402
 
-import keras_bert_zoo as kbz  # noqa: E402
-from keras_bert_zoo.data.glue import read_glue  # noqa: E402
-from keras_bert_zoo.metrics.classification_metrics import accuracy  # noqa: E402
-from keras_bert_zoo.metrics.classification_metrics import binary_f1  # noqa: E402
+from benchmarks import machine, results_file  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "shared", "data", "glue", "MRPC", "train.tsv")
 PRESET = "minilm_l6_h384_en_uncased"
@@ -83,40 +88,41 @@ def run_keras_hub(train, held_out, args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = results_file.script_parser(__doc__, "mrpc_vs_keras_hub_cpu2.json")
     parser.add_argument("--data", default=DATA)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--learning_rate", type=float, default=5e-5)
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", help="Write the results here.")
     args = parser.parse_args()
+    results_file.check_output_file(parser, args.output_file)
 
+    document = results_file.new_document("python benchmarks/mrpc_vs_keras_hub.py " + " ".join(sys.argv[1:]))
+    document["versions"]["tensorflow_onednn"] = machine.tensorflow_onednn()
     train, held_out = read_glue(args.data).split(0.1, seed=args.seed)
     steps_per_epoch = int(np.ceil(len(train) / args.batch_size))
-    # Paths relative to the repository: a results file names no machine's directories.
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    results = {"train_examples": len(train), "held_out_examples": len(held_out),
-               **vars(args), "data": os.path.relpath(os.path.abspath(args.data), root)}
+    setup = {k: v for k, v in vars(args).items() if k != "output_file"}
+    # Relative to the repository: a results file names no machine's directories.
+    setup["data"] = os.path.relpath(os.path.abspath(args.data), results_file.ROOT)
+    document["setup"] = {"train_examples": len(train), "held_out_examples": len(held_out), **setup}
     for name, run in (("keras_bert_zoo", run_ours), ("keras_hub", run_keras_hub)):
         keras.utils.set_random_seed(args.seed)
         predictions, timer = run(train, held_out, args)
-        results[name] = {
+        document[name] = {
             "accuracy": accuracy(held_out.labels, predictions),
             "f1": binary_f1(held_out.labels, predictions),
             "train_steps_per_s": steps_per_second(timer, steps_per_epoch),
             "epoch_seconds": timer.times,
         }
-        print(name, json.dumps(results[name]), flush=True)
+        print(name, json.dumps(document[name]), flush=True)
         keras.backend.clear_session()
-    ours, hub = results["keras_bert_zoo"], results["keras_hub"]
-    results["accuracy_difference_points"] = 100 * (ours["accuracy"] - hub["accuracy"])
-    results["steps_per_s_ratio"] = ours["train_steps_per_s"] / hub["train_steps_per_s"]
-    print(json.dumps({k: results[k] for k in ("accuracy_difference_points", "steps_per_s_ratio")}))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
+    ours, hub = document["keras_bert_zoo"], document["keras_hub"]
+    document["accuracy_difference_points"] = 100 * (ours["accuracy"] - hub["accuracy"])
+    document["steps_per_s_ratio"] = ours["train_steps_per_s"] / hub["train_steps_per_s"]
+    results_file.write_document(args.output_file, document)
+    print(json.dumps({k: document[k] for k in ("accuracy_difference_points", "steps_per_s_ratio")}))
+    print(f"wrote {args.output_file}")
 
 
 if __name__ == "__main__":

@@ -13,10 +13,12 @@ from benchmarks import machine
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def script_parser(doc, default_output_file, rounds_help):
-    """A benchmark script's flags: `--rounds` and `--output_file`; it adds its own."""
+def script_parser(doc, default_output_file, rounds_help=None):
+    """A benchmark script's flags: `--output_file`, and `--rounds` if it
+    times rounds (`rounds_help`); it adds its own."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3, help=f"{rounds_help}, at least 3 (default: %(default)s)")
+    if rounds_help:
+        parser.add_argument("--rounds", type=int, default=3, help=f"{rounds_help}, at least 3 (default: %(default)s)")
     parser.add_argument("--output_file", default=os.path.join("benchmarks", "results", default_output_file),
                         help="results JSON, relative to the repository (default: %(default)s)")
     return parser
@@ -25,14 +27,20 @@ def script_parser(doc, default_output_file, rounds_help):
 def check_flags(parser, rounds, output_file):
     if rounds < 3:
         parser.error("--rounds must be at least 3 for a median, min and max to mean anything")
+    check_output_file(parser, output_file)
+
+
+def check_output_file(parser, output_file):
     if os.path.isabs(output_file):
         parser.error("--output_file must be relative to the repository (results files name no machine's paths)")
 
 
 def new_document(command):
-    """The command that reproduces the file, the CPU and flags, load before."""
-    return {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
-            "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    """The command that reproduces the file, the CPU and flags, load before,
+    the libraries' versions (a script that runs TensorFlow itself adds the
+    kernels it loaded: `machine.tensorflow_onednn()`)."""
+    return {"command": command.rstrip(), "machine": machine.cpu_description(), "load_before": machine.load_average(),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "versions": machine.library_versions()}
 
 
 def write_text(path, text):

@@ -27,7 +27,6 @@ are per round (ours / keras-hub), summarized as median, min and max.
 """
 
 import argparse
-import importlib.metadata
 import json
 import os
 import re
@@ -199,12 +198,9 @@ def main():
     results_file.check_flags(parser, args.rounds, args.output_file)
 
     document = results_file.new_document("python benchmarks/serving_vs_keras_hub.py " + " ".join(sys.argv[1:]))
-    document.update({"versions": {name: importlib.metadata.version(name) for name in
-                                  ("keras", "keras_bert_zoo", "keras_hub", "tensorflow", "tensorflow_text")},
-                     "setup": {"preset": PRESET, "dtype": args.dtype, "max_seq_length": args.max_seq_length,
-                               "rounds": args.rounds,
-                               "requests_per_client": {f"batch_{b}": n for b, n in REQUESTS.items()},
-                               "data": "SST-2 train sentences, in file order"}})
+    document["setup"] = {"preset": PRESET, "dtype": args.dtype, "max_seq_length": args.max_seq_length,
+                         "rounds": args.rounds, "requests_per_client": {f"batch_{b}": n for b, n in REQUESTS.items()},
+                         "data": "SST-2 train sentences, in file order"}
     with tempfile.TemporaryDirectory() as directory:
         exports, batching_file = build_exports(directory, args.max_seq_length, args.dtype)
         document["batching_parameters"] = read_batching_parameters(batching_file)

@@ -34,15 +34,9 @@ def _versions(peer):
         import transformers
 
         return {"torch": torch.__version__, "transformers": transformers.__version__}
-    import keras
-    import keras_hub
-    import tensorflow as tf
-
-    import keras_bert_zoo
     from benchmarks import machine
 
-    return {"tensorflow": tf.__version__, "tensorflow_onednn": machine.tensorflow_onednn(), "keras": keras.__version__,
-            "keras_hub": keras_hub.__version__, "keras_bert_zoo": keras_bert_zoo.__version__}
+    return {**machine.library_versions(), "tensorflow_onednn": machine.tensorflow_onednn()}
 
 
 def _peak_rss_mb():

@@ -110,6 +110,31 @@ def test_results_file_names_its_machine(path):
         assert len(row["peers"][run.OURS]["rounds"]) == document["rounds"]
 
 
+# What each benchmark script writes (the examples' accuracy evidence, finetune_* / pretrain_*, is a run's metrics).
+SCRIPT_RESULTS = [f for f in sorted(os.listdir(os.path.join(ROOT, "benchmarks", "results")))
+                  if f.startswith(("bench_", "serving_vs_", "int8_vs_", "mrpc_vs_", "pretraining_vs_"))]
+
+
+@pytest.mark.parametrize("name", SCRIPT_RESULTS)
+def test_every_benchmark_results_file_records_its_command_machine_load_and_versions(name):
+    with open(os.path.join(ROOT, "benchmarks", "results", name)) as f:
+        document = json.load(f)
+    script = name.split("_cpu2")[0].removesuffix("_avx2").removesuffix("_bf16")
+    assert re.match(r"(TF_ENABLE_ONEDNN_OPTS=[01] )?python (-m benchmarks run|benchmarks/%s\.py)" % script,
+                    document["command"]), document["command"]
+    assert document["machine"]["cpu"] and document["machine"]["cores"] >= 1 and "flags" in document["machine"]
+    assert len(document["load_before"]) == len(document["load_after"]) == 3
+    assert document["versions"]["tensorflow"] and document["versions"]["keras_bert_zoo"]
+
+
+@pytest.mark.parametrize("script", ["mrpc_vs_keras_hub", "pretraining_vs_keras_hub"])
+def test_task_level_benchmarks_refuse_an_absolute_output_file_before_anything_runs(script, tmp_path):
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", script + ".py"), "--output_file",
+                             str(tmp_path / "x.json")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "relative to the repository" in result.stderr, result.stderr[-2000:]
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_serving_benchmark_batches_with_the_settings_the_export_ships(tmp_path):
     from keras_bert_zoo.export import batching_parameters
 
