@@ -289,14 +289,25 @@ def test_positions_count_from_the_end_when_negative_and_bad_ones_are_named():
 def test_positions_outside_the_sequence_are_refused_by_name_in_eager_calls_and_in_fit(bad):
     """A position outside [-10, 10) for 10 tokens is named, not gathered (TF's own gather error names no
     argument on CPU and reads garbage on a GPU); the edges -10 and 9 are fine."""
+    import tensorflow as tf
+
     backbone = kbz.BertBackbone(**SMALL)
     inputs = _inputs()
     backbone(inputs, positions=[[9, -10], [0, 0]])
-    with pytest.raises(Exception, match=r"positions \(a pretrainer's mask_positions\) must index the sequence"):
+    # int64 ids of a length only known when the graph runs (a tf.data pipeline's), checked as well.
+    spec = {name: tf.TensorSpec([None, None], tf.int64) for name in inputs}
+    traced = tf.function(lambda x, p: backbone(x, positions=p)["sequence_output"],
+                         input_signature=[spec, tf.TensorSpec([None, None], tf.int64)])
+    int64_inputs = {name: tf.constant(value, tf.int64) for name, value in inputs.items()}
+    np.testing.assert_allclose(traced(int64_inputs, tf.constant([[9, -10], [0, 0]], tf.int64)),
+                               backbone(inputs, positions=[[9, -10], [0, 0]])["sequence_output"], atol=1e-6)
+    with pytest.raises(Exception, match=r"(?s)positions \(the mask_positions of a pretrainer\) must index the sequence.*sequence_length.*10"):
+        traced(int64_inputs, tf.constant([[1, 2], [bad, 0]], tf.int64))
+    with pytest.raises(Exception, match=r"(?s)positions \(the mask_positions of a pretrainer\) must index the sequence.*sequence_length.*10"):
         backbone(inputs, positions=[[1, 2], [bad, 0]])
     model = kbz.BertPretrainer(backbone)
     model.compile(optimizer="sgd")
     features = dict(_inputs(), mask_positions=np.array([[1, 2], [bad, 0]], "int32"))
     labels = {"masked_lm_logits": np.ones((2, 2), "int32"), "next_sentence_logits": np.zeros(2, "int32")}
-    with pytest.raises(Exception, match=r"mask_positions\) must index the sequence"):
+    with pytest.raises(Exception, match=r"positions \(the mask_positions of a pretrainer\) must index the sequence"):
         model.fit(features, labels, epochs=1, verbose=0)

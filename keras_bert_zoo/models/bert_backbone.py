@@ -59,6 +59,21 @@ def _check_positions(positions):
                          "Pass [batch, 0] for [CLS] alone.")
 
 
+def _check_positions_in_range(positions, length):
+    # A gather out of range errs on CPU naming no argument and reads garbage on a GPU (XLA drops this check).
+    in_range = (positions >= -length) & (positions < length)
+    message = ("positions (the mask_positions of a pretrainer) must index the sequence: each in [-sequence_length, "
+               "sequence_length), sequence_length being the second dimension of token_ids; build them with the same "
+               "sequence_length as token_ids.")
+    if tf.executing_eagerly():
+        if not bool(keras.ops.all(in_range)):
+            outside = tf.boolean_mask(positions, ~in_range)[:8].numpy().tolist()
+            raise ValueError(f"{message} Got {outside} for sequence_length {int(length)}.")
+    else:
+        tf.debugging.Assert(keras.ops.all(in_range), [message, "Got positions", positions, "for sequence_length",
+                                                      length], summarize=8)
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class BertBackbone(keras.Model):
     """BERT encoder network (Devlin et al., 2019) with a configurable GELU.
@@ -100,8 +115,8 @@ class BertBackbone(keras.Model):
             other row of the last layer: at 128 tokens this skips most of a
             layer's work, in training and inference. Negative positions count
             from the end; each must lie in `[-seq, seq)`: one outside is an
-            `InvalidArgumentError` naming `positions` (not checked inside an
-            XLA-compiled function). With
+            error naming `positions` (`ValueError` eagerly,
+            `InvalidArgumentError` in a graph; not checked under XLA). With
             `return_all_layers=True` the whole last layer runs: its other
             outputs are whole.
 
@@ -234,12 +249,8 @@ class BertBackbone(keras.Model):
         positions = keras.ops.convert_to_tensor(positions)
         _check_positions(positions)
         positions = keras.ops.cast(positions, token_ids.dtype)
-        length = keras.ops.shape(token_ids)[1]
-        # A gather out of range errs on CPU naming no argument and reads garbage on a GPU (XLA drops this check).
-        tf.debugging.assert_less(tf.maximum(positions, -positions - 1), length, message=(
-            "positions (a pretrainer's mask_positions) must index the sequence: each in [-sequence_length, "
-            "sequence_length), sequence_length being token_ids' second dimension. Build them with the same "
-            "sequence_length as token_ids."), summarize=8)
+        length = keras.ops.cast(keras.ops.shape(token_ids)[1], positions.dtype)
+        _check_positions_in_range(positions, length)
         # Negative positions count from the end, as the masked-LM head's own gather reads them.
         positions = keras.ops.where(positions < 0, positions + length, positions)
         if self.return_all_layers:
