@@ -277,6 +277,10 @@ def test_positions_count_from_the_end_when_negative_and_bad_ones_are_named():
     np.testing.assert_allclose(rows, np.stack([full[0, [9, 2]], full[1, [0, 6]]]), atol=1e-5)
     with pytest.raises(ValueError, match=r"positions must be \[batch, n\].*got shape \(2,\)"):
         backbone(inputs, positions=np.array([1, 2], "int32"))
+    with pytest.raises(TypeError, match=r"positions must be integer token positions; got dtype float32"):
+        backbone(inputs, positions=np.array([[1.7, 2.0], [0.0, 1.0]], "float32"))  # not truncated to 1 silently
+    with pytest.raises(ValueError, match=r"one row per sequence; got 3 rows for 2 sequences"):
+        backbone(inputs, positions=[[1, 2], [3, 4], [5, 6]])
     every_layer = kbz.BertBackbone(**SMALL, return_all_layers=True)
     every_layer.set_weights(backbone.get_weights())
     outputs = every_layer(inputs, positions=[[-1, 2], [0, 3]])
@@ -301,9 +305,10 @@ def test_positions_outside_the_sequence_are_refused_by_name_in_eager_calls_and_i
     int64_inputs = {name: tf.constant(value, tf.int64) for name, value in inputs.items()}
     np.testing.assert_allclose(traced(int64_inputs, tf.constant([[9, -10], [0, 0]], tf.int64)),
                                backbone(inputs, positions=[[9, -10], [0, 0]])["sequence_output"], atol=1e-6)
-    with pytest.raises(Exception, match=r"(?s)positions \(the mask_positions of a pretrainer\) must index the sequence.*sequence_length.*10"):
+    named = r"(?s)positions \(the mask_positions of a pretrainer\) must index the sequence.*sequence_length.*10"
+    with pytest.raises(Exception, match=named):
         traced(int64_inputs, tf.constant([[1, 2], [bad, 0]], tf.int64))
-    with pytest.raises(Exception, match=r"(?s)positions \(the mask_positions of a pretrainer\) must index the sequence.*sequence_length.*10"):
+    with pytest.raises(Exception, match=named):
         backbone(inputs, positions=[[1, 2], [bad, 0]])
     model = kbz.BertPretrainer(backbone)
     model.compile(optimizer="sgd")

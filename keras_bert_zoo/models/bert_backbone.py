@@ -53,10 +53,18 @@ def check_backbone_config(**config):
                          "'gelu_tanh' (Google's original), 'relu' or another Keras activation name.") from None
 
 
-def _check_positions(positions):
+def _check_positions(positions, token_ids):
     if len(positions.shape) != 2:
         raise ValueError(f"positions must be [batch, n] token positions; got shape {tuple(positions.shape)}. "
                          "Pass [batch, 0] for [CLS] alone.")
+    dtype = keras.backend.standardize_dtype(positions.dtype)
+    if "int" not in dtype:
+        # A float position would be truncated to a token silently.
+        raise TypeError(f"positions must be integer token positions; got dtype {dtype}. Pass int32 positions "
+                        "(np.zeros((batch, 0), 'int32') for [CLS] alone).")
+    rows, sequences = positions.shape[0], token_ids.shape[0]
+    if rows is not None and sequences is not None and rows != sequences:
+        raise ValueError(f"positions must have one row per sequence; got {rows} rows for {sequences} sequences.")
 
 
 def _check_positions_in_range(positions, length):
@@ -247,7 +255,7 @@ class BertBackbone(keras.Model):
             return super().call(inputs, training=training, mask=mask)
         token_ids = inputs["token_ids"]
         positions = keras.ops.convert_to_tensor(positions)
-        _check_positions(positions)
+        _check_positions(positions, inputs["token_ids"])
         positions = keras.ops.cast(positions, token_ids.dtype)
         length = keras.ops.cast(keras.ops.shape(token_ids)[1], positions.dtype)
         _check_positions_in_range(positions, length)
@@ -267,7 +275,7 @@ class BertBackbone(keras.Model):
     def compute_output_spec(self, inputs, training=None, mask=None, positions=None):
         if positions is None:
             return super().compute_output_spec(inputs, training=training, mask=mask)
-        _check_positions(positions)
+        _check_positions(positions, inputs["token_ids"])
         batch = inputs["token_ids"].shape[0]
         dtype = self.dtype_policy.compute_dtype
         spec = dict(super().compute_output_spec(inputs, training=training, mask=mask)) if self.return_all_layers \
