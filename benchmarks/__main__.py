@@ -7,6 +7,7 @@ import os
 import sys
 
 from benchmarks import report, results_file, run
+from benchmarks.peers import DTYPES
 
 ROOT = run.ROOT
 RESULTS = os.path.join("benchmarks", "results")
@@ -30,7 +31,12 @@ def main(argv=None):
                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     measure.add_argument("--jobs", type=_csv(("inference", "train", "pretrain")), default=["inference", "train", "pretrain"])
     measure.add_argument("--sizes", type=_csv(("minilm", "base")), default=["minilm", "base"])
-    measure.add_argument("--dtypes", type=_csv(("float32", "bfloat16")), default=["float32", "bfloat16"])
+    measure.add_argument("--dtypes", type=_csv(DTYPES), default=["float32", "bfloat16"],
+                         help="bfloat16 and float16 are Keras' mixed policies (float16: for GPUs)")
+    measure.add_argument("--xla", type=_csv(("off", "on")), default=["off"],
+                         help="compile the TensorFlow peers' steps with XLA (torch runs eagerly either way)")
+    measure.add_argument("--shapes", type=_csv(sorted({f"{b}x{n}" for shapes in run.SHAPES.values() for b, n in shapes})),
+                         help="only these batch x length shapes of each job (default: all)")
     measure.add_argument("--rounds", type=int, default=5)
     measure.add_argument("--torch_python", default=os.path.join(".venv-torch", "bin", "python"),
                          help="interpreter with torch (CPU build) and transformers, for the HF torch peer")
@@ -48,8 +54,10 @@ def main(argv=None):
         command = ((f"TF_ENABLE_ONEDNN_OPTS={onednn} " if onednn else "") + "python -m benchmarks run "
                    + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
         torch_python = os.path.join(ROOT, args.torch_python)
+        shapes = args.shapes and [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
         run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
-                save=lambda document: results_file.write_text(args.output_file, json.dumps(document, indent=1) + "\n"))
+                save=lambda document: results_file.write_text(args.output_file, json.dumps(document, indent=1) + "\n"),
+                xla=[x == "on" for x in args.xla], shapes=shapes)
         print(f"wrote {args.output_file}")
     else:
         paths = [os.path.relpath(p, ROOT) for pattern in report.RESULTS_FILES

@@ -1,8 +1,10 @@
-"""What a figure was measured on: CPU model and flags, cores, load, TF's kernels."""
+"""What a figure was measured on: CPU model and flags, cores, GPUs, load, TF's kernels."""
 
 import importlib.metadata
 import os
 import platform
+import shutil
+import subprocess
 
 # The flags that decide bfloat16 speed: AMX tiles (~4x AVX-512 BF16 matmul
 # throughput), AVX-512 BF16 and VNNI; and, on a CPU without AVX-512, the
@@ -23,6 +25,19 @@ def cpu_description():
     except OSError:
         pass
     return {"cpu": model, "cores": os.cpu_count(), "flags": [f for f in FLAGS if f in flags]}
+
+
+def gpu_description():
+    """The NVIDIA GPUs' name, memory and driver (nvidia-smi's words), or None."""
+    if not shutil.which("nvidia-smi"):
+        return None
+    fields = ("name", "memory.total", "driver_version")
+    try:
+        listing = subprocess.run(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [dict(zip(fields, (v.strip() for v in line.split(",")))) for line in listing.splitlines() if line.strip()]
 
 
 def load_average():

@@ -17,9 +17,8 @@ def _figure(row, peer):
     return f"{entry['seq_per_s']['median']:.1f}" if entry else "-"
 
 
-def _memory(row):
-    return " / ".join(f"{row['peers'][p]['peak_rss_mb']:.0f}" if p in row["peers"] else "-"
-                      for p in (OURS, "keras_hub", "hf_torch"))
+def _memory(row, key):
+    return " / ".join(f"{row['peers'][p][key]:.0f}" if p in row["peers"] else "-" for p in (OURS, "keras_hub", "hf_torch"))
 
 
 def _ratio(row, peer):
@@ -30,9 +29,12 @@ def _ratio(row, peer):
 def _header(document, path):
     m = document["machine"]
     versions = "".join(f", {k} {v}" for k, v in sorted(document.get("versions", {}).items()))
-    return (f"`{path}` ({document['started']}): {m['cpu']}, {m['cores']} cores, flags {' '.join(m['flags']) or 'none'}; "
+    gpus = "".join(f", GPU {g['name']} ({g['memory.total']}, driver {g['driver_version']})"
+                   for g in document.get("gpus") or ())
+    return (f"`{path}` ({document['started']}): {m['cpu']}, {m['cores']} cores, flags {' '.join(m['flags']) or 'none'}"
+            f"{gpus}; "
             f"load {document['load_before']} before, {document['load_after']} after{versions}. "
-            f"Reproduce: `{document['command']}`.")
+            f"Reproduce: `{document['command']}`." + (f" {document['note']}" if document.get("note") else ""))
 
 
 def render_serving(document, path):
@@ -58,20 +60,22 @@ def render_serving(document, path):
 def render(document, path):
     if isinstance(document["results"], dict):
         return render_serving(document, path)
+    # On a GPU the memory that limits a batch is the device's.
+    memory, memory_name = ("peak_device_mb", "peak GPU MB") if document.get("gpus") else ("peak_rss_mb", "peak RSS MB")
     lines = [
         _header(document, path),
         "",
         "| job | model | dtype | batch x length | ours seq/s | " + " | ".join(f"{n} seq/s" for _, n in COLUMNS)
         + " | " + " | ".join(f"ours / {n} (min-max)" for _, n in COLUMNS)
-        + " | peak RSS MB (ours / keras-hub / HF torch) |",
+        + f" | {memory_name} (ours / keras-hub / HF torch) |",
         "|" + "---|" * (5 + 2 * len(COLUMNS) + 1),
     ]
     for row in document["results"]:
         c = row["config"]
         lines.append(
-            f"| {c['job']} | {c['size']} | {c['dtype']} | {c['batch']} x {c['length']} | {_figure(row, OURS)} | "
-            + " | ".join(_figure(row, p) for p, _ in COLUMNS) + " | "
-            + " | ".join(_ratio(row, p) for p, _ in COLUMNS) + f" | {_memory(row)} |"
+            f"| {c['job']} | {c['size']} | {c['dtype']}{', XLA' if c.get('xla') else ''} | {c['batch']} x {c['length']} "
+            f"| {_figure(row, OURS)} | " + " | ".join(_figure(row, p) for p, _ in COLUMNS) + " | "
+            + " | ".join(_ratio(row, p) for p, _ in COLUMNS) + f" | {_memory(row, memory)} |"
         )
     return "\n".join(lines)
 

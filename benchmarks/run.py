@@ -27,24 +27,37 @@ TRAINING_PEERS = (OURS, "keras_hub", "hf_torch")
 SHAPES = {"inference": ((32, 128), (8, 512), (1, 128)), "train": ((16, 128),), "pretrain": ((16, 128),)}
 
 
-def configs(jobs, sizes, dtypes):
+def configs(jobs, sizes, dtypes, xla=(False,), shapes=None):
+    """Every config of the product; `shapes` (`(batch, length)` pairs), if
+    given, keeps only those of each job's shapes."""
     for job in jobs:
         for size in sizes:
             for dtype in dtypes:
-                for batch, length in SHAPES[job]:
-                    yield {"job": job, "size": size, "dtype": dtype, "batch": batch, "length": length}
+                for compiled in xla:
+                    for batch, length in SHAPES[job]:
+                        if shapes is None or (batch, length) in shapes:
+                            yield {"job": job, "size": size, "dtype": dtype, "xla": compiled, "batch": batch,
+                                   "length": length}
 
 
 class Worker:
     def __init__(self, peer, python):
-        env = dict(os.environ, PYTHONPATH=ROOT)
+        # On a GPU, TensorFlow would otherwise take all its memory in the first worker.
+        env = {"TF_FORCE_GPU_ALLOW_GROWTH": "true", **os.environ}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
         self.peer = peer
         self.process = subprocess.Popen([python, "-m", "benchmarks.worker"], cwd=ROOT, env=env, text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def ask(self, request):
+        self.send(request)
+        return self.receive()
+
+    def send(self, request):
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
+
+    def receive(self):
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the {self.peer} worker died (exit code {self.process.wait()}); see its stderr above")
@@ -56,27 +69,35 @@ class Worker:
 
 
 def run_config(config, peers, rounds, torch_python, log):
-    workers, built = {}, {}
+    workers = {}
     try:
+        # The peers build (trace, compile, warm up) at once: that is not timed, and
+        # on a many-core GPU host it is most of a config's time.
         for peer in peers:
             workers[peer] = Worker(peer, torch_python if peer == "hf_torch" else sys.executable)
-            built[peer] = workers[peer].ask({"build": peer, "config": config})
-        # About a second of calls per peer and round (at least one).
-        repeats = {p: max(1, round(1.0 / built[p]["warm_seconds"])) for p in peers}
+            workers[peer].send({"build": peer, "config": config})
+        built = {p: workers[p].receive() for p in peers}
+        # About a second of calls per peer and round (at least one), from one call of each alone.
+        repeats = {p: max(1, round(1.0 / workers[p].ask({"time": 1})["seconds"][0])) for p in peers}
         seq_per_s = {p: [] for p in peers}
         for r in range(rounds):
             order = peers[r % len(peers):] + peers[:r % len(peers)]
             for peer in order:
                 seconds = workers[peer].ask({"time": repeats[peer]})["seconds"]
                 seq_per_s[peer].append(config["batch"] * len(seconds) / sum(seconds))
-        peak = {p: workers[p].ask({"time": 0})["peak_rss_mb"] for p in peers}
+        peak = {p: workers[p].ask({"time": 0}) for p in peers}
     finally:
         for worker in workers.values():
             worker.close()
-    row = {"config": config, "peers": {}, "ratios": {}}
+    devices = {p: r["device"] for p, r in built.items()}
+    if len(set(devices.values())) > 1:
+        raise RuntimeError(f"the peers ran on different devices ({devices}): the ratios would compare devices")
+    row = {"config": config, "device": devices[peers[0]], "peers": {}, "ratios": {}}
     for peer in peers:
-        row["peers"][peer] = {"seq_per_s": stats.summary(seq_per_s[peer]), "peak_rss_mb": peak[peer],
+        row["peers"][peer] = {"seq_per_s": stats.summary(seq_per_s[peer]), "peak_rss_mb": peak[peer]["peak_rss_mb"],
                               "rounds": [round(x, 3) for x in seq_per_s[peer]]}
+        if peak[peer]["peak_device_mb"] is not None:
+            row["peers"][peer]["peak_device_mb"] = peak[peer]["peak_device_mb"]
         if peer != OURS:
             row["ratios"][f"{OURS}/{peer}"] = stats.round_ratios(seq_per_s[OURS], seq_per_s[peer])
     versions = {}
@@ -92,24 +113,29 @@ def run_config(config, peers, rounds, torch_python, log):
 
 def describe(row):
     c = row["config"]
-    head = f"{c['job']:9s} {c['size']:6s} {c['dtype']:8s} {c['batch']:>2d}x{c['length']:<3d}"
+    head = (f"{c['job']:9s} {c['size']:6s} {c['dtype']:8s}{' XLA' if c.get('xla') else ''} "
+            f"{c['batch']:>2d}x{c['length']:<3d} {row['device']}")
     figures = "  ".join(f"{p} {v['seq_per_s']['median']:.1f}" for p, v in row["peers"].items())
     ratios = "  ".join(f"/{k.split('/')[1]} {v['median']:.2f} [{v['min']:.2f}-{v['max']:.2f}]"
                        for k, v in row["ratios"].items())
     return f"{head} seq/s: {figures}   ours{ratios}"
 
 
-def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lambda document: None):
+def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lambda document: None, xla=(False,),
+        shapes=None):
     """Measure every config; returns the results document, which `save` also
     gets after every config (so a long run interrupted keeps what it measured)."""
     have_torch = torch_python and os.path.exists(torch_python)
     document = {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
                 "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": rounds, "versions": {}, "results": []}
+    gpus = machine.gpu_description()
+    if gpus:
+        document["gpus"] = gpus
     if not have_torch:
         document["skipped"] = "hf_torch: no torch interpreter (make benchmark creates .venv-torch)"
         log(document["skipped"])
     log(f"{document['machine']}  load {document['load_before']}")
-    for config in configs(jobs, sizes, dtypes):
+    for config in configs(jobs, sizes, dtypes, xla, shapes):
         peers = list(INFERENCE_PEERS if config["job"] == "inference" else TRAINING_PEERS)
         if not have_torch:
             peers.remove("hf_torch")

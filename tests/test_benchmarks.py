@@ -34,13 +34,42 @@ def test_ratios_are_taken_round_by_round():
     (["run", "--rounds", "2", "--output_file", "x.json"], "at least 3"),
     (["run", "--output_file", "/tmp/x.json"], "relative to the repository"),
     (["run", "--sizes", "huge", "--output_file", "x.json"], "unknown 'huge'"),
-    (["run", "--dtypes", "float16", "--output_file", "x.json"], "unknown 'float16'"),
+    (["run", "--dtypes", "int8", "--output_file", "x.json"], "unknown 'int8'"),
+    (["run", "--xla", "auto", "--output_file", "x.json"], "unknown 'auto'"),
+    (["run", "--shapes", "16x512", "--output_file", "x.json"], "unknown '16x512'"),
 ])
 def test_bad_flags_are_refused_before_anything_runs(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
         benchmarks_cli.main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
+    configs = list(run.configs(["inference", "train"], ["base"], ["float32", "float16"], [False, True], [(1, 128)]))
+    # Train's only shape is 16x128: asking for 1x128 keeps inference's alone.
+    assert [(c["job"], c["dtype"], c["xla"], c["batch"], c["length"]) for c in configs] == [
+        ("inference", "float32", False, 1, 128), ("inference", "float32", True, 1, 128),
+        ("inference", "float16", False, 1, 128), ("inference", "float16", True, 1, 128)]
+    assert len(list(run.configs(["inference"], ["base"], ["float32"]))) == len(run.SHAPES["inference"])
+
+
+def test_a_gpu_results_file_renders_its_gpu_xla_and_device_memory():
+    row = {"config": {"job": "inference", "size": "base", "dtype": "bfloat16", "xla": True, "batch": 32,
+                      "length": 128},
+           "device": "NVIDIA H100 80GB HBM3",
+           "peers": {p: {"seq_per_s": {"median": m, "min": m, "max": m}, "peak_rss_mb": 2000.0, "peak_device_mb": g}
+                     for p, m, g in ((run.OURS, 20.0, 500.0), ("keras_hub", 10.0, 600.4))},
+           "ratios": {f"{run.OURS}/keras_hub": {"median": 2.0, "min": 1.5, "max": 2.5}}}
+    document = {"command": "python -m benchmarks run", "started": "2026-11-24 23:00:00", "load_before": [1, 1, 1],
+                "load_after": [1, 1, 1], "machine": {"cpu": "Xeon", "cores": 16, "flags": ["avx2"]},
+                "gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory.total": "81559 MiB", "driver_version": "580"}],
+                "note": "A note.", "results": [row]}
+    text = report.render(document, "benchmarks/results/bench_x.json")
+    assert "GPU NVIDIA H100 80GB HBM3 (81559 MiB, driver 580)" in text and text.splitlines()[0].endswith("A note.")
+    assert "peak GPU MB (ours / keras-hub / HF torch)" in text
+    assert "| inference | base | bfloat16, XLA | 32 x 128 | 20.0 | 10.0 | - | - | 2.00 (1.50-2.50) | - | - " \
+           "| 500 / 600 / - |" in text
 
 
 def _matmul_shapes(function, *args):
@@ -108,6 +137,9 @@ def test_results_file_names_its_machine(path):
         assert setting.group(1) == {"on": "1", "off": "0"}[document["versions"]["tensorflow_onednn"]]
     for row in document["results"]:
         assert len(row["peers"][run.OURS]["rounds"]) == document["rounds"]
+        if document.get("gpus"):  # every peer ran on the GPU the file names, and its memory there is recorded
+            assert row["device"] == document["gpus"][0]["name"]
+            assert all(peer["peak_device_mb"] > 0 for peer in row["peers"].values())
 
 
 # What each benchmark script writes (the examples' accuracy evidence, finetune_* / pretrain_*, is a run's metrics).

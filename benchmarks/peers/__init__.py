@@ -3,10 +3,15 @@
 A config names the job (`inference`; `train`: a 2-class classifier's
 optimizer step; `pretrain`: a masked-LM + next-sentence step with
 `MAX_PREDICTIONS_PER_SEQ` masked positions), the model `size`, the
-`dtype` (`float32` or `bfloat16`: Keras' mixed_bfloat16 policy, torch's
-bf16 weights for inference and autocast for training), `batch` and
-`length`. The step runs one forward pass (or one optimizer step) and blocks
-until its result is computed.
+`dtype` (`float32`; `bfloat16` or `float16`: Keras' mixed policy of that
+type, torch's weights of that type for inference and autocast for training),
+`batch`, `length` and `xla` (TensorFlow peers compile the step with XLA;
+torch runs eagerly either way). The step runs one forward pass (or one
+optimizer step) and blocks until its result is on the host.
+
+`float32` means IEEE float32 on every peer: on a GPU with TensorFloat-32
+(Ampere and later) TensorFlow's default rounds float32 matmul inputs to 10
+mantissa bits and torch's does not, so the TensorFlow peers turn it off.
 """
 
 SIZES = {
@@ -19,6 +24,7 @@ MAX_SEQUENCE_LENGTH = 512
 LEARNING_RATE = 2e-5
 TOTAL_STEPS = 1000
 MAX_PREDICTIONS_PER_SEQ = 20
+DTYPES = ("float32", "bfloat16", "float16")
 
 
 def token_inputs(batch, length, seed=0):

@@ -1,7 +1,9 @@
-"""HF transformers' BertModel on torch (CPU build), its default SDPA attention.
+"""HF transformers' BertModel on torch, its default SDPA attention, eager.
 
-Runs in its own virtualenv (`.venv-torch`, made by `make benchmark`): torch
-is a benchmark peer, never a dependency of keras_bert_zoo.
+Runs in its own virtualenv (`.venv-torch`, made by `make benchmark`: the CPU
+build; on a GPU machine, any torch with CUDA): torch is a benchmark peer,
+never a dependency of keras_bert_zoo. On a GPU it runs there, as
+TensorFlow's peers do.
 """
 
 import torch
@@ -19,38 +21,45 @@ def build_hf_torch(config):
         num_attention_heads=size["num_heads"], intermediate_size=size["intermediate_dim"],
         max_position_embeddings=MAX_SEQUENCE_LENGTH, num_labels=2,
     )
-    ids, segments, mask, labels = (torch.from_numpy(a).long() for a in token_inputs(config["batch"], config["length"]))
-    bf16 = config["dtype"] == "bfloat16"
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    ids, segments, mask, labels = (torch.from_numpy(a).long().to(device)
+                                   for a in token_inputs(config["batch"], config["length"]))
+    dtype = getattr(torch, config["dtype"])
     if config["job"] == "inference":
-        model = transformers.BertModel(bert_config).eval()
-        if bf16:
-            model = model.to(torch.bfloat16)
+        model = transformers.BertModel(bert_config).eval().to(device, dtype)
 
         def step():
             with torch.inference_mode():
-                return model(input_ids=ids, token_type_ids=segments, attention_mask=mask).last_hidden_state.float()
+                # .cpu() waits for the device, as the TensorFlow peers' .numpy() does.
+                return model(input_ids=ids, token_type_ids=segments, attention_mask=mask).last_hidden_state.float().cpu()
 
         return step
 
     if config["job"] == "pretrain":
         # Masked-LM labels: the original ids at the masked positions, -100 (ignored) elsewhere.
         positions, masked_ids, _ = masked_positions(config["batch"], config["length"])
-        targets = torch.full(tuple(mask.shape), -100, dtype=torch.long)
-        targets.scatter_(1, torch.from_numpy(positions).long(), torch.from_numpy(masked_ids).long())
+        targets = torch.full(tuple(mask.shape), -100, dtype=torch.long, device=device)
+        targets.scatter_(1, torch.from_numpy(positions).long().to(device), torch.from_numpy(masked_ids).long().to(device))
         model = transformers.BertForPreTraining(bert_config).train()
         arguments = dict(labels=targets, next_sentence_label=labels)
     else:
         model = transformers.BertForSequenceClassification(bert_config).train()
         arguments = dict(labels=labels)
+    model.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.01, eps=1e-6)
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, TOTAL_STEPS // 10, TOTAL_STEPS)
 
+    # float16 gradients underflow without loss scaling (Keras' mixed_float16 scales too); a no-op otherwise.
+    scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
+
     def step():
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
             loss = model(input_ids=ids, token_type_ids=segments, attention_mask=mask, **arguments).loss
-        loss.backward()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        scaler.step(optimizer)
+        scaler.update()
         schedule.step()
         optimizer.zero_grad()
         return float(loss.detach())

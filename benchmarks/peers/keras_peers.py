@@ -6,8 +6,16 @@ from benchmarks.peers import (LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_S
                               token_inputs)
 
 
+# TensorFloat-32 off: float32 means float32 on every peer (see benchmarks.peers).
+tf.config.experimental.enable_tensor_float_32_execution(False)
+
+
 def _policy(dtype):
-    return "mixed_bfloat16" if dtype == "bfloat16" else "float32"
+    return "float32" if dtype == "float32" else f"mixed_{dtype}"
+
+
+def _xla(config):
+    return config.get("xla", False)
 
 
 def _inputs(config):
@@ -19,7 +27,7 @@ def _inputs(config):
 def _steps(backbone, model, config):
     inputs, labels = _inputs(config)
     if config["job"] == "inference":
-        forward = tf.function(lambda x: backbone(x, training=False)["sequence_output"])
+        forward = tf.function(lambda x: backbone(x, training=False)["sequence_output"], jit_compile=_xla(config))
         return lambda: forward(inputs).numpy()
     weights = None
     if config["job"] == "pretrain":
@@ -48,10 +56,10 @@ def build_keras_bert_zoo(config):
         # Packed inputs go straight to the backbone; the preprocessor is only carried.
         preprocessor = kbz.BertPreprocessor(kbz.BertTokenizer(_vocabulary()), sequence_length=config["length"])
         model = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
-        model.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS))
+        model.compile(optimizer=kbz.bert_adamw(LEARNING_RATE, total_steps=TOTAL_STEPS), jit_compile=_xla(config))
     elif config["job"] == "pretrain":
         model = kbz.BertPretrainer(backbone)
-        model.compile(learning_rate=LEARNING_RATE, total_steps=TOTAL_STEPS)
+        model.compile(learning_rate=LEARNING_RATE, total_steps=TOTAL_STEPS, jit_compile=_xla(config))
     return _steps(backbone, model, config)
 
 
@@ -71,11 +79,12 @@ def build_keras_hub(config):
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
     if config["job"] == "train":
         model = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
-        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      jit_compile=_xla(config))
     elif config["job"] == "pretrain":
         model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
         model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      weighted_metrics=[])
+                      weighted_metrics=[], jit_compile=_xla(config))
     return _steps(backbone, model, config)
 
 
@@ -92,7 +101,7 @@ def matmul_chain_function(config):
     size = SIZES[config["size"]]
     batch, length = config["batch"], config["length"]
     hidden, heads, intermediate = size["hidden_dim"], size["num_heads"], size["intermediate_dim"]
-    dtype = tf.bfloat16 if config["dtype"] == "bfloat16" else tf.float32
+    dtype = tf.as_dtype(config["dtype"])
 
     def weight(*shape):
         return tf.cast(tf.random.normal(shape, stddev=0.02), dtype)
@@ -101,7 +110,7 @@ def matmul_chain_function(config):
                 weight(intermediate, hidden)) for _ in range(size["num_layers"])]
     start = tf.cast(tf.random.normal([batch * length, hidden]), dtype)
 
-    @tf.function
+    @tf.function(jit_compile=_xla(config))
     def chain():
         x = start
         for qkv_kernels, output_kernel, up, down in weights:
