@@ -224,6 +224,40 @@ def test_head_by_head_attention_computes_keras_hubs_encoder(mask):
     np.testing.assert_allclose(ours, reference, atol=1e-5)
 
 
+@pytest.mark.parametrize("training", [False, True])
+def test_on_a_gpu_the_encoder_layers_run_keras_hubs_forward_pass(monkeypatch, training):
+    """Where TensorFlow sees a GPU (said here) every encoder layer runs keras-hub's forward pass, with no
+    XLA-compiled epilogue, and the backbone computes what the CPU path computes, positions' rows included."""
+    import tensorflow as tf
+    from keras_hub.layers import TransformerEncoder
+
+    from keras_bert_zoo.layers import bert_encoder_layer
+
+    backbone = kbz.BertBackbone(**SMALL)
+    inputs = _inputs()
+    positions = np.array([[0, 9, 3], [5, 0, 0]], "int32")
+    cpu = backbone(inputs, training=training)
+    cpu_rows = backbone(inputs, training=training, positions=positions)["sequence_output"]
+    calls = []
+
+    def keras_hubs_call(layer, *args, **kwargs):
+        calls.append(layer.name)
+        return original(layer, *args, **kwargs)
+
+    original = TransformerEncoder.call
+    monkeypatch.setattr(TransformerEncoder, "call", keras_hubs_call)
+    monkeypatch.setattr(bert_encoder_layer, "_runs_on_gpu", lambda: True)
+    gpu = backbone(inputs, training=training)
+    assert len(calls) == SMALL["num_layers"]
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_allclose(gpu[name], cpu[name], atol=1e-5, err_msg=name)
+    np.testing.assert_allclose(backbone(inputs, training=training, positions=positions)["sequence_output"], cpu_rows,
+                               atol=1e-5)
+    graph = tf.function(lambda x: backbone(x, training=training)["sequence_output"]).get_concrete_function(
+        inputs).graph
+    assert not [f for f in graph.as_graph_def().library.function if f.attr["_XlaMustCompile"].b]
+
+
 @pytest.mark.parametrize("mask", [[[1, 1, 1, 0], [1, 1, 1, 1]], [[1]], np.ones((0, 4))],
                          ids=["padded", "one_token", "empty_batch"])
 def test_an_encoder_layer_asked_for_some_positions_returns_those_rows_of_keras_hubs_output(mask):
