@@ -55,6 +55,10 @@ def main(argv=None):
                    + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
         torch_python = os.path.join(ROOT, args.torch_python)
         shapes = args.shapes and [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
+        if shapes and not any((b, n) in shapes for job in args.jobs for b, n in run.SHAPES[job]):
+            parser.error(f"--shapes {','.join(args.shapes)} matches none of the shapes of --jobs {','.join(args.jobs)} ("
+                         + "; ".join(f"{job}: {','.join(f'{b}x{n}' for b, n in run.SHAPES[job])}" for job in args.jobs)
+                         + ")")
         run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
                 save=lambda document: results_file.write_text(args.output_file, json.dumps(document, indent=1) + "\n"),
                 xla=[x == "on" for x in args.xla], shapes=shapes)

@@ -37,6 +37,8 @@ def test_ratios_are_taken_round_by_round():
     (["run", "--dtypes", "int8", "--output_file", "x.json"], "unknown 'int8'"),
     (["run", "--xla", "auto", "--output_file", "x.json"], "unknown 'auto'"),
     (["run", "--shapes", "16x512", "--output_file", "x.json"], "unknown '16x512'"),
+    (["run", "--jobs", "train", "--shapes", "1x128", "--output_file", "x.json"],
+     "--shapes 1x128 matches none of the shapes of --jobs train (train: 16x128)"),
 ])
 def test_bad_flags_are_refused_before_anything_runs(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
