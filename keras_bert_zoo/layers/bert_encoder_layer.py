@@ -1,7 +1,6 @@
 """BERT's post-LN Transformer layer: keras-hub's TransformerEncoder weights,
 computed as 2-D matmuls with single-pass epilogues."""
 
-import functools
 import math
 
 import keras
@@ -13,10 +12,10 @@ from keras_bert_zoo.layers import activations, fused_ops
 _BIAS_GELUS = {activations.gelu: fused_ops.bias_gelu_erf, activations.gelu_tanh: fused_ops.bias_gelu_tanh}
 
 
-@functools.cache
 def _runs_on_gpu():
-    # Where ops with no device scope run: TensorFlow's first GPU when it sees one.
-    return bool(tf.config.list_physical_devices("GPU"))
+    # Where ops with no device scope run: TensorFlow's first visible GPU, if any (asked at each call, ~2 us:
+    # `tf.config.set_visible_devices` may hide the GPUs after import).
+    return bool(tf.config.get_visible_devices("GPU"))
 
 
 def _value(variable, dtype):
