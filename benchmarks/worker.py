@@ -53,7 +53,7 @@ def _device(peer):
         return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     import tensorflow as tf
 
-    gpus = tf.config.list_physical_devices("GPU")
+    gpus = tf.config.get_visible_devices("GPU")  # what the encoder's GPU path asks too
     return tf.config.experimental.get_device_details(gpus[0]).get("device_name", "GPU") if gpus else "cpu"
 
 

@@ -57,9 +57,9 @@ class BertEncoderLayer(TransformerEncoder):
     the layer runs keras-hub's forward pass, the same function: head by head,
     BERT-Base's graph holds 4x the attention matmuls (288) and 12x the
     softmaxes (144) of keras-hub's, each a kernel launch, and on an H100
-    (TensorFlow 2.21) it ran 0.49-0.58x keras-hub's speed on single
-    sentences and 0.75-0.93x under XLA; it led only at 32x128 without XLA in
-    float32 (1.14x) and bfloat16 (1.08x).
+    (TensorFlow 2.21) it ran 0.49-0.71x keras-hub's speed on single
+    sentences and 0.75-0.93x at 32x128 under XLA; it led only at 32x128
+    without XLA in float32 (1.14x) and bfloat16 (1.08x).
 
     Call args:
         inputs: `[batch, seq, hidden]`.
