@@ -181,15 +181,18 @@ def test_layout_assets_and_single_copy_of_the_weights(exported):
     assert weight_bytes <= stored <= 1.05 * weight_bytes
 
 
-def _ops_outside_core_tensorflow(version_dir):
+def _graph_ops(version_dir):
     from tensorflow.core.protobuf import saved_model_pb2
 
     saved_model = saved_model_pb2.SavedModel()
     with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
         saved_model.ParseFromString(f.read())
     graph = saved_model.meta_graphs[0].graph_def
-    ops = {node.op for node in graph.node} | {node.op for f in graph.library.function for node in f.node_def}
-    return ops - set(dir(tf.raw_ops))
+    return {node.op for node in graph.node} | {node.op for f in graph.library.function for node in f.node_def}
+
+
+def _ops_outside_core_tensorflow(version_dir):
+    return _graph_ops(version_dir) - set(dir(tf.raw_ops))
 
 
 def test_exports_need_only_the_tf_text_ops_tf_serving_links(exported):
@@ -236,6 +239,34 @@ def test_versions_are_numbered_and_never_half_written(tiny_checkpoint, tmp_path,
         classifier.export(str(tmp_path), model_name="a/b")
 
 
+@pytest.mark.slow
+def test_the_export_is_shaped_for_the_serving_device_not_the_exporting_machine(tiny_checkpoint, tmp_path,
+                                                                               monkeypatch):
+    """On a machine with a GPU the encoder runs keras-hub's forward pass (Einsum products); an export for CPU
+    serving (the default) must still carry the matmul-by-matmul CPU graph, and `serving_device="gpu"` keras-hub's,
+    wherever it is traced. Both answer as the Keras model does; a bad device is refused before tracing."""
+    from keras_bert_zoo.export.export_for_serving import load_export
+    from keras_bert_zoo.layers import bert_encoder_layer
+
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12)
+    _sharpen(classifier.output_dense)
+    expected = classifier.predict_proba(TEXTS)
+    monkeypatch.setattr(bert_encoder_layer, "_tensorflow_sees_a_gpu", lambda: True)
+    on_gpu_machine = classifier.export(str(tmp_path), model_name="m")
+    for_gpu = classifier.export(str(tmp_path), model_name="m", serving_device="gpu")
+    monkeypatch.setattr(bert_encoder_layer, "_tensorflow_sees_a_gpu", lambda: False)
+    for_gpu_on_cpu_machine = classifier.export(str(tmp_path), model_name="m", serving_device="gpu")
+    assert "Einsum" not in _graph_ops(on_gpu_machine) and "MatMul" in _graph_ops(on_gpu_machine)
+    assert "Einsum" in _graph_ops(for_gpu) and "Einsum" in _graph_ops(for_gpu_on_cpu_machine)
+    for path, device in ((on_gpu_machine, "cpu"), (for_gpu, "gpu"), (for_gpu_on_cpu_machine, "gpu")):
+        assert json.load(open(os.path.join(path, "job.json")))["serving_device"] == device
+        probabilities = load_export(path).signatures["serving_default"](text=tf.constant(TEXTS))["probabilities"]
+        np.testing.assert_allclose(probabilities, expected, atol=1e-5, err_msg=device)
+    with pytest.raises(ValueError, match=r"serving_device must be one of \('cpu', 'gpu'\).*got 'tpu'"):
+        classifier.export(str(tmp_path), model_name="m", serving_device="tpu")
+    assert sorted(os.listdir(tmp_path / "m")) == ["1", "2", "3", "batching_parameters.txt"]
+
+
 def test_buckets_follow_the_longest_text():
     assert int(bucket_length(tf.constant([3, 10]), 128)) == 16
     assert int(bucket_length(tf.constant([3, 17]), 128)) == 32
@@ -249,11 +280,12 @@ def test_cli_exports_a_preset_as_an_embedding_model(default_preset_dir, tmp_path
     from keras_bert_zoo.cli.main import main
 
     argv = ["export", "--model", default_preset_dir, "--output", str(tmp_path), "--model_name", "minilm",
-            "--max_seq_length", "32"]
+            "--max_seq_length", "32", "--serving_device", "gpu"]
     assert main(argv) == 0
     path = str(tmp_path / "minilm" / "1")
     job = json.load(open(os.path.join(path, "job.json")))
     assert job["args"] == {"argv": argv, "model": default_preset_dir} and job["model"] == "BertBackbone"
+    assert job["serving_device"] == "gpu" and "Einsum" in _graph_ops(path)  # keras-hub's forward pass, on any machine
     outputs = _run_in_fresh_process(tmp_path, [
         {"key": "embed", "path": str(tmp_path / "minilm"), "signature": "serving_default", "inputs": {"text": TEXTS}},
     ])

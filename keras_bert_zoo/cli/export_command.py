@@ -2,6 +2,8 @@
 
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.usage_error import UsageError
 
 DEFAULT_SEQUENCE_LENGTH = 128
@@ -28,6 +30,10 @@ def add_parser(subparsers):
     parser.add_argument("--dtype", choices=("float32", "bfloat16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
                              "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it is slower.")
+    parser.add_argument("--serving_device", choices=("cpu", "gpu"),
+                        help=default_help("The device TF Serving runs the export on, whichever machine exports it: "
+                                          "the encoder's graph is shaped for it.", "export.export_for_serving",
+                                          "export_for_serving", "serving_device"))
     parser.add_argument("--overwrite", action="store_true", help="Replace an existing version.")
     parser.set_defaults(run=run)
 
@@ -64,6 +70,6 @@ def run(args):
     ensure_writable_directory(args.output)
     model, preprocessor = _load(args.model, args.max_seq_length, args.dtype)
     path = export_for_serving(model, args.output, version=args.version, model_name=args.model_name,
-                              preprocessor=preprocessor, overwrite=args.overwrite,
+                              preprocessor=preprocessor, overwrite=args.overwrite, **given(args, "serving_device"),
                               job_args={"argv": args.argv, "model": args.model})
     print(path)

@@ -11,6 +11,8 @@ from keras_bert_zoo.export.batching_parameters import write_batching_parameters
 from keras_bert_zoo.export.embedding_signature import embedding_signature
 from keras_bert_zoo.export.serving_signature import ids_signature
 from keras_bert_zoo.export.warmup_requests import write_warmup_requests
+from keras_bert_zoo.layers.bert_encoder_layer import ENCODER_DEVICES
+from keras_bert_zoo.layers.bert_encoder_layer import encoder_device
 from keras_bert_zoo.layers.fused_ops import xla_fusion
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.utils.atomic import atomic_directory
@@ -73,8 +75,16 @@ def _next_version(model_dir):
     return max(versions, default=0) + 1
 
 
+def check_serving_device(serving_device):
+    """The device TF Serving will run an export on: "cpu" or "gpu"."""
+    if serving_device not in ENCODER_DEVICES:
+        raise ValueError(f"serving_device must be one of {ENCODER_DEVICES} (the device TF Serving runs the export "
+                         f"on); got {serving_device!r}.")
+    return serving_device
+
+
 def export_for_serving(model, export_base, version=None, model_name=None, preprocessor=None, overwrite=False,
-                       job_args=None):
+                       job_args=None, serving_device="cpu"):
     """Export `model` for TensorFlow Serving, raw strings in.
 
     Writes `export_base/<model_name>/<version>/` (`saved_model.pb`,
@@ -97,6 +107,10 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         job_args: what the caller was asked (e.g. the command line), recorded
             in the version's `job.json` beside the model's class and weights'
             SHA-256 (TF Serving ignores the file).
+        serving_device: "cpu" (default) or "gpu": the device TF Serving runs
+            the export on, whichever machine exports it. The encoder's graph
+            is shaped for it (see `BertEncoderLayer`): each is correct on the
+            other device, only slower there.
 
     Returns:
         The version directory.
@@ -110,6 +124,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     '1'
     """
     model_name = check_model_name(model_name or model.name)
+    check_serving_device(serving_device)
     model_dir = os.path.join(export_base, model_name)
     version = _next_version(model_dir) if version is None else _check_version(version)
     version_dir = os.path.join(model_dir, str(version))
@@ -119,7 +134,8 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     # Before tracing, which takes ~25 s for a base model.
     ensure_writable_directory(model_dir)
     signatures, tokenizer = serving_signatures(model, preprocessor)
-    with xla_fusion(False):  # TF Serving runs without XLA's CPU JIT.
+    # TF Serving runs without XLA's CPU JIT.
+    with xla_fusion(False), encoder_device(serving_device):
         functions = {s.name: s.concrete_function() for s in signatures}
     functions["serving_default"] = functions[signatures[0].name]
     module = tf.Module()
@@ -137,7 +153,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         write_warmup_requests(os.path.join(tmp, WARMUP_FILE), model_name, signatures)
         write_job(tmp, finished_job_record(
             "export", model=type(model).__name__, model_name=model_name, version=version,
-            weights_sha256=content_digest([w.numpy() for w in model.weights]),
+            serving_device=serving_device, weights_sha256=content_digest([w.numpy() for w in model.weights]),
             signatures=sorted(functions), args=job_args or {},
         ))
     write_batching_parameters(model_dir)

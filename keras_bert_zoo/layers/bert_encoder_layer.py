@@ -1,7 +1,9 @@
 """BERT's post-LN Transformer layer: keras-hub's TransformerEncoder weights,
 computed as 2-D matmuls with single-pass epilogues."""
 
+import contextlib
 import math
+import threading
 
 import keras
 import tensorflow as tf
@@ -12,10 +14,36 @@ from keras_bert_zoo.layers import activations, fused_ops
 _BIAS_GELUS = {activations.gelu: fused_ops.bias_gelu_erf, activations.gelu_tanh: fused_ops.bias_gelu_tanh}
 
 
-def _runs_on_gpu():
+ENCODER_DEVICES = ("cpu", "gpu")
+_target = threading.local()
+
+
+@contextlib.contextmanager
+def encoder_device(device):
+    """Shape the encoder layers traced inside for `device` ("cpu" or "gpu"),
+    wherever TensorFlow runs now: an export traced on a GPU machine for CPU
+    serving, or the reverse. `None` keeps the default (the device TensorFlow
+    sees)."""
+    if device not in (None, *ENCODER_DEVICES):
+        raise ValueError(f"The encoder's device must be one of {ENCODER_DEVICES} (or None: where TensorFlow runs); "
+                         f"got {device!r}.")
+    previous = getattr(_target, "device", None)
+    _target.device = device
+    try:
+        yield
+    finally:
+        _target.device = previous
+
+
+def _tensorflow_sees_a_gpu():
     # Where ops with no device scope run: TensorFlow's first visible GPU, if any (asked at each call, ~2 us:
     # `tf.config.set_visible_devices` may hide the GPUs after import).
     return bool(tf.config.get_visible_devices("GPU"))
+
+
+def _runs_on_gpu():
+    device = getattr(_target, "device", None)
+    return _tensorflow_sees_a_gpu() if device is None else device == "gpu"
 
 
 def _value(variable, dtype):
@@ -59,7 +87,9 @@ class BertEncoderLayer(TransformerEncoder):
     softmaxes (144) of keras-hub's, each a kernel launch, and on an H100
     (TensorFlow 2.21) it ran 0.49-0.71x keras-hub's speed on single
     sentences and 0.75-0.93x at 32x128 under XLA; it led only at 32x128
-    without XLA in float32 (1.14x) and bfloat16 (1.08x).
+    without XLA in float32 (1.14x) and bfloat16 (1.08x). The choice is made
+    when the call is traced; `encoder_device("cpu"|"gpu")` makes it for
+    another machine (exports use it: see `export_for_serving`).
 
     Call args:
         inputs: `[batch, seq, hidden]`.

@@ -513,13 +513,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         (`export` writes them); the first is `serving_default`."""
         return []
 
-    def export(self, export_base, version=None, model_name=None, overwrite=False):
+    def export(self, export_base, version=None, model_name=None, overwrite=False, serving_device="cpu"):
         """Export for TensorFlow Serving with raw-text signatures (see
-        `kbz.export.export_for_serving`); returns the version directory.
+        `kbz.export.export_for_serving`, `serving_device` included); returns
+        the version directory.
 
         This replaces `keras.Model.export`, whose SavedModel takes packed ids.
         """
-        return export_for_serving(self, export_base, version=version, model_name=model_name, overwrite=overwrite)
+        return export_for_serving(self, export_base, version=version, model_name=model_name, overwrite=overwrite,
+                                  serving_device=serving_device)
 
     # --- Presets ---------------------------------------------------------
 
