@@ -24,12 +24,16 @@ demo: $(STAMP)
 	$(BIN)/keras-bert-zoo presets
 	$(BIN)/python examples/quickstart.py
 
+# One worker per core, at most 4 (each holds its own TensorFlow: ~2-5 GB); a test file stays on one worker,
+# so its module fixtures (exports, converted presets) are built once.
+PYTEST := $(BIN)/python -m pytest -q --durations=10 -n auto --maxprocesses=4 --dist loadfile
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=10
+	$(PYTEST)
 
 # All but the tests marked learning, subprocess or slow (see setup.cfg): a few minutes.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=10 -m "not learning and not subprocess and not slow"
+	$(PYTEST) -m "not learning and not subprocess and not slow"
 
 # Benchmark-only peer: HF transformers on torch's CPU build, in a virtualenv of
 # its own (torch is never a dependency of keras_bert_zoo). Where pip cannot
