@@ -207,21 +207,25 @@ def test_weights_saved_before_the_pooled_dense_rename_load_bit_exactly(tiny_chec
         np.testing.assert_array_equal(new[path], value, err_msg=path)
 
 
-@pytest.mark.parametrize("mask", [[[1]], [[1, 1, 0, 0], [0, 0, 0, 0]], np.ones((0, 4))],
-                         ids=["one_token", "all_padding_row", "empty_batch"])
-def test_head_by_head_attention_computes_keras_hubs_encoder(mask):
-    """Edge shapes (a lone token, a row of padding only, no rows) against keras-hub's own forward pass."""
+@pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("mixed_float16", 5e-3), ("mixed_bfloat16", 5e-2)])
+@pytest.mark.parametrize("mask", [[[1]], [[1, 1, 0, 0], [0, 0, 0, 0]], [[1, 1, 1, 0, 0, 0]], np.ones((0, 4))],
+                         ids=["one_token", "all_padding_row", "ragged", "empty_batch"])
+def test_head_by_head_attention_computes_keras_hubs_encoder(mask, dtype, atol):
+    """Edge shapes (a lone token, a row of padding only, no rows) against keras-hub's own forward pass, in
+    each compute dtype: the padding mask that rides in the query-key product is Keras' (-3e4 in float16,
+    whose -1e9 is -inf: a row of padding only would be NaN)."""
     from keras_hub.layers import TransformerEncoder
 
     from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
 
-    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2)
+    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2, dtype=dtype)
     mask = np.array(mask, "int32")
-    inputs = np.random.default_rng(0).normal(size=mask.shape + (8,)).astype("float32")
+    inputs = np.random.default_rng(0).normal(size=mask.shape + (8,)).astype(layer.compute_dtype)
     ours = layer(inputs, padding_mask=mask)
     reference = TransformerEncoder.call(layer, inputs, padding_mask=mask)
-    assert ours.shape == inputs.shape
-    np.testing.assert_allclose(ours, reference, atol=1e-5)
+    assert ours.shape == inputs.shape and ours.dtype == layer.compute_dtype
+    assert np.isfinite(np.asarray(ours, "float32")).all()
+    np.testing.assert_allclose(np.asarray(ours, "float32"), np.asarray(reference, "float32"), atol=atol)
 
 
 @pytest.mark.parametrize("training", [False, True])

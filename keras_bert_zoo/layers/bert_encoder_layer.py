@@ -72,8 +72,10 @@ class BertEncoderLayer(TransformerEncoder):
       oneDNN's kernels, 1.43x with Eigen's) and as fast at 32x128; only at
       1x128 were they faster (1.05x with oneDNN; 2-core AVX2 CPU);
     - the work between matmuls (bias, head split, GELU, residual +
-      LayerNorm) runs as single-pass fused epilogues computed in float32, the
-      masked softmax as TensorFlow's own op (see `fused_ops`).
+      LayerNorm) runs as single-pass fused epilogues computed in float32; the
+      padding mask rides in the query-key product as one more column of the
+      queries and keys, and the softmax is TensorFlow's own op (see
+      `fused_ops`).
 
     With `query_positions` the layer computes its output only at those
     tokens (keys and values still come from every token): what a head that
@@ -143,12 +145,13 @@ class BertEncoderLayer(TransformerEncoder):
                              project(attention._value_dense, tokens))
         biases = [tf.reshape(_value(p.bias, dtype), [hidden])
                   for p in (attention._query_dense, attention._key_dense, attention._value_dense)]
-        query, key, value = fused_ops.split_heads(query, key, value, *biases, shape[0], query_length, shape[1],
-                                                  self.num_heads, 1.0 / math.sqrt(hidden // self.num_heads))
+        # The keys carry the padding mask as one more column (see `fused_ops.split_heads`).
+        query, key, value = fused_ops.split_heads(query, key, value, *biases, padding_mask, shape[0], query_length,
+                                                  shape[1], self.num_heads, 1.0 / math.sqrt(hidden // self.num_heads))
         # One head at a time (see the class docstring).
         contexts = []
         for head_query, head_key, head_value in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value)):
-            probabilities = fused_ops.masked_softmax(tf.matmul(head_query, head_key, transpose_b=True), padding_mask)
+            probabilities = tf.nn.softmax(tf.matmul(head_query, head_key, transpose_b=True))
             probabilities = attention._dropout_layer(probabilities, training=training)
             contexts.append(tf.matmul(probabilities, head_value))
         context = tf.reshape(tf.concat(contexts, axis=-1), [-1, hidden])

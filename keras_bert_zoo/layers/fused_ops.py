@@ -13,8 +13,9 @@ The matmuls stay outside XLA: oneDNN's kernels are faster than XLA:CPU's
 (whole-model XLA: 3.7x slower in mixed bfloat16), and in bfloat16 TF's own
 MatMul+BiasAdd fusion picks a kernel ~2.4x slower than the plain MatMul
 (4096x768 by 768x3072 on a 2-core AMX Xeon: 75 ms against 31 ms), so the
-bias belongs in the epilogue, not in the matmul. The softmax is the one
-step left to TensorFlow (see `masked_softmax`).
+bias belongs in the epilogue, not in the matmul. The softmax is left to
+TensorFlow: oneDNN's beats XLA:CPU's (BERT-Base 32x128: +9% in mixed
+bfloat16, MiniLM +16%).
 
 TF Serving disables XLA:CPU JIT by default, so exports trace the model under
 `xla_fusion(False)`, which runs the same formulas as plain ops.
@@ -78,29 +79,34 @@ def _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
     return tf.cast(normed * _f32(gamma) + _f32(beta), residual.dtype)
 
 
-def _split_heads(query, key, value, query_bias, key_bias, value_bias, batch, query_length, length, num_heads,
-                 scale):
+def _split_heads(query, key, value, query_bias, key_bias, value_bias, padding_mask, batch, query_length, length,
+                 num_heads, scale):
     # Each [batch * its length, hidden] + its bias -> [heads, batch, length, head_dim] (heads first: each head's
     # slice is contiguous), the query scaled by 1/sqrt(head_dim) as Keras' MultiHeadAttention does. The query
     # may cover fewer tokens than the keys and values (see BertEncoderLayer's `query_positions`). Every size
     # given: an empty batch has no -1 to infer.
+    #
+    # The attention mask rides in the query-key product: queries gain a column of ones, keys a column of 0
+    # (real token) or a large negative number (padding), so `query @ key^T` is the masked scores with no
+    # pass of its own over the [batch, query, key] scores (MiniLM 8x512: that pass was 2% of the forward).
     def heads(x, bias, rows, factor=1.0):
         x = tf.reshape((_f32(x) + _f32(bias)) * factor, [batch, rows, num_heads, x.shape[-1] // num_heads])
-        return tf.cast(tf.transpose(x, [2, 0, 1, 3]), query.dtype)
+        return tf.transpose(x, [2, 0, 1, 3])
 
-    return heads(query, query_bias, query_length, scale), heads(key, key_bias, length), heads(value, value_bias, length)
+    def with_column(x, column):
+        column = tf.broadcast_to(column[None, :, :, None], tf.concat([tf.shape(x)[:3], [1]], 0))
+        return tf.cast(tf.concat([x, column], axis=-1), query.dtype)
+
+    mask_bias = (1.0 - tf.cast(padding_mask, tf.float32)) * large_negative_number(query.dtype)
+    query = with_column(heads(query, query_bias, query_length, scale), tf.ones([batch, query_length]))
+    key = with_column(heads(key, key_bias, length), mask_bias)
+    return query, key, tf.cast(heads(value, value_bias, length), query.dtype)
 
 
-def masked_softmax(scores, padding_mask):
-    """Softmax of one head's `[batch, query, key]` scores over the real keys
-    (`padding_mask` `[batch, key]`; padding gets -1e9 first, as in Keras).
-
-    Left to TensorFlow, not XLA: oneDNN's softmax beats XLA:CPU's
-    (BERT-Base 32x128: +9% in mixed bfloat16, MiniLM +16%), computing in
-    the scores' dtype as Keras' MultiHeadAttention does.
-    """
-    bias = (1.0 - tf.cast(padding_mask, scores.dtype)) * tf.cast(-1e9, scores.dtype)
-    return tf.nn.softmax(scores + bias[:, None, :], axis=-1)
+def large_negative_number(dtype):
+    """What masked attention scores get: -1e9, or -3e4 in float16 (whose
+    range ends at 65504), as in Keras."""
+    return -3e4 if tf.as_dtype(dtype) == tf.float16 else -1e9
 
 
 def _with_xla(function):
