@@ -75,14 +75,15 @@ def test_segment_embedding_size_comes_from_config():
     assert tuple(backbone.embeddings.segment_embedding.embeddings.shape) == (3, 8)
 
 
-def test_mixed_bfloat16_close_to_float32():
+@pytest.mark.parametrize("policy, tolerance", [("mixed_bfloat16", 0.1), ("mixed_float16", 0.01)])
+def test_mixed_precision_close_to_float32(policy, tolerance):
     fp32 = kbz.BertBackbone(**SMALL)
-    bf16 = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
-    bf16.set_weights(fp32.get_weights())
+    mixed = kbz.BertBackbone(**SMALL, dtype=policy)
+    mixed.set_weights(fp32.get_weights())
     inputs = _inputs()
-    diff = np.abs(np.asarray(bf16(inputs)["sequence_output"], "float32") - fp32(inputs)["sequence_output"].numpy())
-    assert bf16.embeddings.compute_dtype == "bfloat16"
-    assert diff.max() < 0.1
+    diff = np.abs(np.asarray(mixed(inputs)["sequence_output"], "float32") - fp32(inputs)["sequence_output"].numpy())
+    assert mixed.embeddings.compute_dtype == policy.removeprefix("mixed_")
+    assert diff.max() < tolerance
 
 
 def test_heads_not_divisible_is_refused():

@@ -97,13 +97,13 @@ def _split_heads(query, key, value, query_bias, key_bias, value_bias, padding_ma
         column = tf.broadcast_to(column[None, :, :, None], tf.concat([tf.shape(x)[:3], [1]], 0))
         return tf.cast(tf.concat([x, column], axis=-1), query.dtype)
 
-    mask_bias = (1.0 - tf.cast(padding_mask, tf.float32)) * large_negative_number(query.dtype)
+    mask_bias = (1.0 - tf.cast(padding_mask, tf.float32)) * _large_negative_number(query.dtype)
     query = with_column(heads(query, query_bias, query_length, scale), tf.ones([batch, query_length]))
     key = with_column(heads(key, key_bias, length), mask_bias)
     return query, key, tf.cast(heads(value, value_bias, length), query.dtype)
 
 
-def large_negative_number(dtype):
+def _large_negative_number(dtype):
     """What masked attention scores get: -1e9, or -3e4 in float16 (whose
     range ends at 65504), as in Keras."""
     return -3e4 if tf.as_dtype(dtype) == tf.float16 else -1e9
