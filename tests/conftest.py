@@ -61,3 +61,21 @@ def default_preset_dir(tmp_path_factory):
     target = str(tmp_path_factory.mktemp("presets") / "minilm")
     kbz.convert_checkpoint(read_checkpoint_dir(directory), target)
     return target
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files that train on real data run first, then files with slow or subprocess tests, then the rest.
+
+    Under `make test` each pytest-xdist worker takes whole files in this order (`--dist loadfile
+    --no-loadscope-reorder`), so the minutes-long files start at once and the short ones fill in around
+    them, instead of one starting last and running alone at the end. The sort is stable: a file's tests
+    stay together and in their order (each test is seeded on its own, see `_seeded`)."""
+    def weight(item):
+        if item.get_closest_marker("learning"):
+            return 2
+        return 1 if item.get_closest_marker("slow") or item.get_closest_marker("subprocess") else 0
+
+    file_weight = {}
+    for item in items:
+        file_weight[item.path] = max(file_weight.get(item.path, 0), weight(item))
+    items.sort(key=lambda item: -file_weight[item.path])
