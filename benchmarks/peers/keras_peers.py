@@ -114,9 +114,12 @@ def matmul_chain_function(config):
     def chain():
         x = start
         for qkv_kernels, output_kernel, up, down in weights:
-            # The transposes and the concat are layout only: the bound keeps the encoder's head-by-head products.
+            # The transposes, the mask's column and the concat are layout only: the bound keeps the encoder's
+            # head-by-head products.
             query, key, value = (tf.transpose(tf.reshape(tf.matmul(x, kernel), [batch, length, heads, hidden // heads]),
                                               [2, 0, 1, 3]) for kernel in qkv_kernels)
+            # The encoder's query-key product carries the padding mask as one more column (fused_ops.split_heads).
+            query, key = (tf.pad(t, [[0, 0], [0, 0], [0, 0], [0, 1]]) for t in (query, key))
             contexts = [tf.matmul(tf.matmul(q, k, transpose_b=True), v)
                         for q, k, v in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value))]
             context = tf.reshape(tf.concat(contexts, axis=-1), [batch * length, hidden])
