@@ -77,9 +77,12 @@ def _check_positions_in_range(positions, length):
         if not bool(keras.ops.all(in_range)):
             outside = tf.boolean_mask(positions, ~in_range)[:8].numpy().tolist()
             raise ValueError(f"{message} Got {outside} for sequence_length {int(length)}.")
-    else:
-        tf.debugging.Assert(keras.ops.all(in_range), [message, "Got positions", positions, "for sequence_length",
-                                                      length], summarize=8)
+        return positions
+    check = tf.debugging.Assert(keras.ops.all(in_range), [message, "Got positions", positions, "for sequence_length",
+                                                          length], summarize=8)
+    # The positions flow on only through the check: otherwise a gather could run first and fail without it.
+    with tf.control_dependencies([check]):
+        return tf.identity(positions)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -258,7 +261,7 @@ class BertBackbone(keras.Model):
         _check_positions(positions, inputs["token_ids"])
         positions = keras.ops.cast(positions, token_ids.dtype)
         length = keras.ops.cast(keras.ops.shape(token_ids)[1], positions.dtype)
-        _check_positions_in_range(positions, length)
+        positions = _check_positions_in_range(positions, length)
         # Negative positions count from the end, as the masked-LM head's own gather reads them.
         positions = keras.ops.where(positions < 0, positions + length, positions)
         if self.return_all_layers:
