@@ -36,6 +36,52 @@ def test_tags_sit_on_first_word_pieces():
     assert inputs["padding_mask"].numpy().tolist() == [[1, 1, 1, 1, 1, 1, 1, 0]]
 
 
+def _bert_ner_packing(tokenizer, sentences, tags, length):
+    """BERT's NER recipe in plain Python, over the tokenizer's pieces of each word: a word's tag on all its
+    pieces (trained on the first only), the pieces cut to `length - 2`, then [CLS] ... [SEP] and padding."""
+    flat = [w for s in sentences for w in s]
+    pieces = iter(tokenizer(tf.constant(flat, tf.string)).to_list())
+    rows = []
+    for words, word_tags in zip(sentences, tags):
+        ids, labels, weights, index = [], [], [], []
+        for position, tag in enumerate(word_tags):
+            for k, piece in enumerate(next(pieces)):
+                ids.append(piece), labels.append(tag), weights.append(float(k == 0))
+                index.append(position if k == 0 else -1)
+        cut = length - 2
+        ids, labels, weights, index = ids[:cut], labels[:cut], weights[:cut], index[:cut]
+        pad = length - 2 - len(ids)
+        rows.append({
+            "token_ids": [tokenizer.cls_token_id] + ids + [tokenizer.sep_token_id] + [tokenizer.pad_token_id] * pad,
+            "segment_ids": [0] * length,
+            "padding_mask": [1] * (len(ids) + 2) + [0] * pad,
+            "word_index": [-1] + index + [-1] * (pad + 1),
+            "labels": [0] + labels + [0] * (pad + 1),
+            "sample_weight": [0.0] + weights + [0.0] * (pad + 1),
+        })
+    return rows
+
+
+@pytest.mark.parametrize("length", [3, 8, 64])
+def test_packing_is_berts_ner_recipe_eager_and_traced(default_preset_dir, length):
+    """Real NCBI sentences with the default preset's vocabulary, and a vocabulary whose [PAD] is not id 0,
+    around the edges: an empty sentence, words of no piece, of many pieces, sentences over the window."""
+    data = read_conll(shared_path("ner", "NCBI-disease", "train.tsv")).head(40)
+    sentences = list(data.words) + [[], ["\x00", "breast", ""], ["cancer"] * 40, ["risk", "xyzzy", "cancer"]]
+    tags = [[LABELS.index(t) for t in s] for s in data.tags] + [[], [1, 2, 0], [1, 2] * 20, [0, 1, 2]]
+    custom = kbz.BertTokenizer(["[UNK]", "[CLS]", "[SEP]", "[MASK]", "[PAD]", "can", "##cer", "risk", "breast"])
+    for tokenizer in (kbz.BertTokenizer.from_preset(default_preset_dir), custom):
+        expected = _bert_ner_packing(tokenizer, sentences, tags, length)
+        pre = TokenClassificationPreprocessor(tokenizer, sequence_length=length)
+        words, ids = tf.ragged.constant(sentences, tf.string), tf.ragged.constant(tags, tf.int32)
+        for run in (pre, tf.function(lambda w, t: pre(w, t))):
+            inputs, labels, weights = run(words, ids)
+            got = {**{k: v.numpy().tolist() for k, v in inputs.items()}, "labels": labels.numpy().tolist(),
+                   "sample_weight": weights.numpy().tolist()}
+            for name in got:
+                assert got[name] == [row[name] for row in expected], (name, tokenizer.pad_token_id)
+
+
 def test_split_words_offsets():
     text = "BRCA1-related cancer (breast)."
     words = split_words(text)
