@@ -230,6 +230,39 @@ def test_a_tuple_of_two_columns_is_a_batch_of_pairs(clf):
     assert np.isfinite(history.history["loss"][0])
 
 
+@pytest.mark.slow
+def test_repeated_calls_trace_the_preprocessing_once_per_input_form(clf, ner, monkeypatch):
+    """fit / evaluate / predict pack with preprocessing traced once per task and input form, for any count
+    of examples: traced again for each call's new pipeline, it cost 2-5 s per call whatever the data's size."""
+    traced = []
+    for layer in (clf.preprocessor, ner.preprocessor):
+        call = type(layer).call
+
+        def counted(self, *args, _call=call, **kwargs):
+            if not tf.executing_eagerly():  # being traced
+                traced.append(type(self).__name__)
+            return _call(self, *args, **kwargs)
+
+        monkeypatch.setattr(type(layer), "call", counted)
+
+    def calls(n):
+        pairs = list(zip(DEV, DEV_B))[:n]
+        expected = clf.predict_on_batch(clf.preprocessor(pairs))
+        np.testing.assert_allclose(clf.predict(pairs), expected, atol=1e-6)
+        clf.evaluate(DEV[:n], DEV_Y[:n], verbose=0)
+        ner.predict_tags(SENTENCES[:n])
+        ner.evaluate(SENTENCES[:n], TAGS[:n], verbose=0)
+
+    calls(2)
+    calls(3)  # each form traced for one count of examples, then for any
+    warmed_up = list(traced)
+    assert {"BertPreprocessor", "TokenClassificationPreprocessor"} <= set(warmed_up)
+    calls(4)
+    clf.fit(TRAIN[:5], TRAIN_Y[:5], epochs=1, verbose=0)  # fit packs labelled texts as evaluate does
+    calls(1)
+    assert traced == warmed_up
+
+
 def test_columns_of_different_lengths_are_refused(clf):
     with pytest.raises(ValueError, match=r"two text columns \(texts_a, texts_b\) hold 4 and 3 texts"):
         clf.predict((DEV, DEV_B[:3]))

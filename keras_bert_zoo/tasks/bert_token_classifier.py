@@ -16,8 +16,10 @@ from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tasks.task import pack_in_chunks
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
+from keras_bert_zoo.utils.traced_method import traced_method
 
 
 
@@ -173,13 +175,9 @@ class BertTokenClassifier(Task):
             words = tf.ragged.constant([x[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
             if y is not None:
                 tags = tf.ragged.constant([y[i][a:b] for i, (a, b), _ in windows], dtype=tf.int32)
-                ds = tf.data.Dataset.from_tensor_slices((words, tags))
-            else:
-                ds = tf.data.Dataset.from_tensor_slices(words)
-            if shuffle:
-                ds = ds.shuffle(len(windows), seed=seed, reshuffle_each_iteration=True)
-            ds = ds.ragged_batch(batch_size)
-        return ds.map(self.preprocess, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+            examples = (words,) if y is None else (words, tags)
+            return self._packed_dataset(examples, len(windows), batch_size, shuffle, seed)
+        return ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
     def sentence_windows(self, sentences, doc_stride=None):
         """Cut sentences into windows that fit the model.
@@ -217,18 +215,20 @@ class BertTokenClassifier(Task):
         sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
         windows = self.sentence_windows(sentences, doc_stride)
-        for start in range(0, len(windows), batch_size):
-            batch = windows[start : start + batch_size]
-            words = tf.ragged.constant([sentences[i][a:b] for i, (a, b), _ in batch], dtype=tf.string)
-            inputs = self.preprocessor(words)
-            logits = self.predict_on_batch({k: inputs[k] for k in MODEL_INPUTS})
-            probabilities = tf.nn.softmax(logits, axis=-1).numpy()
-            word_index = inputs["word_index"].numpy()
-            for row, (index, (first, _), best) in enumerate(batch):
-                positions = np.flatnonzero(word_index[row] >= 0)
-                local = word_index[row, positions]
-                keep = best[local]
-                results[index][first + local[keep]] = probabilities[row, positions[keep]]
+        if not windows:
+            return results
+        words = tf.ragged.constant([sentences[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
+        # Packed once, by the preprocessor traced once (see `Task._packed_dataset`).
+        inputs = pack_in_chunks(traced_method(self.preprocessor, "__call__"), (words,), len(windows))
+        logits = [self.predict_on_batch({k: inputs[k][start : start + batch_size] for k in MODEL_INPUTS})
+                  for start in range(0, len(windows), batch_size)]
+        probabilities = tf.nn.softmax(np.concatenate(logits), axis=-1).numpy()
+        word_index = inputs["word_index"].numpy()
+        for row, (index, (first, _), best) in enumerate(windows):
+            positions = np.flatnonzero(word_index[row] >= 0)
+            local = word_index[row, positions]
+            keep = best[local]
+            results[index][first + local[keep]] = probabilities[row, positions[keep]]
         return results
 
     def predict_tags(self, sentences, batch_size=32, doc_stride=None):
