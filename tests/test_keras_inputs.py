@@ -15,10 +15,12 @@ import pytest
 import tensorflow as tf
 
 import keras_bert_zoo as kbz
+import keras_bert_zoo.tasks.task as task_module
 from keras_bert_zoo.data import read_conll
 from keras_bert_zoo.data import read_glue
 from keras_bert_zoo.data import read_squad
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from tests.conftest import shared_path
 
@@ -67,8 +69,7 @@ def _spread(layer):
     layer.kernel.assign(np.random.default_rng(0).normal(0.0, 1.0, layer.kernel.shape).astype("float32"))
 
 
-@pytest.fixture(scope="module")
-def clf():
+def _classifier():
     tokenizer = _tokenizer()
     model = kbz.BertClassifier(_backbone(tokenizer.vocabulary_size()),
                                BertPreprocessor(tokenizer, sequence_length=16, max_sequence_length=POSITIONS),
@@ -77,13 +78,22 @@ def clf():
     return model
 
 
-@pytest.fixture(scope="module")
-def ner():
+def _tagger():
     tokenizer = _tokenizer()
     model = kbz.BertTokenClassifier(_backbone(tokenizer.vocabulary_size()),
                                     TokenClassificationPreprocessor(tokenizer, 16, POSITIONS), label_names=NER_LABELS)
     _spread(model.output_dense)
     return model
+
+
+@pytest.fixture(scope="module")
+def clf():
+    return _classifier()
+
+
+@pytest.fixture(scope="module")
+def ner():
+    return _tagger()
 
 
 @pytest.fixture(scope="module")
@@ -231,9 +241,12 @@ def test_a_tuple_of_two_columns_is_a_batch_of_pairs(clf):
 
 
 @pytest.mark.slow
-def test_repeated_calls_trace_the_preprocessing_once_per_input_form(clf, ner, monkeypatch):
+def test_repeated_calls_trace_the_preprocessing_once_per_input_form(monkeypatch):
     """fit / evaluate / predict pack with preprocessing traced once per task and input form, for any count
     of examples: traced again for each call's new pipeline, it cost 2-5 s per call whatever the data's size."""
+    clf, ner = _classifier(), _tagger()  # fresh: no call has traced their preprocessing yet
+    clf.compile()
+    ner.compile()
     traced = []
     for layer in (clf.preprocessor, ner.preprocessor):
         call = type(layer).call
@@ -261,6 +274,24 @@ def test_repeated_calls_trace_the_preprocessing_once_per_input_form(clf, ner, mo
     clf.fit(TRAIN[:5], TRAIN_Y[:5], epochs=1, verbose=0)  # fit packs labelled texts as evaluate does
     calls(1)
     assert traced == warmed_up
+
+
+def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf, ner, monkeypatch):
+    monkeypatch.setattr(task_module, "_PACKING_CHUNK", 3)  # 8 pairs and 9 sentences: several chunks, one short
+    pairs, labels = list(zip(DEV, DEV_B)) * 2, DEV_Y * 2
+    batches = list(clf.make_dataset(pairs, labels, batch_size=5))
+    assert [len(y) for _, y in batches] == [5, 3]
+    for name, expected in clf.preprocessor(pairs).items():
+        assert np.concatenate([x[name] for x, _ in batches]).tolist() == expected.numpy().tolist()
+    assert np.concatenate([y for _, y in batches]).tolist() == labels
+
+    sentences, tags = SENTENCES * 3, TAGS * 3
+    batches = list(ner.make_dataset(sentences, tags, batch_size=4))
+    inputs, tag_ids, weights = ner.preprocessor(tf.ragged.constant(sentences), tf.ragged.constant(ner.tag_ids(tags)))
+    for name in MODEL_INPUTS:
+        assert np.concatenate([x[name] for x, _, _ in batches]).tolist() == inputs[name].numpy().tolist()
+    assert np.concatenate([y for _, y, _ in batches]).tolist() == tag_ids.numpy().tolist()
+    assert np.concatenate([w for _, _, w in batches]).tolist() == weights.numpy().tolist()
 
 
 def test_columns_of_different_lengths_are_refused(clf):

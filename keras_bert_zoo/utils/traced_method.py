@@ -24,7 +24,7 @@ def traced_method(owner, name, depends_on=None):
             traced again.
 
     Returns:
-        The `tf.function`.
+        A function that calls the `tf.function`.
 
     Examples:
     >>> class Doubler:
@@ -41,6 +41,12 @@ def traced_method(owner, name, depends_on=None):
     cached = functions.get(name)
     if cached is None or cached[0] is not depends_on:
         reference = weakref.ref(owner)
-        function = tf.function(lambda *args: getattr(reference(), name)(*args), reduce_retracing=True)
+        # The arguments travel as one tuple: generalizing over calls with different numbers of arguments (a
+        # task's `preprocess(x)` and `preprocess(x, y)`) raises IndexError in TensorFlow (2.21).
+        traced = tf.function(lambda args: getattr(reference(), name)(*args), reduce_retracing=True)
+
+        def function(*args):
+            return traced(args)
+
         cached = functions[name] = (depends_on, function)
     return cached[1]
