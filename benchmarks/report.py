@@ -7,8 +7,8 @@ import re
 from benchmarks.run import OURS
 
 BEGIN, END = "<!-- benchmarks: begin (python -m benchmarks readme) -->", "<!-- benchmarks: end -->"
-# The results files the README renders: the step benchmarks, then serving.
-RESULTS_FILES = ("bench_*.json", "serving_vs_keras_hub*.json")
+# The results files the README renders: the step benchmarks, serving, then the cost of a call.
+RESULTS_FILES = ("bench_*.json", "serving_vs_keras_hub*.json", "call_overhead_vs_keras_hub*.json")
 COLUMNS = (("keras_hub", "keras-hub"), ("hf_torch", "HF torch"), ("matmul_chain", "matmul bound"))
 
 
@@ -57,7 +57,26 @@ def render_serving(document, path):
     return "\n".join(lines)
 
 
+def render_call_overhead(document, path):
+    """benchmarks/call_overhead_vs_keras_hub.py's results: one row per scenario."""
+    def timed(figures):
+        return f"{figures['ms']['median']:.0f} ({figures['first_call_ms']:.0f})"
+
+    setup = document["setup"]
+    lines = [f"One call with a few examples: {setup['preset']} classifiers, raw text in, sequence length "
+             f"{setup['sequence_length']}, {setup['rounds']} rounds. " + _header(document, path), "",
+             "| call | ours ms (first call) | keras-hub ms (first call) | keras-hub / ours (min-max) |",
+             "|---|---|---|---|"]
+    for scenario, row in document["results"].items():
+        ratio = row["keras_hub_over_ours"]
+        lines.append(f"| {scenario} | {timed(row[OURS])} | {timed(row['keras_hub'])} | "
+                     f"{ratio['median']:.1f} ({ratio['min']:.1f}-{ratio['max']:.1f}) |")
+    return "\n".join(lines)
+
+
 def render(document, path):
+    if "call_overhead_vs_keras_hub" in document["command"]:
+        return render_call_overhead(document, path)
     if isinstance(document["results"], dict):
         return render_serving(document, path)
     # On a GPU the memory that limits a batch is the device's.

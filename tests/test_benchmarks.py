@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks import __main__ as benchmarks_cli
+from benchmarks import call_overhead_vs_keras_hub as call_overhead
 from benchmarks import report, run, stats
 from benchmarks import serving_vs_keras_hub as serving
 from benchmarks.peers import keras_peers
@@ -126,6 +127,14 @@ def test_results_file_names_its_machine(path):
         document = json.load(f)
     assert document["machine"]["cores"] >= 1 and "flags" in document["machine"] and document["machine"]["cpu"]
     assert len(document["load_before"]) == len(document["load_after"]) == 3
+    if document["command"].startswith("python benchmarks/call_overhead_vs_keras_hub.py"):
+        # every call, both peers, first call and rounds, a ratio per round
+        assert set(document["results"]) == set(call_overhead.SCENARIOS)
+        for row in document["results"].values():
+            for peer in (run.OURS, "keras_hub"):
+                assert row[peer]["first_call_ms"] > 0 and 0 < row[peer]["ms"]["min"] <= row[peer]["ms"]["median"]
+            assert row["keras_hub_over_ours"]["min"] <= row["keras_hub_over_ours"]["median"]
+        return
     if isinstance(document["results"], dict):  # serving: every scenario, both peers, a ratio
         assert document["command"].startswith("python benchmarks/serving_vs_keras_hub.py")
         assert set(document["results"]) == {serving.scenario_name(*s) for s in serving.SCENARIOS}
@@ -146,7 +155,7 @@ def test_results_file_names_its_machine(path):
 
 # What each benchmark script writes (the examples' accuracy evidence, finetune_* / pretrain_*, is a run's metrics).
 SCRIPT_RESULTS = [f for f in sorted(os.listdir(os.path.join(ROOT, "benchmarks", "results")))
-                  if f.startswith(("bench_", "serving_vs_", "int8_vs_", "mrpc_vs_", "pretraining_vs_"))]
+                  if f.startswith(("bench_", "serving_vs_", "int8_vs_", "mrpc_vs_", "pretraining_vs_", "call_overhead_vs_"))]
 
 
 @pytest.mark.parametrize("name", SCRIPT_RESULTS)
@@ -161,7 +170,7 @@ def test_every_benchmark_results_file_records_its_command_machine_load_and_versi
     assert document["versions"]["tensorflow"] and document["versions"]["keras_bert_zoo"]
 
 
-@pytest.mark.parametrize("script", ["mrpc_vs_keras_hub", "pretraining_vs_keras_hub"])
+@pytest.mark.parametrize("script", ["mrpc_vs_keras_hub", "pretraining_vs_keras_hub", "call_overhead_vs_keras_hub"])
 def test_task_level_benchmarks_refuse_an_absolute_output_file_before_anything_runs(script, tmp_path):
     result = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", script + ".py"), "--output_file",
                              str(tmp_path / "x.json")], capture_output=True, text=True, timeout=300)
