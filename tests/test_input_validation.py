@@ -20,6 +20,7 @@ from keras_bert_zoo.data import read_squad
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.tasks.bert_question_answerer import _as_examples
+from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.sentence_embedding import encode_texts
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "the", "cat", "sat", ".", "a",
@@ -193,6 +194,27 @@ def test_tf_data_labels_are_checked_as_they_stream(classifier):
     ds = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], ["pos", "neg"]))
     _, labels = next(iter(classifier.make_dataset(ds, batch_size=2)))
     assert labels.numpy().tolist() == [1, 0]
+
+
+def test_tf_data_label_widths_and_tag_counts_are_checked_as_they_stream(backbone, preprocessor, ner):
+    tags = kbz.BertClassifier(backbone, preprocessor, num_classes=2, problem_type="multi_label")
+    list(tags.make_dataset(["the cat", "a dog"], [[1, 0], [0, 1]], batch_size=2))
+    ds = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], [[1.0], [0.0]]))
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=r"multi_label labels have"):
+        list(tags.make_dataset(ds, batch_size=2))
+    # A function traced for labels of any width (the packing function, after several inputs) checks the width
+    # as the batch is read.
+    check = tf.function(lambda y: check_label_tensor(y, "multi_label", 2),
+                        input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    assert check(tf.constant([[1.0, 0.0]])).numpy().tolist() == [[1.0, 0.0]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"another number of values per example than "
+                                                             r"num_classes=2"):
+        check(tf.constant([[1.0], [0.0]]))
+    words = tf.ragged.constant([["a", "gene"], ["apc2"]])
+    for tag_ids in ([[0], [1, 2]], [[0, 1, 2], [1]]):  # as many tags in all as words, or more
+        ds = tf.data.Dataset.from_tensor_slices((words, tf.ragged.constant(tag_ids)))
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"another number of tags than words"):
+            list(ner.make_dataset(ds, batch_size=2))
 
 
 # --- 9: one class with softmax predicts 1.0 for everything ---

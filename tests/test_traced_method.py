@@ -50,3 +50,18 @@ def test_the_function_does_not_keep_its_owner_alive():
     del scaler
     gc.collect()
     assert reference() is None
+
+
+def test_many_owners_do_not_add_up_to_a_retracing_warning(caplog, monkeypatch):
+    """Each owner's function counts its own traces: one code object for them all made TensorFlow warn of
+    "triggered tf.function retracing" once a few tasks had each traced their two batch shapes."""
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    # A fresh tally: TensorFlow warns twice per process at most, so earlier tests could hide the warning.
+    monkeypatch.setattr(polymorphic_function, "_frequent_tracing_detector_manager",
+                        polymorphic_function._FrequentTracingDetectorManager())
+    scalers = [Scaler(factor) for factor in range(6)]
+    for scaler in scalers:
+        for n in (1, 2, 3):
+            assert traced_method(scaler, "scale")(tf.range(n)).numpy().tolist() == [scaler.factor * i for i in range(n)]
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]

@@ -110,6 +110,12 @@ class TokenClassificationPreprocessor(TextPreprocessor):
             return inputs
         if not isinstance(labels, tf.RaggedTensor):
             labels = tf.ragged.constant(labels, dtype=tf.int32)
-        piece_labels = per_sentence(tf.gather(tf.cast(labels.flat_values, tf.int32), piece_word))
+        # The gather below would shift tags to other words (or fail with TF's bare message) otherwise.
+        check = tf.debugging.assert_equal(
+            tf.cast(labels.row_lengths(), tf.int64), tf.cast(words.row_lengths(), tf.int64),
+            message="A sentence has another number of tags than words: give one tag per word.")
+        with tf.control_dependencies([check]):
+            tags = tf.cast(tf.identity(labels.flat_values), tf.int32)
+        piece_labels = per_sentence(tf.gather(tags, piece_word))
         sample_weight = _pad(tf.cast(is_first_piece, tf.float32), self.sequence_length, 0.0)
         return inputs, _pad(piece_labels, self.sequence_length, 0), sample_weight

@@ -16,7 +16,6 @@ from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
-from keras_bert_zoo.tasks.task import pack_in_chunks
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.traced_method import traced_method
@@ -215,20 +214,19 @@ class BertTokenClassifier(Task):
         sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
         windows = self.sentence_windows(sentences, doc_stride)
-        if not windows:
-            return results
-        words = tf.ragged.constant([sentences[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
-        # Packed once, by the preprocessor traced once (see `Task._packed_dataset`).
-        inputs = pack_in_chunks(traced_method(self.preprocessor, "__call__"), (words,), len(windows))
-        logits = [self.predict_on_batch({k: inputs[k][start : start + batch_size] for k in MODEL_INPUTS})
-                  for start in range(0, len(windows), batch_size)]
-        probabilities = tf.nn.softmax(np.concatenate(logits), axis=-1).numpy()
-        word_index = inputs["word_index"].numpy()
-        for row, (index, (first, _), best) in enumerate(windows):
-            positions = np.flatnonzero(word_index[row] >= 0)
-            local = word_index[row, positions]
-            keep = best[local]
-            results[index][first + local[keep]] = probabilities[row, positions[keep]]
+        # The preprocessor traced once, not run op by op (see `Task._packing_function`).
+        pack = traced_method(self.preprocessor, "__call__")
+        for start in range(0, len(windows), batch_size):
+            batch = windows[start : start + batch_size]
+            inputs = pack(tf.ragged.constant([sentences[i][a:b] for i, (a, b), _ in batch], dtype=tf.string))
+            logits = self.predict_on_batch({k: inputs[k] for k in MODEL_INPUTS})
+            probabilities = tf.nn.softmax(logits, axis=-1).numpy()
+            word_index = inputs["word_index"].numpy()
+            for row, (index, (first, _), best) in enumerate(batch):
+                positions = np.flatnonzero(word_index[row] >= 0)
+                local = word_index[row, positions]
+                keep = best[local]
+                results[index][first + local[keep]] = probabilities[row, positions[keep]]
         return results
 
     def predict_tags(self, sentences, batch_size=32, doc_stride=None):

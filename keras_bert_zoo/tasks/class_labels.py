@@ -133,6 +133,11 @@ def check_label_tensor(labels, problem_type, num_classes, label_names=None):
         if labels.shape.rank is not None and labels.shape[-1] is not None and labels.shape[-1] != num_classes:
             raise ValueError(f"multi_label labels have {labels.shape[-1]} values per example; "
                              f"expected num_classes={num_classes}.")
+        # A width unknown when traced (a function traced for several inputs) is checked as the batch is read.
+        width = tf.debugging.assert_equal(tf.shape(labels)[-1], num_classes, message=(
+            f"multi_label labels have another number of values per example than num_classes={num_classes}."))
+        with tf.control_dependencies([width]):
+            labels = tf.identity(labels)
     else:
         tf.debugging.assert_all_finite(values, message="A regression target is NaN or infinite.")
     return labels

@@ -56,7 +56,7 @@ def _example_count(x):
     return len(x)
 
 
-def pack_in_chunks(function, examples, count):
+def _pack_in_chunks(function, examples, count):
     """`function(*examples)` on in-memory examples, `_PACKING_CHUNK` rows at
     a time, the results concatenated.
 
@@ -370,8 +370,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         return ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
     def _packing_function(self):
-        """`preprocess` as a `tf.function` traced once per input structure
-        (any batch size), kept for this task and its preprocessor.
+        """`preprocess` as a `tf.function` traced for each input structure
+        (once for its first batch size, once more for any other), kept for
+        this task and its preprocessor.
 
         `fit`, `evaluate` and `predict` pack with it. Mapping `preprocess`
         itself over each call's new `tf.data` pipeline traced the
@@ -390,6 +391,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         read); packed tensors need none, and packing is quick (67,349 SST-2
         sentences at length 128: 0.5 s, 103 MB of ids). Data too large to
         hold packed belongs in a `tf.data.Dataset`, packed as it streams.
+        Label checks run here, so a bad label fails before training starts.
 
         Args:
             examples: `preprocess`'s arguments: tensors (ragged or not) or
@@ -401,10 +403,14 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         Returns:
             A `tf.data.Dataset` of `preprocess`'s outputs, batched.
         """
-        ds = tf.data.Dataset.from_tensor_slices(pack_in_chunks(self._packing_function(), examples, count))
+        packed = _pack_in_chunks(self._packing_function(), examples, count)
+        # Row numbers are shuffled and batched, then gathered: a shuffle buffer of the rows would hold a
+        # second copy of them all.
+        ds = tf.data.Dataset.range(count)
         if shuffle:
             ds = ds.shuffle(count, seed=seed, reshuffle_each_iteration=True)
-        return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+        ds = ds.batch(batch_size).map(lambda rows: tf.nest.map_structure(lambda t: tf.gather(t, rows), packed))
+        return ds.prefetch(tf.data.AUTOTUNE)
 
     def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True):
         """Any accepted input -> what `keras.Model`'s fit/evaluate/predict take:

@@ -1,5 +1,6 @@
 """A method traced once into a `tf.function`, kept beside its object."""
 
+import functools
 import weakref
 
 import tensorflow as tf
@@ -7,9 +8,14 @@ import tensorflow as tf
 _functions = weakref.WeakKeyDictionary()
 
 
+def _call(reference, name, args):
+    return getattr(reference(), name)(*args)
+
+
 def traced_method(owner, name, depends_on=None):
-    """`getattr(owner, name)` as a `tf.function`, traced once per input
-    structure and then reused for any batch size (`reduce_retracing`).
+    """`getattr(owner, name)` as a `tf.function` that serves any batch size:
+    traced for each input structure at its first batch size, then once more
+    for any other (`reduce_retracing`).
 
     Held beside the owner, not on it: Keras would save a `tf.function`
     attribute of a model into its SavedModels (it drops only its own
@@ -40,10 +46,11 @@ def traced_method(owner, name, depends_on=None):
     functions = _functions.setdefault(owner, {})
     cached = functions.get(name)
     if cached is None or cached[0] is not depends_on:
-        reference = weakref.ref(owner)
         # The arguments travel as one tuple: generalizing over calls with different numbers of arguments (a
-        # task's `preprocess(x)` and `preprocess(x, y)`) raises IndexError in TensorFlow (2.21).
-        traced = tf.function(lambda args: getattr(reference(), name)(*args), reduce_retracing=True)
+        # task's `preprocess(x)` and `preprocess(x, y)`) raises IndexError in TensorFlow (2.21). A partial, not
+        # a lambda: TensorFlow counts traces per code object, and one lambda's would add up every owner's
+        # traces into a "triggered tf.function retracing" warning.
+        traced = tf.function(functools.partial(_call, weakref.ref(owner), name), reduce_retracing=True)
 
         def function(*args):
             return traced(args)
