@@ -19,6 +19,7 @@ import keras_bert_zoo.tasks.task as task_module
 from keras_bert_zoo.data import read_conll
 from keras_bert_zoo.data import read_glue
 from keras_bert_zoo.data import read_squad
+from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
@@ -52,11 +53,11 @@ def _tokenizer():
     return kbz.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words)
 
 
-def _backbone(vocabulary_size):
+def _backbone(vocabulary_size, dropout=0.1):
     """A random backbone whose [CLS] vector depends on the text: BERT's initial weights
     (stddev 0.02) leave it nearly the same for every input."""
     backbone = kbz.BertBackbone(vocabulary_size=vocabulary_size, num_layers=1, num_heads=2, hidden_dim=16,
-                                intermediate_dim=32, max_sequence_length=POSITIONS)
+                                intermediate_dim=32, max_sequence_length=POSITIONS, dropout=dropout)
     rng = np.random.default_rng(0)
     for weight in backbone.weights:
         if len(weight.shape) >= 2:
@@ -69,11 +70,11 @@ def _spread(layer):
     layer.kernel.assign(np.random.default_rng(0).normal(0.0, 1.0, layer.kernel.shape).astype("float32"))
 
 
-def _classifier():
+def _classifier(dropout=0.1):
     tokenizer = _tokenizer()
-    model = kbz.BertClassifier(_backbone(tokenizer.vocabulary_size()),
+    model = kbz.BertClassifier(_backbone(tokenizer.vocabulary_size(), dropout),
                                BertPreprocessor(tokenizer, sequence_length=16, max_sequence_length=POSITIONS),
-                               num_classes=2)
+                               num_classes=2, dropout=dropout)
     _spread(model.output_dense)
     return model
 
@@ -274,6 +275,37 @@ def test_repeated_calls_trace_the_preprocessing_once_per_input_form(monkeypatch)
     clf.fit(TRAIN[:5], TRAIN_Y[:5], epochs=1, verbose=0)  # fit packs labelled texts as evaluate does
     calls(1)
     assert traced == warmed_up
+
+
+def test_each_fit_trains_as_a_new_bert_adamw_over_its_own_steps_without_tracing_again(monkeypatch):
+    """`fit` schedules the "auto" optimizer over the steps it is given. It compiled a new optimizer for
+    that on every call, and Keras traced the train step again each time (15 s a call for MiniLM); the
+    schedule now restarts in place. Reference: a model with the same weights trained by an optimizer
+    built for exactly those steps."""
+    traced = []
+    train_step = kbz.BertClassifier.train_step
+
+    def counted(self, *args, **kwargs):
+        traced.append(tf.executing_eagerly())
+        return train_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(kbz.BertClassifier, "train_step", counted)
+    model, reference = _classifier(dropout=0.0), _classifier(dropout=0.0)  # no dropout: the same steps
+    model.compile(learning_rate=1e-3)
+    model.fit(TRAIN[:4], TRAIN_Y[:4], batch_size=2, epochs=1, shuffle=False, verbose=0)
+    reference.set_weights(model.get_weights())
+    assert traced == [False]  # one trace, then graph runs
+    # Other steps, epochs and warm-up: 3 batches x 3 epochs, round(0.9) = 1 warm-up step.
+    history = model.fit(TRAIN, TRAIN_Y, batch_size=2, epochs=3, shuffle=False, verbose=0)
+    assert traced == [False]
+
+    reference.compile(optimizer=bert_adamw(1e-3, total_steps=9, warmup_steps=1))
+    expected = reference.fit(TRAIN, TRAIN_Y, batch_size=2, epochs=3, shuffle=False, verbose=0)
+    assert int(model.optimizer.iterations) == int(reference.optimizer.iterations) == 9
+    np.testing.assert_allclose(history.history["loss"], expected.history["loss"], rtol=1e-5)
+    for got, want in zip(model.trainable_weights, reference.trainable_weights):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-6, err_msg=got.path)
+    assert model.get_compile_config()["auto_optimizer"]["total_steps"] == 9
 
 
 def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf, ner, monkeypatch):

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert_zoo.optimization.bert_adamw import NO_DECAY_NAMES, bert_adamw
+from keras_bert_zoo.optimization.bert_adamw import NO_DECAY_NAMES, bert_adamw, restart_bert_adamw
 from keras_bert_zoo.optimization.fused_adamw import FusedAdamW
 from keras_bert_zoo.optimization.warmup_linear_decay import WarmupLinearDecay
 
@@ -73,3 +73,40 @@ def test_bert_adamw_is_fused_and_round_trips():
     clone = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
     assert type(clone) is FusedAdamW
     assert (clone.weight_decay, clone.epsilon, clone.global_clipnorm) == (0.01, 1e-6, 1.0)
+
+
+def _steps(optimizer, variable, gradients):
+    for gradient in gradients:
+        optimizer.apply_gradients([(keras.ops.array(gradient), variable)])
+    return variable.numpy()
+
+
+@pytest.mark.parametrize("loss_scaled", [False, True])
+def test_a_restarted_optimizer_moves_weights_as_a_new_one(loss_scaled):
+    """`fit` restarts the "auto" optimizer in place for each call; a new `bert_adamw` over the same steps is the
+    reference. Wrapped in Keras' LossScaleOptimizer (mixed_float16), the inner AdamW restarts."""
+    wrap = keras.optimizers.LossScaleOptimizer if loss_scaled else (lambda optimizer: optimizer)
+    gradients = np.random.default_rng(0).normal(size=(7, 3)).astype("float32")
+    used = wrap(bert_adamw(0.05, total_steps=4, weight_decay=0.1))
+    variable = keras.Variable(np.ones(3, "float32"))
+    _steps(used, variable, gradients[:4])
+    start = variable.numpy()
+    assert restart_bert_adamw(used, total_steps=7, warmup_steps=2)
+    assert used.iterations.numpy() == 0
+    fresh, reference = wrap(bert_adamw(0.05, total_steps=7, warmup_steps=2, weight_decay=0.1)), keras.Variable(start)
+    np.testing.assert_allclose(_steps(used, variable, gradients), _steps(fresh, reference, gradients), rtol=1e-6)
+    schedule = (used.inner_optimizer if loss_scaled else used)._learning_rate
+    assert schedule.get_config() == {"peak_learning_rate": 0.05, "total_steps": 7, "warmup_steps": 2}
+
+
+def test_restart_leaves_what_it_cannot_restart_to_its_caller():
+    assert not restart_bert_adamw(bert_adamw(0.05, total_steps=10), total_steps=5)  # not built: no state yet
+    constant = bert_adamw(0.05)
+    constant.build([keras.Variable([1.0])])
+    assert not restart_bert_adamw(constant, total_steps=5)  # no schedule
+    schedule = WarmupLinearDecay(1e-4, total_steps=10, warmup_steps=1)
+    with pytest.raises(ValueError, match="warmup_steps must be in"):
+        schedule.set_steps(total_steps=5, warmup_steps=6)
+    with pytest.raises(ValueError, match="total_steps must be positive"):
+        schedule.set_steps(total_steps=0, warmup_steps=0)
+    assert float(schedule(5)) == pytest.approx(1e-4 * 5 / 9)  # unchanged by the refusals

@@ -1,5 +1,7 @@
 """AdamW set up as BERT fine-tuning and pretraining use it."""
 
+import keras
+
 from keras_bert_zoo.optimization.fused_adamw import FusedAdamW
 from keras_bert_zoo.optimization.warmup_linear_decay import WarmupLinearDecay
 
@@ -8,11 +10,18 @@ from keras_bert_zoo.optimization.warmup_linear_decay import WarmupLinearDecay
 # they are the variables named gamma, beta and bias.
 NO_DECAY_NAMES = ["bias", "gamma", "beta"]
 
+# BERT's fine-tuning warm-up: the first 10% of the steps.
+WARMUP_RATIO = 0.1
+
+
+def _warmup_steps(total_steps, warmup_ratio, warmup_steps):
+    return int(round(total_steps * warmup_ratio)) if warmup_steps is None else int(warmup_steps)
+
 
 def bert_adamw(
     learning_rate=5e-5,
     total_steps=None,
-    warmup_ratio=0.1,
+    warmup_ratio=WARMUP_RATIO,
     warmup_steps=None,
     weight_decay=0.01,
     global_clipnorm=1.0,
@@ -38,8 +47,8 @@ def bert_adamw(
     0.0
     """
     if total_steps is not None:
-        warmup = int(round(total_steps * warmup_ratio)) if warmup_steps is None else int(warmup_steps)
-        learning_rate = WarmupLinearDecay(learning_rate, total_steps, warmup)
+        learning_rate = WarmupLinearDecay(learning_rate, total_steps, _warmup_steps(total_steps, warmup_ratio,
+                                                                                    warmup_steps))
     optimizer = FusedAdamW(
         learning_rate=learning_rate,
         weight_decay=weight_decay,
@@ -50,3 +59,41 @@ def bert_adamw(
     )
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
     return optimizer
+
+
+def restart_bert_adamw(optimizer, total_steps, warmup_ratio=WARMUP_RATIO, warmup_steps=None):
+    """Start a `bert_adamw` optimizer over again, as a new one would.
+
+    The step count and Adam's moments go back to zero and the schedule
+    warms up and decays over `total_steps`, in place: a train step that
+    Keras traced with this optimizer runs on without a new trace (tens of
+    seconds for a Base model on a CPU).
+
+    Args:
+        optimizer: a built optimizer from `bert_adamw` with a `total_steps`
+            schedule (or one wrapped in Keras' `LossScaleOptimizer`, whose
+            loss scale carries on).
+        total_steps, warmup_ratio, warmup_steps: as `bert_adamw`.
+
+    Returns:
+        True, or False when `optimizer` has no schedule to restart (the
+        caller builds a new one).
+
+    Examples:
+    >>> variable = keras.Variable([1.0])
+    >>> optimizer = bert_adamw(1e-3, total_steps=10)
+    >>> _ = optimizer.apply_gradients([(keras.ops.array([1.0]), variable)])
+    >>> restart_bert_adamw(optimizer, total_steps=100)
+    True
+    >>> int(optimizer.iterations), float(optimizer.learning_rate)
+    (0, 0.0)
+    """
+    adamw = getattr(optimizer, "inner_optimizer", optimizer)
+    schedule = getattr(adamw, "_learning_rate", None)
+    if not isinstance(schedule, WarmupLinearDecay) or not adamw.built:
+        return False
+    schedule.set_steps(total_steps, _warmup_steps(total_steps, warmup_ratio, warmup_steps))
+    # AdamW's state (iterations, first and second moments) starts at zero.
+    for variable in adamw.variables:
+        variable.assign(keras.ops.zeros(variable.shape, variable.dtype))
+    return True

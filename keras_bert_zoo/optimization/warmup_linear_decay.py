@@ -4,13 +4,21 @@ import keras
 from keras import ops
 
 
+def _check_steps(total_steps, warmup_steps):
+    if total_steps <= 0:
+        raise ValueError(f"total_steps must be positive; got {total_steps}.")
+    if not 0 <= warmup_steps <= total_steps:
+        raise ValueError(f"warmup_steps must be in [0, total_steps]; got {warmup_steps} of {total_steps}.")
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """`peak * step / warmup_steps` during warm-up, then linear decay to 0.
 
     As google-research/bert's `optimization.py`: the rate rises linearly
     over `warmup_steps` to `peak_learning_rate` and falls linearly to zero at
-    `total_steps`.
+    `total_steps`. The step counts live in variables, so `set_steps` gives a
+    traced train step a new schedule without tracing it again.
 
     Args:
         peak_learning_rate: the rate reached at the end of warm-up.
@@ -21,23 +29,31 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     >>> schedule = WarmupLinearDecay(1e-4, total_steps=100, warmup_steps=10)
     >>> [round(float(schedule(s)), 7) for s in (0, 5, 10, 55, 100)]
     [0.0, 5e-05, 0.0001, 5e-05, 0.0]
+    >>> schedule.set_steps(total_steps=20, warmup_steps=0)
+    >>> [round(float(schedule(s)), 7) for s in (0, 10, 20)]
+    [0.0001, 5e-05, 0.0]
     """
 
     def __init__(self, peak_learning_rate, total_steps, warmup_steps):
-        if total_steps <= 0:
-            raise ValueError(f"total_steps must be positive; got {total_steps}.")
-        if not 0 <= warmup_steps <= total_steps:
-            raise ValueError(f"warmup_steps must be in [0, total_steps]; got {warmup_steps} of {total_steps}.")
+        _check_steps(total_steps, warmup_steps)
         self.peak_learning_rate = float(peak_learning_rate)
-        self.total_steps = int(total_steps)
-        self.warmup_steps = int(warmup_steps)
+        self._steps = keras.Variable([float(total_steps), float(warmup_steps)], trainable=False,
+                                     name="warmup_linear_decay_steps")
+        self.total_steps, self.warmup_steps = int(total_steps), int(warmup_steps)
+
+    def set_steps(self, total_steps, warmup_steps):
+        """Schedule `total_steps` with `warmup_steps` of warm-up from now on."""
+        _check_steps(total_steps, warmup_steps)
+        self._steps.assign([float(total_steps), float(warmup_steps)])
+        self.total_steps, self.warmup_steps = int(total_steps), int(warmup_steps)
 
     def __call__(self, step):
         step = ops.cast(step, "float32")
-        warmup = self.peak_learning_rate * step / max(self.warmup_steps, 1)
-        decay_span = max(self.total_steps - self.warmup_steps, 1)
-        decay = self.peak_learning_rate * ops.maximum(self.total_steps - step, 0.0) / decay_span
-        return ops.where(step < self.warmup_steps, warmup, decay)
+        total, warmup = self._steps[0], self._steps[1]
+        warmup_rate = self.peak_learning_rate * step / ops.maximum(warmup, 1.0)
+        decay_span = ops.maximum(total - warmup, 1.0)
+        decay_rate = self.peak_learning_rate * ops.maximum(total - step, 0.0) / decay_span
+        return ops.where(step < warmup, warmup_rate, decay_rate)
 
     def get_config(self):
         return {

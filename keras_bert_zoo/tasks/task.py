@@ -13,6 +13,7 @@ from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
+from keras_bert_zoo.optimization.bert_adamw import restart_bert_adamw
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.loader import load_task
@@ -263,9 +264,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             self.optimizer.build(self.trainable_variables)
 
     def _schedule_optimizer(self, total_steps):
-        args = dict(self._compile_args)
+        # After the first fit, the schedule restarts in place: compiling again
+        # would make Keras trace the train step again on every call.
         with self.distribute_strategy.scope():
-            self.compile("auto", learning_rate=self._learning_rate, total_steps=total_steps, **args)
+            if restart_bert_adamw(self.optimizer, total_steps):
+                self._total_steps = total_steps
+                return
+            self.compile("auto", learning_rate=self._learning_rate, total_steps=total_steps, **self._compile_args)
             # Built here, not inside the first train step: variables created
             # while tracing make tf.function trace the whole step twice.
             self.optimizer.build(self.trainable_variables)
