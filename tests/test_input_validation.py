@@ -403,6 +403,9 @@ def test_ner_sentence_given_as_a_string_or_with_a_none_word(ner):
         ner.predict_tags([["apc2", None]])
     with pytest.raises(TypeError, match=r"Text 1 is 3 \(int\)"):
         ner.predict_entities(["apc2 gene", 3])
+    # One string, not a batch: it was read character by character (29 "texts" of one letter each).
+    with pytest.raises(TypeError, match=r"Expected a batch of texts, got one str \('apc2 gene'\): pass a list"):
+        ner.predict_entities("apc2 gene")
 
 
 def test_conll_tag_column_outside_the_layout(tmp_path):

@@ -10,6 +10,7 @@ and only it, was scored. One epoch on a handful of examples.
 import json
 import re
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -306,6 +307,49 @@ def test_each_fit_trains_as_a_new_bert_adamw_over_its_own_steps_without_tracing_
     for got, want in zip(model.trainable_weights, reference.trainable_weights):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-6, err_msg=got.path)
     assert model.get_compile_config()["auto_optimizer"]["total_steps"] == 9
+
+
+def test_a_schedule_fixed_at_compile_runs_on_across_fit_calls_and_survives_saving(tmp_path):
+    """compile(total_steps=N): one warm-up + decay over N steps that fit calls continue (it was replaced by
+    each call's own schedule, silently). Reference: BERT's formula, by hand."""
+    model = _classifier(dropout=0.0)
+    model.compile(learning_rate=1e-3, total_steps=20)  # 2 warm-up steps
+    model.fit(TRAIN, TRAIN_Y, batch_size=2, epochs=2, verbose=0)  # 6 steps
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    restored = keras.models.load_model(path)
+    for m in (model, restored):
+        m.fit(TRAIN[:4], TRAIN_Y[:4], batch_size=2, epochs=1, verbose=0)  # 2 more
+        assert int(m.optimizer.iterations) == 8
+        assert float(m.optimizer.learning_rate) == pytest.approx(1e-3 * (20 - 8) / (20 - 2))
+
+
+def test_a_dataset_of_unknown_length_trains_at_the_peak_rate_with_a_warning():
+    """Its steps cannot be counted before the run. A second fit left the first fit's finished schedule in
+    place (rate 0: nothing learned, no word said); it now starts afresh at the constant peak rate and says so."""
+    model = _classifier(dropout=0.0)
+    model.compile(learning_rate=1e-3)
+    model.fit(TRAIN, TRAIN_Y, batch_size=2, epochs=1, verbose=0)
+    assert float(model.optimizer.learning_rate) == 0.0  # BERT's decay ends at 0
+    unknown = tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN_Y)).filter(lambda x, y: True).batch(2)
+    before = [w.numpy() for w in model.trainable_weights]
+    with pytest.warns(UserWarning, match=r"unknown length.*constant rate 0.001.*steps_per_epoch"):
+        model.fit(unknown, epochs=1, verbose=0)
+    assert float(model.optimizer.learning_rate) == pytest.approx(1e-3)
+    assert not np.allclose(before[0], model.trainable_weights[0].numpy())
+
+
+def test_fit_refuses_a_bad_batch_size_and_runs_no_epoch_as_keras_does(clf, ner):
+    clf.compile()
+    for call in (lambda b: clf.fit(TRAIN, TRAIN_Y, batch_size=b, verbose=0), lambda b: clf.predict(DEV, batch_size=b),
+                 lambda b: clf.evaluate(DEV, DEV_Y, batch_size=b, verbose=0),
+                 lambda b: ner.predict_tags(SENTENCES, batch_size=b)):
+        for bad in (0, -1, 2.5, True):
+            with pytest.raises(ValueError, match=rf"batch_size must be a positive whole number; got {bad!r}"):
+                call(bad)
+    # No epoch to run (epochs=0, or initial_epoch=epochs): Keras trains no step and says nothing.
+    for kwargs in ({"epochs": 0}, {"epochs": 1, "initial_epoch": 1}):
+        assert clf.fit(TRAIN, TRAIN_Y, verbose=0, **kwargs).history == {}
 
 
 def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf, ner, monkeypatch):

@@ -57,6 +57,12 @@ def _example_count(x):
     return len(x)
 
 
+def check_batch_size(batch_size):
+    """Refuse a batch size that is not a positive whole number, before any data is read."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive whole number; got {batch_size!r}.")
+
+
 def _pack_in_chunks(function, examples, count):
     """`function(*examples)` on in-memory examples, `_PACKING_CHUNK` rows at
     a time, the results concatenated.
@@ -226,18 +232,21 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """Compile with BERT's defaults unless given.
 
         Args:
-            optimizer: `"auto"` for `bert_adamw` (re-scheduled by `fit`).
+            optimizer: `"auto"` for `bert_adamw`.
             loss: `"auto"` for the task's loss.
             metrics: `"auto"` for the task's metrics.
             learning_rate: peak learning rate for the `"auto"` optimizer.
-            total_steps: steps of the `"auto"` optimizer's warm-up + decay
-                schedule (set by `fit`).
+            total_steps: `None` (default): each `fit` call starts the
+                `"auto"` optimizer afresh, its warm-up + decay spread over
+                the steps that call runs. A number: one schedule of that
+                many steps, which `fit` calls continue one after another.
             **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`,
                 `steps_per_execution`).
         """
         self._auto_optimizer = isinstance(optimizer, str) and optimizer == "auto"
         self._learning_rate = learning_rate or getattr(self, "_learning_rate", None) or self.default_learning_rate
         self._total_steps = total_steps if self._auto_optimizer else None
+        self._fit_schedules = self._auto_optimizer and total_steps is None
         # Kept out of Keras' attribute tracking: metric objects found in an attribute join `model.metrics`
         # and log once more under their bare names (a pretrainer's `accuracy` repeated one of its two).
         object.__setattr__(self, "_compile_args", {"loss": loss, "metrics": metrics, **kwargs})
@@ -252,28 +261,53 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     def get_compile_config(self):
         if getattr(self, "_auto_optimizer", False):
-            return {"auto_optimizer": {"learning_rate": self._learning_rate, "total_steps": self._total_steps}}
+            return {"auto_optimizer": {"learning_rate": self._learning_rate, "total_steps": self._total_steps,
+                                       "fit_schedules": self._fit_schedules}}
         return super().get_compile_config()
 
     def compile_from_config(self, config):
         if "auto_optimizer" not in config:
             return super().compile_from_config(config)
+        config = dict(config["auto_optimizer"])
+        # Saved before it was recorded: every fit scheduled its own steps.
+        fit_schedules = config.pop("fit_schedules", True)
         with self.distribute_strategy.scope():
-            self.compile(**config["auto_optimizer"])
+            self.compile(**config)
+            self._fit_schedules = self._auto_optimizer and fit_schedules
             # Built now, so that a saved optimizer state can load into it.
             self.optimizer.build(self.trainable_variables)
 
     def _schedule_optimizer(self, total_steps):
-        # After the first fit, the schedule restarts in place: compiling again
-        # would make Keras trace the train step again on every call.
+        """Start the "auto" optimizer afresh over `total_steps` (None: at a constant rate)."""
         with self.distribute_strategy.scope():
-            if restart_bert_adamw(self.optimizer, total_steps):
+            # After the first fit, the schedule restarts in place: compiling again
+            # would make Keras trace the train step again on every call.
+            if total_steps is not None and restart_bert_adamw(self.optimizer, total_steps):
                 self._total_steps = total_steps
                 return
             self.compile("auto", learning_rate=self._learning_rate, total_steps=total_steps, **self._compile_args)
+            self._fit_schedules = True
             # Built here, not inside the first train step: variables created
             # while tracing make tf.function trace the whole step twice.
             self.optimizer.build(self.trainable_variables)
+
+    def _schedule_for_fit(self, data, batch_size, epochs, kwargs, validation_split):
+        """Give the "auto" optimizer the steps this `fit` call runs."""
+        if isinstance(data, dict):
+            steps = math.ceil(math.ceil(_example_count(data) * (1 - validation_split)) / batch_size)
+        else:
+            steps = kwargs.get("steps_per_epoch") or int(data.cardinality())
+        runs = epochs - kwargs.get("initial_epoch", 0)
+        if steps < 0:  # a Dataset of unknown or infinite length
+            warnings.warn(
+                "fit cannot spread BERT's warm-up and decay over a Dataset of unknown length (after `filter`, or "
+                f"`repeat` without `steps_per_epoch`): it trains at the constant rate {self._learning_rate}. "
+                "Pass steps_per_epoch=..., give the Dataset its length with "
+                "`ds.apply(tf.data.experimental.assert_cardinality(n))`, or compile(total_steps=...).",
+                stacklevel=3)
+            self._schedule_optimizer(None)
+        elif steps * runs > 0:  # else Keras runs no step
+            self._schedule_optimizer(steps * runs)
 
     # --- Data ------------------------------------------------------------
 
@@ -424,6 +458,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         Packed inputs pass as they are: this is also how the validation data
         `fit` prepared comes back, when Keras' `fit` calls `evaluate` on it.
         """
+        check_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
         if isinstance(x, dict):
             return x, None if y is None else self.prepare_labels(y)
@@ -462,13 +497,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         if validation_data is not None:
             val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data), batch_size=batch_size)
             validation_data = val_data if val_labels is None else (val_data, val_labels)
-        if getattr(self, "_auto_optimizer", False):
-            if isinstance(data, dict):
-                steps = math.ceil(math.ceil(_example_count(data) * (1 - validation_split)) / batch_size)
-            else:
-                steps = kwargs.get("steps_per_epoch") or int(data.cardinality())
-            if steps > 0:
-                self._schedule_optimizer(steps * (epochs - kwargs.get("initial_epoch", 0)))
+        if getattr(self, "_fit_schedules", False):
+            self._schedule_for_fit(data, batch_size, epochs, kwargs, validation_split)
         with warnings.catch_warnings():
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")

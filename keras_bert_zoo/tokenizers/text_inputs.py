@@ -50,10 +50,14 @@ def check_texts(texts, pairs=True):
         The examples as a list (numpy arrays become lists of str / tuples).
 
     Raises:
-        TypeError: an item that is not a string (or pair of strings), naming
-            its index and type.
+        TypeError: one string instead of a batch (it would be read
+            character by character), or an item that is not a string (or
+            pair of strings), naming its index and type.
         ValueError: a pair that is not exactly two texts.
     """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"Expected a batch of texts, got one {type(texts).__name__} ({texts[:40]!r}): "
+                        "pass a list, e.g. [text].")
     if isinstance(texts, np.ndarray):
         texts = texts.tolist()
     texts = list(texts)
