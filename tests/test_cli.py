@@ -55,7 +55,13 @@ def test_encode_errors_are_clear(tmp_path, capsys):
     empty = tmp_path / "empty_lines.txt"
     empty.write_text("fine\n\nalso fine\n")
     assert main(["encode", "--input_file", str(empty)]) == 2
+    assert f"--input_file {empty}: line 2 is empty (1 empty lines in all)" in capsys.readouterr().err
+    assert main(["encode", "fine", " "]) == 2
     assert "Text 2 is empty" in capsys.readouterr().err
+    # extract-features dropped empty lines: the rows after one no longer matched their lines.
+    assert main(["extract-features", "--input_file", str(empty), "--output_file", str(tmp_path / "f.jsonl")]) == 2
+    assert f"--input_file {empty}: line 2 is empty" in capsys.readouterr().err
+    assert not (tmp_path / "f.jsonl").exists()
     assert main(["encode", "--preset", "scibert_uncased", "x"]) == 2
     assert "scibert_scivocab_base_en_uncased" in capsys.readouterr().err
 

@@ -51,6 +51,12 @@ def test_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["text"] for r in records] == ["all work and no play", "jack a dull boy"]
     assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"]) - 1) < 1e-4 for r in records)
+    # An empty line was dropped, shifting the rows after it against their lines.
+    texts.write_text("all work and no play\n\njack a dull boy\n")
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts),
+                 "--output_file", str(tmp_path / "p.jsonl")]) == 2
+    assert f"--input_file {texts}: line 2 is empty" in capsys.readouterr().err
+    assert not (tmp_path / "p.jsonl").exists()
 
 
 @pytest.mark.slow

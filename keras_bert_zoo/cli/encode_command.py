@@ -11,6 +11,7 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
+from keras_bert_zoo.cli.text_lines import read_text_lines
 from keras_bert_zoo.cli.usage_error import UsageError
 
 
@@ -40,16 +41,12 @@ def add_parser(subparsers):
 
 
 def _read_texts(args):
-    texts = list(args.texts)
-    if args.input:
-        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
-        with stream:
-            texts += [line.rstrip("\n") for line in stream]
+    empty = [i + 1 for i, t in enumerate(args.texts) if not t.strip()]
+    if empty:
+        raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all).")
+    texts = list(args.texts) + (read_text_lines(args.input, "--input_file") if args.input else [])
     if not texts:
         raise UsageError("No texts to encode: pass texts as arguments or a file with --input_file.")
-    empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
-    if empty:
-        raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all); remove empty lines.")
     return texts
 
 

@@ -9,6 +9,7 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
+from keras_bert_zoo.cli.text_lines import read_text_lines
 
 
 EXTRACT = ("tasks.feature_extraction", "extract_features")
@@ -42,8 +43,7 @@ def run(args):
     check_sequence_length(args.max_seq_length, library_default(*EXTRACT, "sequence_length"), args.preset)
     check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
 
-    with open(args.input_file, encoding="utf-8") as f:
-        lines = [line.strip() for line in f if line.strip()]
+    lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
     # extract_features.py separates the two texts of a pair with " ||| ".
     texts = [tuple(part.strip() for part in line.split("|||", 1)) if "|||" in line else line for line in lines]
     records = extract_features(texts, preset=args.preset, progress=True,

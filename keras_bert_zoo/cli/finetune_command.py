@@ -15,6 +15,7 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
+from keras_bert_zoo.cli.text_lines import read_text_lines
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
@@ -269,13 +270,11 @@ def fine_tuned_model_dir(path):
     return None
 
 
-def _load_task(path, **kwargs):
-    """A fine-tuned task saved by `finetune`, as the class it was saved from
-    (`**kwargs` for `Task.from_preset`, e.g. `dtype`)."""
+def _fine_tuned_task(path):
+    """`(directory, task class)` of a fine-tuned task saved by `finetune`, its weights not read yet."""
     from keras_bert_zoo.presets.loader import saved_task_class
     from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
-    from keras_bert_zoo.tasks.task import Task
 
     from keras_bert_zoo.presets.registry import preset_names
 
@@ -288,7 +287,15 @@ def _load_task(path, **kwargs):
     saved = saved_task_class(found)
     if issubclass(saved, BertPretrainer):
         raise UsageError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
-    return Task.from_preset(found, **kwargs)
+    return found, saved
+
+
+def _load_task(path, **kwargs):
+    """A fine-tuned task saved by `finetune`, as the class it was saved from
+    (`**kwargs` for `Task.from_preset`, e.g. `dtype`)."""
+    from keras_bert_zoo.tasks.task import Task
+
+    return Task.from_preset(_fine_tuned_task(path)[0], **kwargs)
 
 
 def run_evaluate(args):
@@ -331,9 +338,15 @@ def _classification_records(task, texts, batch_size):
 
 
 def run_predict(args):
-    task = _load_task(args.model)
-    with open(args.input, encoding="utf-8") as f:
-        lines = [line for line in f.read().splitlines() if line.strip()]
+    from keras_bert_zoo.tasks.task import Task
+
+    found, task_class = _fine_tuned_task(args.model)
+    if hasattr(task_class, "predict_answers"):  # JSON lines: blank ones separate nothing
+        with open(args.input, encoding="utf-8") as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+    else:
+        lines = read_text_lines(args.input, "--input_file")
+    task = Task.from_preset(found)
     if hasattr(task, "predict_answers"):
         examples = [json.loads(line) for line in lines]
         records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))

@@ -1,0 +1,22 @@
+"""Files of one text per line, as `predict`, `encode` and `extract-features` read them."""
+
+import sys
+
+
+def read_text_lines(path, flag):
+    """The lines of `path` (`-`: standard input), each one text.
+
+    An empty line is refused by its number: dropped, it would shift every
+    output row after it against the input line it answers.
+
+    Raises:
+        ValueError: an empty (or blank) line.
+    """
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    with stream:
+        lines = stream.read().splitlines()
+    empty = [number for number, line in enumerate(lines, 1) if not line.strip()]
+    if empty:
+        raise ValueError(f"{flag} {path}: line {empty[0]} is empty ({len(empty)} empty lines in all). Each line is "
+                         "one text and each output row answers one line: remove the empty lines.")
+    return lines
