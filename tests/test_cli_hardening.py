@@ -159,6 +159,13 @@ def test_a_directory_that_is_not_a_model_names_the_flag(files, capsys):
              "--model minilm_l6_h384_en_uncased is a preset, not a fine-tuned model")
     _refused(capsys, ["finetune", "--task", "ner", "--problem_type", "multi_label", "--train_file", files["train"],
                       "--output_dir", files["tmp"] + "/run"], "--problem_type is for --task classify")
+    # Flags of another task were ignored in silence (a classify run with --doc_stride trained on regardless).
+    _refused(capsys, ["finetune", "--task", "classify", "--doc_stride", "64", "--version_2_with_negative",
+                      "--train_file", files["train"], "--output_dir", files["tmp"] + "/run"],
+             "--doc_stride, --version_2_with_negative are for --task qa; --task classify does not read them")
+    _refused(capsys, ["finetune", "--task", "qa", "--text_column", "body", "--train_file", files["train"],
+                      "--output_dir", files["tmp"] + "/run"], "--text_column is for --task classify")
+    assert not os.path.exists(files["tmp"] + "/run")
     _refused(capsys, ["export", "--model", files["tmp"], "--output", files["tmp"] + "/e"],
              "is neither a fine-tuned model (a `finetune` --output_dir or its model/) nor a preset", "not a preset")
 

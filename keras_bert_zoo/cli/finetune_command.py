@@ -236,15 +236,32 @@ def _check_qa_lengths(args):
                          "(it is the step between context windows).")
 
 
+# Flags that only one task reads; given to another, they would be ignored in silence.
+TASK_FLAGS = {
+    "classify": ("problem_type", "format", "glue_task", "text_column", "text_b_column", "label_column",
+                 "skip_bad_rows"),
+    "qa": ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "version_2_with_negative",
+           "null_score_diff_threshold"),
+}
+
+
+def _check_task_flags(args):
+    for task, names in TASK_FLAGS.items():
+        given_names = [name for name in names if getattr(args, name) not in (None, False)]
+        if given_names and args.task != task:
+            flags = ", ".join(f"--{name}" for name in given_names)
+            raise UsageError(f"{flags} {'is' if len(given_names) == 1 else 'are'} for --task {task}; --task "
+                             f"{args.task} does not read {'it' if len(given_names) == 1 else 'them'}: leave "
+                             f"{'it' if len(given_names) == 1 else 'them'} out.")
+
+
 def run_finetune(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.training.finetune import METRICS_FILE
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
 
-    if args.problem_type is not None and args.task != "classify":
-        raise UsageError(f"--problem_type is for --task classify; --task {args.task} takes one kind of label: "
-                         "leave the flag out.")
+    _check_task_flags(args)
     check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args)
