@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert_zoo.cli.main import main
 from keras_bert_zoo.tasks.sentence_embedding import encode_texts
@@ -105,3 +106,39 @@ def test_export_in_bfloat16_stores_bfloat16_weights_and_serves_what_float32_serv
     pooled = {dtype: export.signatures["embed"](text=texts)["mean_pooled"].numpy() for dtype, export in exports.items()}
     np.testing.assert_allclose(pooled["bfloat16"], pooled["float32"], atol=0.05 * np.abs(pooled["float32"]).max())
     assert not np.array_equal(pooled["bfloat16"], pooled["float32"])
+
+
+@pytest.mark.slow
+def test_repeated_encoding_with_loaded_models_traces_once_and_pools_as_by_hand(default_preset_dir, monkeypatch):
+    """encode_texts built a new tf.function each call (MiniLM: ~1.2 s of tracing per call on 2 cores, whatever
+    the texts). Reference for the values: the backbone's eager outputs, pooled by hand."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    backbone = kbz.BertBackbone.from_preset(default_preset_dir)
+    preprocessor = kbz.BertPreprocessor.from_preset(default_preset_dir, sequence_length=24)
+    traced = []
+    call = BertEncoderLayer.call
+
+    def counted(self, *args, **kwargs):
+        if not tf.executing_eagerly():
+            traced.append(self.name)
+        return call(self, *args, **kwargs)
+
+    monkeypatch.setattr(BertEncoderLayer, "call", counted)
+    texts = ["Aspirin inhibits COX-1.", "The cat sat.", ("A pair", "of texts"), "Fourth, a longer sentence here."]
+    for pooling in ("mean", "cls", "pooled"):
+        for count in (1, 2, 3, 1):
+            batch = [t for t in texts if isinstance(t, str)][:count]
+            got = encode_texts(batch, backbone=backbone, preprocessor=preprocessor, pooling=pooling)
+            inputs = preprocessor(batch)
+            outputs = backbone(inputs)
+            mask = inputs["padding_mask"].numpy()[:, :, None]
+            expected = {"mean": (outputs["sequence_output"].numpy() * mask).sum(1) / mask.sum(1),
+                        "cls": outputs["sequence_output"].numpy()[:, 0],
+                        "pooled": outputs["pooled_output"].numpy()}[pooling]
+            np.testing.assert_allclose(got, expected, atol=2e-5)
+        warmed_up = len(traced)
+        encode_texts(texts[2:3], backbone=backbone, preprocessor=preprocessor, pooling=pooling)  # pairs
+        encode_texts(texts[:2], backbone=backbone, preprocessor=preprocessor, pooling=pooling)
+        assert len(traced) == warmed_up

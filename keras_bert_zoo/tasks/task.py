@@ -20,6 +20,7 @@ from keras_bert_zoo.presets.loader import load_task
 from keras_bert_zoo.presets.loader import saved_task_class
 from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
+from keras_bert_zoo.tokenizers.text_inputs import text_columns
 from keras_bert_zoo.utils.traced_method import traced_method
 
 # In-memory examples are packed this many at a time (the ragged word-pieces of a chunk are transient).
@@ -332,13 +333,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """Turn a batch of raw examples (and labels) into model inputs."""
         return keras.utils.pack_x_y_sample_weight(self.preprocessor(x), y, sample_weight)
 
-    @staticmethod
-    def _columns(examples):
-        """A list of strings or pairs -> a tensor or a tuple of tensors."""
-        if examples and isinstance(examples[0], (tuple, list)):
-            return tuple(tf.constant([e[i] for e in examples]) for i in range(len(examples[0])))
-        return tf.constant(list(examples))
-
     def standardize_examples(self, x, y=None):
         """Bring any accepted input form to the few that `make_dataset` takes.
 
@@ -403,7 +397,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 if len(y) != len(x):
                     raise ValueError(f"{len(x)} examples but {len(y)} labels.")
                 y = np.asarray(self.prepare_labels(y))
-            columns = self._columns(x)
+            columns = text_columns(x)
             # A 1-tuple, so that a pair of texts is one argument of `preprocess`.
             return self._packed_dataset((columns,) if y is None else (columns, y), len(x), batch_size, shuffle, seed)
         return ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)

@@ -8,6 +8,7 @@ name the item instead, before any model or graph work.
 import math
 
 import numpy as np
+import tensorflow as tf
 
 
 def _describe(item):
@@ -71,3 +72,11 @@ def check_texts(texts, pairs=True):
         else:
             check_text(item, f"Text {index}")
     return texts
+
+
+def text_columns(examples):
+    """Checked texts or pairs (a non-empty list) as tensors: one string
+    tensor, or a tuple of two for pairs, as the preprocessors take them."""
+    if isinstance(examples[0], (tuple, list)):
+        return tuple(tf.constant([e[i] for e in examples]) for i in range(len(examples[0])))
+    return tf.constant(list(examples))
