@@ -352,6 +352,34 @@ def test_fit_refuses_a_bad_batch_size_and_runs_no_epoch_as_keras_does(clf, ner):
         assert clf.fit(TRAIN, TRAIN_Y, verbose=0, **kwargs).history == {}
 
 
+def test_sample_weight_weighs_in_memory_examples_as_keras_does(clf, ner):
+    """Keras' weighted loss, by hand: mean over the examples of weight x cross-entropy. A list with
+    sample_weight failed with Keras' message about Datasets (the list became one inside)."""
+    clf.compile()
+    weights = [0.0, 2.0, 0.5, 1.0]
+    probabilities = clf.predict_proba(DEV)
+    losses = -np.log(probabilities[np.arange(len(DEV)), DEV_Y])
+    for batch_size in (4, 3):
+        loss = clf.evaluate(DEV, DEV_Y, sample_weight=weights, batch_size=batch_size, verbose=0)[0]
+        assert loss == pytest.approx(float(np.mean(np.array(weights) * losses)), rel=1e-5)
+    packed = clf.preprocessor(DEV)
+    assert clf.evaluate(dict(packed), np.array(DEV_Y), sample_weight=np.array(weights), verbose=0)[0] == \
+        pytest.approx(float(np.mean(np.array(weights) * losses)), rel=1e-5)
+    history = clf.fit(TRAIN, TRAIN_Y, sample_weight=[0.0] * len(TRAIN), batch_size=3, verbose=0)
+    assert history.history["loss"] == [0.0]  # every example weighs nothing
+
+    with pytest.raises(ValueError, match=r"one number per example: 4 examples, but its shape is \(3,\)"):
+        clf.evaluate(DEV, DEV_Y, sample_weight=[1.0, 1.0, 1.0], verbose=0)
+    with pytest.raises(ValueError, match=r"sample_weight 1 is -1.0; weights must be finite and non-negative"):
+        clf.fit(DEV, DEV_Y, sample_weight=[1.0, -1.0, 1.0, 1.0], verbose=0)
+    with pytest.raises(ValueError, match=r"with validation_split is not supported"):
+        clf.fit(TRAIN, TRAIN_Y, sample_weight=[1.0] * len(TRAIN), validation_split=0.5, verbose=0)
+    with pytest.raises(ValueError, match=r"Dataset carries its own sample weights"):
+        clf.fit(tf.data.Dataset.from_tensor_slices((DEV, DEV_Y)), sample_weight=weights, verbose=0)
+    with pytest.raises(ValueError, match=r"BertTokenClassifier does not take sample_weight with raw examples"):
+        ner.evaluate(SENTENCES, TAGS, sample_weight=[1.0] * len(SENTENCES), verbose=0)
+
+
 def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf, ner, monkeypatch):
     monkeypatch.setattr(task_module, "_PACKING_CHUNK", 3)  # 8 pairs and 9 sentences: several chunks, one short
     pairs, labels = list(zip(DEV, DEV_B)) * 2, DEV_Y * 2

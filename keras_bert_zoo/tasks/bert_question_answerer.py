@@ -12,6 +12,7 @@ from keras_bert_zoo.export.question_answerer_signatures import question_answerer
 from keras_bert_zoo.metrics.squad_metrics import squad_scores
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tasks.task import _packed_spec
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 
@@ -91,6 +92,7 @@ class BertQuestionAnswerer(Task):
 
     default_sequence_length = 384
     uses_pooler = False
+    takes_sample_weight = False
     input_forms = (
         "QA examples (kbz.data.read_squad's result, a list of {'question', 'context', 'answers'} dicts, or one "
         "such dict); or packed inputs (a dict of token_ids, segment_ids and padding_mask, with start/end labels "
@@ -158,11 +160,14 @@ class BertQuestionAnswerer(Task):
             raise ValueError("QA examples hold their answers; pass them without y.")
         return _as_examples(x), None
 
-    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True):
+    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None):
         # QA examples -> run_squad-style windows (packed inputs) and their start/end positions.
+        batch_size = checked_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
         if not isinstance(x, QAExamples):
-            return super()._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, labeled=labeled)
+            return super()._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, labeled=labeled,
+                                         sample_weight=sample_weight)
+        self._check_sample_weight_taken(x, sample_weight)
         if not labeled:
             return self.features(x).inputs, None
         features = self.features(self._labelled_examples(x), with_answers=True)

@@ -16,7 +16,7 @@ from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
-from keras_bert_zoo.tasks.task import check_batch_size
+from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.traced_method import traced_method
@@ -98,6 +98,7 @@ class BertTokenClassifier(Task):
 
     uses_pooler = False
     takes_pairs = False
+    takes_sample_weight = False
     preprocessor_cls = TokenClassificationPreprocessor
     input_forms = (
         "a list of sentences, each a list of words (their tags as y); a tf.data.Dataset of (words, tag_ids), "
@@ -212,7 +213,7 @@ class BertTokenClassifier(Task):
         that fit one window); parity:
         `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
         """
-        check_batch_size(batch_size)
+        batch_size = checked_batch_size(batch_size)
         sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
         windows = self.sentence_windows(sentences, doc_stride)

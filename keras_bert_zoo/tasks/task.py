@@ -58,10 +58,28 @@ def _example_count(x):
     return len(x)
 
 
-def check_batch_size(batch_size):
-    """Refuse a batch size that is not a positive whole number, before any data is read."""
+def checked_batch_size(batch_size):
+    """`batch_size`, 32 for None (as in Keras); refused before any data is read unless a positive whole number."""
+    if batch_size is None:
+        return 32
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive whole number; got {batch_size!r}.")
+    return int(batch_size)
+
+
+def _checked_sample_weight(sample_weight, count):
+    """One finite, non-negative float32 weight per example, or a ValueError naming the first bad one."""
+    try:
+        weights = np.asarray(sample_weight, "float32")
+    except (TypeError, ValueError):
+        raise ValueError(f"sample_weight must be numbers, one per example; got {sample_weight!r:.80}.") from None
+    if weights.shape != (count,):
+        raise ValueError(f"sample_weight must hold one number per example: {count} examples, but its shape is "
+                         f"{weights.shape}.")
+    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
+    if len(bad):
+        raise ValueError(f"sample_weight {bad[0]} is {weights[bad[0]]}; weights must be finite and non-negative.")
+    return weights
 
 
 def _pack_in_chunks(function, examples, count):
@@ -143,6 +161,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     )
     # Whether an example may be a (text_a, text_b) pair, so that a tuple of two columns means pairs.
     takes_pairs = True
+    # Whether `fit` / `evaluate` weigh in-memory examples by a `sample_weight` (one number per example).
+    takes_sample_weight = True
     default_learning_rate = 5e-5
     # run_classifier.py's max_seq_length; QA overrides it (384).
     default_sequence_length = 128
@@ -375,12 +395,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}.")
         return x, y
 
-    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True):
+    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True, sample_weight=None):
         """Build the preprocessed, batched `tf.data.Dataset` of raw examples.
 
         `x`: a list of examples or a Dataset (see `standardize_examples` for
         the other forms). `labeled=False` (prediction): each element of a
         Dataset `x` is an example, even when it is a `(text_a, text_b)` tuple.
+        `sample_weight`: one non-negative number per example of a list.
         """
         if isinstance(x, tf.data.Dataset):
             ds = x
@@ -399,7 +420,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 y = np.asarray(self.prepare_labels(y))
             columns = text_columns(x)
             # A 1-tuple, so that a pair of texts is one argument of `preprocess`.
-            return self._packed_dataset((columns,) if y is None else (columns, y), len(x), batch_size, shuffle, seed)
+            examples = (columns,) if y is None else (columns, y)
+            if sample_weight is not None and y is not None:
+                examples += (_checked_sample_weight(sample_weight, len(x)),)
+            return self._packed_dataset(examples, len(x), batch_size, shuffle, seed)
         return ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
     def _packing_function(self):
@@ -445,25 +469,38 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         ds = ds.batch(batch_size).map(lambda rows: tf.nest.map_structure(lambda t: tf.gather(t, rows), packed))
         return ds.prefetch(tf.data.AUTOTUNE)
 
-    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True):
+    def _check_sample_weight_taken(self, x, sample_weight):
+        """Refuse a `sample_weight` beside raw examples that cannot take one."""
+        if sample_weight is None:
+            return
+        if isinstance(x, tf.data.Dataset):
+            raise ValueError("A tf.data.Dataset carries its own sample weights, as in Keras: give it "
+                             "(x, y, sample_weight) elements instead of passing sample_weight.")
+        if not self.takes_sample_weight:
+            raise ValueError(f"{type(self).__name__} does not take sample_weight with raw examples: each becomes "
+                             "several windows or weighted tokens. Leave it out (or weigh packed inputs' rows).")
+
+    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None):
         """Any accepted input -> what `keras.Model`'s fit/evaluate/predict take:
         `(preprocessed batched Dataset, None)` or `(packed dict, labels)`.
 
         Packed inputs pass as they are: this is also how the validation data
         `fit` prepared comes back, when Keras' `fit` calls `evaluate` on it.
         """
-        check_batch_size(batch_size)
+        batch_size = checked_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
         if isinstance(x, dict):
             return x, None if y is None else self.prepare_labels(y)
+        self._check_sample_weight_taken(x, sample_weight)
         if isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is not None:
             packed = _packed_spec(x.element_spec)
             self._check_packed_inputs(packed)
             return (x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
             raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}  # tasks without it
         return self.make_dataset(x, y if labeled else None, batch_size=batch_size, shuffle=shuffle,
-                                 labeled=labeled), None
+                                 labeled=labeled, **weights), None
 
     # --- Keras API -------------------------------------------------------
 
@@ -478,16 +515,25 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             validation_split: hold out this last fraction of in-memory
                 examples (before shuffling) as validation data; not
                 possible for a `tf.data.Dataset`.
-            **kwargs: as `keras.Model.fit`.
+            **kwargs: as `keras.Model.fit`; `sample_weight` weighs
+                in-memory examples (one number each) where the task
+                `takes_sample_weight` (a Dataset carries its own).
 
         Returns:
             The Keras `History` (with `val_*` entries given validation data).
         """
+        batch_size = checked_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
+        sample_weight = kwargs.pop("sample_weight", None)
         if validation_split and validation_data is None and not isinstance(x, dict):  # Keras splits packed arrays
+            if sample_weight is not None:
+                raise ValueError("sample_weight with validation_split is not supported (validation data are not "
+                                 "weighed): pass validation_data=(x, y) instead.")
             x, y, validation_data = self._split_off(x, y, validation_split)
             validation_split = 0.0
-        data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle)
+        data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, sample_weight=sample_weight)
+        if isinstance(data, dict) and sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight  # Keras weighs packed arrays itself
         if validation_data is not None:
             val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data), batch_size=batch_size)
             validation_data = val_data if val_labels is None else (val_data, val_labels)
@@ -520,10 +566,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return _slice(x, head), None, (_slice(x, tail), None)
         return _slice(x, head), _slice(y, head), (_slice(x, tail), _slice(y, tail))
 
-    def evaluate(self, x=None, y=None, batch_size=32, **kwargs):
-        data, labels = self._keras_inputs(x, y, batch_size=batch_size)
+    def evaluate(self, x=None, y=None, batch_size=32, sample_weight=None, **kwargs):
+        data, labels = self._keras_inputs(x, y, batch_size=batch_size, sample_weight=sample_weight)
         if isinstance(data, dict):
-            return super().evaluate(data, labels, batch_size=batch_size, **kwargs)
+            return super().evaluate(data, labels, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(data, **kwargs)
 
     def predict(self, x, batch_size=32, **kwargs):
