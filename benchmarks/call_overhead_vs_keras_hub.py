@@ -4,8 +4,9 @@ default preset), same sequence length, raw text in, in one process.
 
     python benchmarks/call_overhead_vs_keras_hub.py [--rounds 7] [--output_file ...]
 
-Scenarios: `predict` on one text, on one pair, on 32 pairs, and `evaluate`
-on 32 labelled pairs. For each, a first call (tracing included: what the
+Scenarios: `predict` on one text, on one pair, on 32 pairs, `evaluate`
+on 32 labelled pairs, and one epoch of `fit` on them (one step: what a call
+costs beyond its step; each peer's own default optimizer). For each, a first call (tracing included: what the
 first call in a notebook costs), then `--rounds` rounds timing one call of
 each peer, in an order that alternates round by round. Figures: milliseconds
 per call (median, min, max); `keras_hub_over_ours` is keras-hub's time over
@@ -32,7 +33,7 @@ PRESET = "minilm_l6_h384_en_uncased"
 TEXTS_A = ["The company said its profit rose in the third quarter.", "He was born in a small town in Ohio."] * 16
 TEXTS_B = ["Its third-quarter profit went up, the company said.", "His birthplace is a village in Ohio."] * 16
 LABELS = [1, 0] * 16
-SCENARIOS = ("predict 1 text", "predict 1 pair", "predict 32 pairs", "evaluate 32 pairs")
+SCENARIOS = ("predict 1 text", "predict 1 pair", "predict 32 pairs", "evaluate 32 pairs", "fit 32 pairs")
 
 
 def build_ours(sequence_length):
@@ -43,6 +44,7 @@ def build_ours(sequence_length):
         lambda: clf.predict([(TEXTS_A[0], TEXTS_B[0])]),
         lambda: clf.predict((TEXTS_A, TEXTS_B)),
         lambda: clf.evaluate((TEXTS_A, TEXTS_B), LABELS, verbose=0),
+        lambda: clf.fit((TEXTS_A, TEXTS_B), LABELS, epochs=1, verbose=0),
     )))
 
 
@@ -63,6 +65,7 @@ def build_keras_hub(sequence_length):
         lambda: clf.predict((a[:1], b[:1]), verbose=0),
         lambda: clf.predict((a, b), verbose=0),
         lambda: clf.evaluate((a, b), np.array(LABELS), verbose=0),
+        lambda: clf.fit((a, b), np.array(LABELS), epochs=1, verbose=0),
     )))
 
 
