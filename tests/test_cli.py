@@ -52,6 +52,17 @@ def test_mean_pooling_matches_hf_outputs(default_preset_dir):
     np.testing.assert_allclose(cls[0], reference["sequence_output_0"][0], atol=1e-5)
 
 
+def test_text_lines_end_at_newlines_as_an_editor_numbers_them(tmp_path):
+    from keras_bert_zoo.cli.text_lines import read_text_lines
+
+    path = tmp_path / "texts.txt"
+    path.write_bytes("one\r\ntwo\x0cstill two\u2028and two\nthree\n\n\n".encode("utf-8"))
+    assert read_text_lines(str(path), "--input_file") == ["one", "two\x0cstill two\u2028and two", "three"]
+    path.write_bytes(b"one\n\r\ntwo\n")
+    with pytest.raises(ValueError, match=r"line 2 is empty \(1 empty lines in all\)"):
+        read_text_lines(str(path), "--input_file")
+
+
 def test_encode_errors_are_clear(tmp_path, capsys):
     empty = tmp_path / "empty_lines.txt"
     empty.write_text("fine\n\nalso fine\n")
@@ -139,6 +150,9 @@ def test_repeated_encoding_with_loaded_models_traces_once_and_pools_as_by_hand(d
                         "pooled": outputs["pooled_output"].numpy()}[pooling]
             np.testing.assert_allclose(got, expected, atol=2e-5)
         warmed_up = len(traced)
-        encode_texts(texts[2:3], backbone=backbone, preprocessor=preprocessor, pooling=pooling)  # pairs
-        encode_texts(texts[:2], backbone=backbone, preprocessor=preprocessor, pooling=pooling)
+        mixed = encode_texts(texts, backbone=backbone, preprocessor=preprocessor, pooling=pooling)
+        np.testing.assert_allclose(mixed[2:3], encode_texts(texts[2:3], backbone=backbone, preprocessor=preprocessor,
+                                                            pooling=pooling), atol=2e-5)
         assert len(traced) == warmed_up
+    with pytest.warns(UserWarning, match=r"1 of 1 inputs are longer than sequence_length=24"):
+        encode_texts(["word " * 40], backbone=backbone, preprocessor=preprocessor)

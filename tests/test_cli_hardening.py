@@ -163,6 +163,8 @@ def test_a_directory_that_is_not_a_model_names_the_flag(files, capsys):
     _refused(capsys, ["finetune", "--task", "classify", "--doc_stride", "64", "--version_2_with_negative",
                       "--train_file", files["train"], "--output_dir", files["tmp"] + "/run"],
              "--doc_stride, --version_2_with_negative are for --task qa; --task classify does not read them")
+    _refused(capsys, ["finetune", "--task", "ner", "--null_score_diff_threshold", "0", "--train_file", files["train"],
+                      "--output_dir", files["tmp"] + "/run"], "--null_score_diff_threshold is for --task qa")
     _refused(capsys, ["finetune", "--task", "qa", "--text_column", "body", "--train_file", files["train"],
                       "--output_dir", files["tmp"] + "/run"], "--text_column is for --task classify")
     assert not os.path.exists(files["tmp"] + "/run")

@@ -396,13 +396,16 @@ def test_detokenize_out_of_vocabulary_id(tokenizer):
         tokenizer.detokenize([5, 99])
 
 
-def test_ner_sentence_given_as_a_string_or_with_a_none_word(ner):
+def test_ner_sentence_given_as_a_string_or_with_a_none_word(ner, classifier):
     with pytest.raises(TypeError, match=r"Sentence 0 is a string; give each sentence as a list of words"):
         ner.predict_tags(["apc2 gene"])
     with pytest.raises(TypeError, match=r"Sentence 0, word 1 is None"):
         ner.predict_tags([["apc2", None]])
     with pytest.raises(TypeError, match=r"Text 1 is 3 \(int\)"):
         ner.predict_entities(["apc2 gene", 3])
+    # One kind of example at a time: a pair among single texts became the pair's... nothing TensorFlow could stack.
+    with pytest.raises(ValueError, match=r"Text 1 is a pair but text 0 is a single text: give a task one kind"):
+        classifier.predict(["apc2 gene", ("a", "b")])
     # One string, not a batch: it was read character by character (29 "texts" of one letter each).
     with pytest.raises(TypeError, match=r"Expected a batch of texts, got one str \('apc2 gene'\): pass a list"):
         ner.predict_entities("apc2 gene")

@@ -9,6 +9,7 @@ and only it, was scored. One epoch on a handful of examples.
 
 import json
 import re
+import warnings
 
 import keras
 import numpy as np
@@ -333,6 +334,10 @@ def test_a_dataset_of_unknown_length_trains_at_the_peak_rate_with_a_warning():
     assert float(model.optimizer.learning_rate) == 0.0  # BERT's decay ends at 0
     unknown = tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN_Y)).filter(lambda x, y: True).batch(2)
     before = [w.numpy() for w in model.trainable_weights]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.fit(unknown, epochs=0, verbose=0)  # no step to run: no warning, the optimizer untouched
+    assert float(model.optimizer.learning_rate) == 0.0
     with pytest.warns(UserWarning, match=r"unknown length.*constant rate 0.001.*steps_per_epoch"):
         model.fit(unknown, epochs=1, verbose=0)
     assert float(model.optimizer.learning_rate) == pytest.approx(1e-3)
@@ -376,8 +381,29 @@ def test_sample_weight_weighs_in_memory_examples_as_keras_does(clf, ner):
         clf.fit(TRAIN, TRAIN_Y, sample_weight=[1.0] * len(TRAIN), validation_split=0.5, verbose=0)
     with pytest.raises(ValueError, match=r"Dataset carries its own sample weights"):
         clf.fit(tf.data.Dataset.from_tensor_slices((DEV, DEV_Y)), sample_weight=weights, verbose=0)
-    with pytest.raises(ValueError, match=r"BertTokenClassifier does not take sample_weight with raw examples"):
-        ner.evaluate(SENTENCES, TAGS, sample_weight=[1.0] * len(SENTENCES), verbose=0)
+    for weighed in ({"sample_weight": [1.0] * len(SENTENCES)}, {}):
+        with pytest.raises(ValueError, match=r"BertTokenClassifier does not take sample.weight"):
+            if weighed:
+                ner.evaluate(SENTENCES, TAGS, verbose=0, **weighed)
+            else:  # in a Dataset's elements, where its preprocessing would drop them
+                ner.evaluate(tf.data.Dataset.from_tensor_slices((tf.ragged.constant(SENTENCES), tf.ragged.constant(
+                    ner.tag_ids(TAGS)), tf.ones([len(SENTENCES)]))), verbose=0)
+
+
+def test_packed_inputs_follow_keras_batching_and_splitting(clf):
+    """Packed arrays go to Keras as they are: predict batches them by batch_size, and fit's schedule covers
+    the steps Keras runs: floor(n * (1 - validation_split)) examples, all n when validation_data is given."""
+    packed = {k: v.numpy() for k, v in clf.preprocessor(TRAIN).items()}
+    batches = []
+    counter = keras.callbacks.LambdaCallback(on_predict_batch_end=lambda batch, logs: batches.append(batch))
+    clf.predict(packed, batch_size=4, callbacks=[counter])
+    assert len(batches) == 2  # 6 rows by 4
+    clf.compile()
+    clf.fit(packed, np.array(TRAIN_Y), batch_size=2, validation_split=0.3, verbose=0)  # floor(4.2) = 4 rows
+    assert clf.optimizer._learning_rate.total_steps == 2 == int(clf.optimizer.iterations)
+    clf.fit(packed, np.array(TRAIN_Y), batch_size=2, validation_split=0.3, validation_data=(packed, np.array(TRAIN_Y)),
+            verbose=0)
+    assert clf.optimizer._learning_rate.total_steps == 3 == int(clf.optimizer.iterations)
 
 
 def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf, ner, monkeypatch):

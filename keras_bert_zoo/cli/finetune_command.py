@@ -247,7 +247,8 @@ TASK_FLAGS = {
 
 def _check_task_flags(args):
     for task, names in TASK_FLAGS.items():
-        given_names = [name for name in names if getattr(args, name) not in (None, False)]
+        # `is`, not `in`: 0.0 == False, and --null_score_diff_threshold 0 is given.
+        given_names = [name for name in names if getattr(args, name) is not None and getattr(args, name) is not False]
         if given_names and args.task != task:
             flags = ", ".join(f"--{name}" for name in given_names)
             raise UsageError(f"{flags} {'is' if len(given_names) == 1 else 'are'} for --task {task}; --task "

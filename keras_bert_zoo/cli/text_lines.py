@@ -6,15 +6,20 @@ import sys
 def read_text_lines(path, flag):
     """The lines of `path` (`-`: standard input), each one text.
 
-    An empty line is refused by its number: dropped, it would shift every
-    output row after it against the input line it answers.
+    Lines end at `\n` (a `\r` before it goes too), as an editor numbers
+    them: `str.splitlines` would also cut at form feeds or U+2028 inside a
+    text. An empty line is refused by its number: dropped, it would shift
+    every output row after it against the input line it answers. Empty
+    lines at the end shift nothing and are left out.
 
     Raises:
-        ValueError: an empty (or blank) line.
+        ValueError: an empty (or blank) line before the last text.
     """
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", newline="")
     with stream:
-        lines = stream.read().splitlines()
+        lines = [line.removesuffix("\r") for line in stream.read().split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
     empty = [number for number, line in enumerate(lines, 1) if not line.strip()]
     if empty:
         raise ValueError(f"{flag} {path}: line {empty[0]} is empty ({len(empty)} empty lines in all). Each line is "

@@ -37,7 +37,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     def __init__(self, peak_learning_rate, total_steps, warmup_steps):
         _check_steps(total_steps, warmup_steps)
         self.peak_learning_rate = float(peak_learning_rate)
-        self._steps = keras.Variable([float(total_steps), float(warmup_steps)], trainable=False,
+        # float32 whatever floatx is: bfloat16 counts steps exactly only up to 256.
+        self._steps = keras.Variable([float(total_steps), float(warmup_steps)], dtype="float32", trainable=False,
                                      name="warmup_linear_decay_steps")
         self.total_steps, self.warmup_steps = int(total_steps), int(warmup_steps)
 

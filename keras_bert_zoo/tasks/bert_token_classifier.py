@@ -148,6 +148,9 @@ class BertTokenClassifier(Task):
         return checked
 
     def preprocess(self, x, y=None, sample_weight=None):
+        if sample_weight is not None:  # a Dataset's third item: the tags carry the weights, per word-piece
+            raise ValueError("BertTokenClassifier does not take sample weights: give its Dataset (words, tags) "
+                             "elements.")
         if y is None:
             inputs = self.preprocessor(x)
             return {k: inputs[k] for k in MODEL_INPUTS}

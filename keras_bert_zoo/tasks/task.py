@@ -314,11 +314,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     def _schedule_for_fit(self, data, batch_size, epochs, kwargs, validation_split):
         """Give the "auto" optimizer the steps this `fit` call runs."""
-        if isinstance(data, dict):
-            steps = math.ceil(math.ceil(_example_count(data) * (1 - validation_split)) / batch_size)
+        if kwargs.get("steps_per_epoch"):
+            steps = kwargs["steps_per_epoch"]
+        elif isinstance(data, dict):  # Keras' split keeps floor(n * (1 - split)) examples for training
+            steps = math.ceil(math.floor(_example_count(data) * (1 - validation_split)) / batch_size)
         else:
-            steps = kwargs.get("steps_per_epoch") or int(data.cardinality())
+            steps = int(data.cardinality())
         runs = epochs - kwargs.get("initial_epoch", 0)
+        if runs <= 0:  # Keras runs no step
+            return
         if steps < 0:  # a Dataset of unknown or infinite length
             warnings.warn(
                 "fit cannot spread BERT's warm-up and decay over a Dataset of unknown length (after `filter`, or "
@@ -327,7 +331,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 "`ds.apply(tf.data.experimental.assert_cardinality(n))`, or compile(total_steps=...).",
                 stacklevel=3)
             self._schedule_optimizer(None)
-        elif steps * runs > 0:  # else Keras runs no step
+        elif steps > 0:
             self._schedule_optimizer(steps * runs)
 
     # --- Data ------------------------------------------------------------
@@ -473,12 +477,12 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """Refuse a `sample_weight` beside raw examples that cannot take one."""
         if sample_weight is None:
             return
-        if isinstance(x, tf.data.Dataset):
-            raise ValueError("A tf.data.Dataset carries its own sample weights, as in Keras: give it "
-                             "(x, y, sample_weight) elements instead of passing sample_weight.")
         if not self.takes_sample_weight:
             raise ValueError(f"{type(self).__name__} does not take sample_weight with raw examples: each becomes "
                              "several windows or weighted tokens. Leave it out (or weigh packed inputs' rows).")
+        if isinstance(x, tf.data.Dataset):
+            raise ValueError("A tf.data.Dataset carries its own sample weights, as in Keras: give it "
+                             "(x, y, sample_weight) elements instead of passing sample_weight.")
 
     def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None):
         """Any accepted input -> what `keras.Model`'s fit/evaluate/predict take:
@@ -538,7 +542,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data), batch_size=batch_size)
             validation_data = val_data if val_labels is None else (val_data, val_labels)
         if getattr(self, "_fit_schedules", False):
-            self._schedule_for_fit(data, batch_size, epochs, kwargs, validation_split)
+            # Keras ignores validation_split when given validation_data.
+            self._schedule_for_fit(data, batch_size, epochs, kwargs,
+                                   validation_split if validation_data is None else 0.0)
         with warnings.catch_warnings():
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
@@ -581,6 +587,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return self.predict_on_batch({name: np.zeros((0, length), "int32") for name in self.backbone.input})
         data, _ = self._keras_inputs(x, batch_size=batch_size, labeled=False)
         kwargs.setdefault("verbose", 0)
+        if isinstance(data, dict):  # packed arrays: Keras batches them
+            kwargs["batch_size"] = checked_batch_size(batch_size)
         return super().predict(data, **kwargs)
 
     def quantize(self, mode=None, config=None, filters=None, **kwargs):

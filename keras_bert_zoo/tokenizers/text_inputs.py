@@ -77,6 +77,11 @@ def check_texts(texts, pairs=True):
 def text_columns(examples):
     """Checked texts or pairs (a non-empty list) as tensors: one string
     tensor, or a tuple of two for pairs, as the preprocessors take them."""
-    if isinstance(examples[0], (tuple, list)):
+    pairs = [isinstance(e, (tuple, list)) for e in examples]
+    if any(pairs) and not all(pairs):
+        index = pairs.index(not pairs[0])
+        raise ValueError(f"Text {index} is {'a pair' if pairs[index] else 'a single text'} but text 0 is "
+                         f"{'a pair' if pairs[0] else 'a single text'}: give a task one kind of example at a time.")
+    if pairs[0]:
         return tuple(tf.constant([e[i] for e in examples]) for i in range(len(examples[0])))
     return tf.constant(list(examples))

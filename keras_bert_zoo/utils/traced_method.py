@@ -8,8 +8,8 @@ import tensorflow as tf
 _functions = weakref.WeakKeyDictionary()
 
 
-def _call(reference, name, args, kwargs):
-    return getattr(reference(), name)(*args, **kwargs)
+def _call(reference, name, args):
+    return getattr(reference(), name)(*args)
 
 
 def traced_method(owner, name, depends_on=None):
@@ -46,14 +46,14 @@ def traced_method(owner, name, depends_on=None):
     functions = _functions.setdefault(owner, {})
     cached = functions.get(name)
     if cached is None or cached[0] is not depends_on:
-        # The arguments travel as one tuple (and a dict): generalizing over calls with different numbers of arguments (a
+        # The arguments travel as one tuple: generalizing over calls with different numbers of arguments (a
         # task's `preprocess(x)` and `preprocess(x, y)`) raises IndexError in TensorFlow (2.21). A partial, not
         # a lambda: TensorFlow counts traces per code object, and one lambda's would add up every owner's
         # traces into a "triggered tf.function retracing" warning.
         traced = tf.function(functools.partial(_call, weakref.ref(owner), name), reduce_retracing=True)
 
-        def function(*args, **kwargs):
-            return traced(args, kwargs)
+        def function(*args):
+            return traced(args)
 
         cached = functions[name] = (depends_on, function)
     return cached[1]
