@@ -72,6 +72,45 @@ def test_help_of_every_command_in_a_subprocess_imports_no_tensorflow():
     assert result.stderr.strip().splitlines()[-1] == "False", result.stderr
 
 
+def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(tmp_path):
+    """A typo in a preset's name, a length beyond its positions, a flag of another task, an empty input line,
+    a layer the model lacks or a --model that is no model: each is one error line, and TensorFlow (seconds of
+    start-up) was never imported."""
+    train = tmp_path / "train.tsv"
+    train.write_text("sentence\tlabel\ngood\t1\n")
+    lines = tmp_path / "lines.txt"
+    lines.write_text("one\n\ntwo\n")
+    cases = [
+        (["finetune", "--task", "classify", "--preset", "bert_bse_en_uncased", "--train_file", str(train),
+          "--output_dir", str(tmp_path / "a")], "Unknown preset 'bert_bse_en_uncased'. Did you mean: bert_base_en"),
+        (["finetune", "--task", "classify", "--max_seq_length", "600", "--train_file", str(train),
+          "--output_dir", str(tmp_path / "b")], "--max_seq_length 600 is more than the 512 positions"),
+        (["finetune", "--task", "classify", "--doc_stride", "64", "--train_file", str(train),
+          "--output_dir", str(tmp_path / "c")], "--doc_stride is for --task qa"),
+        (["finetune", "--task", "qa", "--max_seq_length", "64", "--max_query_length", "64", "--train_file",
+          str(train), "--output_dir", str(tmp_path / "d")], "leaves no room for the context"),
+        (["encode", "--input_file", str(lines)], "line 2 is empty"),
+        (["encode", "a text", "--preset", "nope"], "Unknown preset 'nope'"),
+        (["extract-features", "--input_file", str(lines), "--output_file", str(tmp_path / "f.jsonl"),
+          "--layers=-7"], "--layers -7 does not exist: the preset minilm_l6_h384_en_uncased has 6 layers"),
+        (["predict", "--model", str(tmp_path), "--input_file", str(lines)], "is not a fine-tuned model"),
+        (["evaluate", "--model", "minilm_l6_h384_en_uncased", "--eval_file", str(train)],
+         "is a preset, not a fine-tuned model"),
+    ]
+    code = ("import sys\nfrom keras_bert_zoo.cli.main import main\n"
+            f"for argv in {[argv for argv, _ in cases]!r}:\n"
+            "    print(main(argv), file=sys.stderr)\n"
+            "print('tensorflow' in sys.modules, 'keras' in sys.modules, file=sys.stderr)")
+    result = _python(code)
+    errors = result.stderr.strip().splitlines()
+    assert errors[-1] == "False False", result.stderr
+    assert len(errors) == 2 * len(cases) + 1, result.stderr
+    for (argv, expected), line, status in zip(cases, errors[0::2], errors[1::2]):
+        assert line.startswith(f"keras-bert-zoo {argv[0]}: error: ") and expected in line, (argv, line)
+        assert status == "2", (argv, status)
+    assert not (tmp_path / "a").exists()  # no output directory was made
+
+
 def test_version(capsys):
     from keras_bert_zoo.version import __version__
 

@@ -167,6 +167,8 @@ def test_a_directory_that_is_not_a_model_names_the_flag(files, capsys):
                       "--output_dir", files["tmp"] + "/run"], "--null_score_diff_threshold is for --task qa")
     _refused(capsys, ["finetune", "--task", "qa", "--text_column", "body", "--train_file", files["train"],
                       "--output_dir", files["tmp"] + "/run"], "--text_column is for --task classify")
+    _refused(capsys, ["finetune", "--task", "classify", "--tag_column", "1", "--train_file", files["train"],
+                      "--output_dir", files["tmp"] + "/run"], "--tag_column is for --task ner")
     assert not os.path.exists(files["tmp"] + "/run")
     _refused(capsys, ["export", "--model", files["tmp"], "--output", files["tmp"] + "/e"],
              "is neither a fine-tuned model (a `finetune` --output_dir or its model/) nor a preset", "not a preset")

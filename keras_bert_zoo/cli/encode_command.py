@@ -37,7 +37,7 @@ def add_parser(subparsers):
                         help=default_help("Packed length.", *ENCODE, "sequence_length"))
     parser.add_argument("--batch_size", type=positive_int, help=default_help("", *ENCODE, "batch_size"))
     parser.add_argument("--normalize", action="store_true", default=None, help="L2-normalise the vectors.")
-    parser.set_defaults(run=run)
+    parser.set_defaults(check=check, run=run)
 
 
 def _read_texts(args):
@@ -50,16 +50,26 @@ def _read_texts(args):
     return texts
 
 
+def check(args):
+    """Read the texts (kept for `run`: stdin reads once) and check the length against the preset, before
+    TensorFlow loads."""
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
+
+    args.text_list = _read_texts(args)
+    check_sequence_length(args.max_seq_length, library_default(*ENCODE, "sequence_length"), _preset(args))
+
+
+def _preset(args):
+    return args.preset or library_default(*ENCODE, "preset")
+
+
 def run(args):
     import numpy as np
 
-    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.tasks.sentence_embedding import encode_texts
 
-    texts = _read_texts(args)
-    preset = args.preset or library_default(*ENCODE, "preset")
-    check_sequence_length(args.max_seq_length, library_default(*ENCODE, "sequence_length"), preset)
-    vectors = encode_texts(texts, preset=preset, progress=True,
+    texts = args.text_list
+    vectors = encode_texts(texts, preset=_preset(args), progress=True,
                            **given(args, "pooling", "batch_size", "normalize", max_seq_length="sequence_length"))
     if args.output and args.output.endswith(".npy"):
         from keras_bert_zoo.utils.atomic import atomic_file

@@ -31,19 +31,24 @@ def add_parser(subparsers):
                                           *EXTRACT, "layers"))
     parser.add_argument("--max_seq_length", type=positive_int, help=default_help("", *EXTRACT, "sequence_length"))
     parser.add_argument("--batch_size", type=positive_int, help=default_help("", *EXTRACT, "batch_size"))
-    parser.set_defaults(run=run)
+    parser.set_defaults(check=check, run=run)
 
 
-def run(args):
+def check(args):
+    """The flags against the preset and the input's lines (kept for `run`), before TensorFlow loads."""
     from keras_bert_zoo.cli.preset_limits import check_layers
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
-    from keras_bert_zoo.tasks.feature_extraction import extract_features
-    from keras_bert_zoo.tasks.feature_extraction import write_features
 
     check_sequence_length(args.max_seq_length, library_default(*EXTRACT, "sequence_length"), args.preset)
     check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
+    args.lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
 
-    lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
+
+def run(args):
+    from keras_bert_zoo.tasks.feature_extraction import extract_features
+    from keras_bert_zoo.tasks.feature_extraction import write_features
+
+    lines = args.lines
     # extract_features.py separates the two texts of a pair with " ||| ".
     texts = [tuple(part.strip() for part in line.split("|||", 1)) if "|||" in line else line for line in lines]
     records = extract_features(texts, preset=args.preset, progress=True,

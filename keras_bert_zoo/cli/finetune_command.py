@@ -14,6 +14,7 @@ from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_constant
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.text_lines import read_text_lines
 from keras_bert_zoo.cli.output_job import add_output_arguments
@@ -31,6 +32,10 @@ QA = ("tasks.bert_question_answerer", "BertQuestionAnswerer.__init__")
 TASK_LENGTH = {"classify": ("tasks.task", "Task"), "ner": ("tasks.task", "Task"),
                "qa": ("tasks.bert_question_answerer", "BertQuestionAnswerer")}
 FINETUNE = ("training.finetune", "finetune")
+CONLL = ("data.conll", "read_conll")
+# Read from the library's source, so that --model is checked before TensorFlow loads.
+MODEL_DIR = ("training.finetune", "MODEL_DIR")
+TASK_CONFIG_FILE = ("presets.preset_io", "TASK_CONFIG_FILE")
 MODEL_HELP = "A fine-tuned model: a `finetune` --output_dir, or its model/."
 
 
@@ -43,8 +48,10 @@ def _add_data_options(parser):
     parser.add_argument("--text_b_column", help="csv/jsonl: column of the second text of a pair.")
     parser.add_argument("--label_column", help=default_help("csv/jsonl: column of the label.", *READ, "label_column"))
     parser.add_argument("--skip_bad_rows", action="store_true", help="Skip (and count) bad rows instead of failing.")
-    parser.add_argument("--word_column", type=int, default=0, help="NER: column of the word (CoNLL files).")
-    parser.add_argument("--tag_column", type=int, default=-1, help="NER: column of the tag (CoNLL files).")
+    parser.add_argument("--word_column", type=int, help=default_help("NER: column of the word (CoNLL files).",
+                                                                     *CONLL, "word_column"))
+    parser.add_argument("--tag_column", type=int, help=default_help("NER: column of the tag (CoNLL files).",
+                                                                    *CONLL, "tag_column"))
 
 
 def add_parser(subparsers):
@@ -97,7 +104,7 @@ def add_parser(subparsers):
                                           "null_score_diff_threshold"))
     parser.add_argument("--seed", type=non_negative_int, default=0, help="Seed of the split and the training.")
     _add_data_options(parser)
-    parser.set_defaults(run=run_finetune)
+    parser.set_defaults(check=check_finetune, run=run_finetune)
     parser.set_defaults(flag_names=flag_names(parser))
 
     evaluate = subparsers.add_parser("evaluate", help="Score a fine-tuned model on a labelled file.")
@@ -107,7 +114,7 @@ def add_parser(subparsers):
     add_flag(evaluate, "--output_file", "--output", dest="output", type=output_file,
              help="Write the metrics JSON here.")
     _add_data_options(evaluate)
-    evaluate.set_defaults(run=run_evaluate)
+    evaluate.set_defaults(check=check_model_flag, run=run_evaluate)
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True, help=MODEL_HELP)
@@ -117,7 +124,7 @@ def add_parser(subparsers):
     add_flag(predict, "--output_file", "--output", dest="output", type=output_file,
              help="JSON lines output (default: stdout).")
     add_flag(predict, "--predict_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
-    predict.set_defaults(run=run_predict)
+    predict.set_defaults(check=check_model_flag, run=run_predict)
 
 
 def _default_sequence_length(task):
@@ -156,8 +163,6 @@ def _read(path, args, label_names=None, problem_type=None):
 
 
 def _eval_batch_size(args):
-    from keras_bert_zoo.cli.library_defaults import library_default
-
     return args.batch_size or library_default(*FINETUNE, "batch_size")
 
 
@@ -194,7 +199,7 @@ def _finetune_ner(args):
     from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
     train, evaluation = _split_or_read_eval(
-        args, lambda path, names=None: read_conll(path, args.word_column, args.tag_column, names)
+        args, lambda path, names=None: read_conll(path, label_names=names, **given(args, "word_column", "tag_column"))
     )
     task = BertTokenClassifier.from_preset(args.preset, label_names=train.label_names, sequence_length=args.max_seq_length)
 
@@ -240,6 +245,7 @@ def _check_qa_lengths(args):
 TASK_FLAGS = {
     "classify": ("problem_type", "format", "glue_task", "text_column", "text_b_column", "label_column",
                  "skip_bad_rows"),
+    "ner": ("word_column", "tag_column"),
     "qa": ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "version_2_with_negative",
            "null_score_diff_threshold"),
 }
@@ -256,16 +262,21 @@ def _check_task_flags(args):
                              f"{'it' if len(given_names) == 1 else 'them'} out.")
 
 
-def run_finetune(args):
+def check_finetune(args):
+    """The flags against each other and the preset (before TensorFlow loads)."""
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
-    from keras_bert_zoo.training.finetune import METRICS_FILE
-    from keras_bert_zoo.training.finetune import finetune
-    from keras_bert_zoo.training.finetune import write_json
 
     _check_task_flags(args)
     check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args)
+
+
+def run_finetune(args):
+    from keras_bert_zoo.training.finetune import METRICS_FILE
+    from keras_bert_zoo.training.finetune import finetune
+    from keras_bert_zoo.training.finetune import write_json
+
     with output_job(args, file_flags=("train", "eval")):
         task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
@@ -279,21 +290,14 @@ def run_finetune(args):
 
 def fine_tuned_model_dir(path):
     """The saved task in `path`: a `finetune` output directory or its model/; None when neither."""
-    from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
-    from keras_bert_zoo.training.finetune import MODEL_DIR
-
-    for directory in (path, os.path.join(path, MODEL_DIR)):
-        if os.path.isfile(os.path.join(directory, TASK_CONFIG_FILE)):
+    for directory in (path, os.path.join(path, library_constant(*MODEL_DIR))):
+        if os.path.isfile(os.path.join(directory, library_constant(*TASK_CONFIG_FILE))):
             return directory
     return None
 
 
-def _fine_tuned_task(path):
-    """`(directory, task class)` of a fine-tuned task saved by `finetune`, its weights not read yet."""
-    from keras_bert_zoo.presets.loader import saved_task_class
-    from keras_bert_zoo.presets.preset_io import TASK_CONFIG_FILE
-    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
-
+def _fine_tuned_dir(path):
+    """The directory of the fine-tuned task in `path`; a `UsageError` naming --model when there is none."""
     from keras_bert_zoo.presets.registry import preset_names
 
     found = fine_tuned_model_dir(path) if os.path.isdir(path) else None
@@ -301,7 +305,21 @@ def _fine_tuned_task(path):
         problem = ("is a preset, not a fine-tuned model" if path in preset_names() else
                    "is not a fine-tuned model" if os.path.isdir(path) else "does not exist")
         raise UsageError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
-                         f"(with {TASK_CONFIG_FILE}).")
+                         f"(with {library_constant(*TASK_CONFIG_FILE)}).")
+    return found
+
+
+def check_model_flag(args):
+    """--model is a fine-tuned model's directory (before TensorFlow loads)."""
+    _fine_tuned_dir(args.model)
+
+
+def _fine_tuned_task(path):
+    """`(directory, task class)` of a fine-tuned task saved by `finetune`, its weights not read yet."""
+    from keras_bert_zoo.presets.loader import saved_task_class
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+
+    found = _fine_tuned_dir(path)
     saved = saved_task_class(found)
     if issubclass(saved, BertPretrainer):
         raise UsageError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
@@ -326,7 +344,7 @@ def run_evaluate(args):
     elif hasattr(task, "evaluate_entities"):
         from keras_bert_zoo.data.conll import read_conll
 
-        data = read_conll(args.eval, args.word_column, args.tag_column, task.label_names)
+        data = read_conll(args.eval, label_names=task.label_names, **given(args, "word_column", "tag_column"))
         scores = task.evaluate_entities(data.words, data.tags, args.batch_size)
         metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
     else:

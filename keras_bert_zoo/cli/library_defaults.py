@@ -26,7 +26,7 @@ def _find(body, name):
     raise LookupError(name)
 
 
-def _constant(module, name):
+def library_constant(module, name):
     """The literal value of `name` in `keras_bert_zoo.<module>`, followed through `from keras_bert_zoo... import`."""
     for statement in _tree(module).body:
         if isinstance(statement, ast.Assign) and any(getattr(t, "id", None) == name for t in statement.targets):
@@ -34,7 +34,7 @@ def _constant(module, name):
         if isinstance(statement, ast.ImportFrom) and (statement.module or "").startswith("keras_bert_zoo."):
             for alias in statement.names:
                 if (alias.asname or alias.name) == name:
-                    return _constant(statement.module[len("keras_bert_zoo."):], alias.name)
+                    return library_constant(statement.module[len("keras_bert_zoo."):], alias.name)
     raise LookupError(f"{module}.{name}")
 
 
@@ -64,7 +64,7 @@ def library_default(module, qualname, name):
     for arg, default in pairs:
         if arg.arg == name:
             if isinstance(default, ast.Name):  # a module constant, e.g. layers=DEFAULT_LAYERS
-                return _constant(module, default.id)
+                return library_constant(module, default.id)
             return ast.literal_eval(default)
     raise LookupError(f"{qualname}({name}=...)")
 

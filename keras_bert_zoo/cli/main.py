@@ -8,7 +8,9 @@ name too. Ctrl-C exits with 130. `--verbose` shows the traceback instead,
 Python's own warning format, and TensorFlow's start-up logs.
 
 Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
-`--help` answers at once.
+`--help` answers at once. A command's `check` (where it has one) runs before
+that: a bad flag, input file or preset name is refused in a second, not after
+TensorFlow's start-up.
 """
 
 import argparse
@@ -17,6 +19,7 @@ import re
 import sys
 import warnings
 
+from keras_bert_zoo import load_tensorflow
 from keras_bert_zoo.cli import create_pretraining_data_command
 from keras_bert_zoo.cli import encode_command
 from keras_bert_zoo.cli import export_command
@@ -163,13 +166,10 @@ def _warning_line(command):
     return show
 
 
-def _start_tensorflow(verbose):
+def _show_tensorflow_logs(verbose):
     """TensorFlow's C++ logs: quiet unless --verbose (set before TensorFlow loads)."""
-    from keras_bert_zoo import load_tensorflow
-
     if verbose:
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
-    load_tensorflow()
 
 
 def main(argv=None):
@@ -182,10 +182,13 @@ def main(argv=None):
     else:
         args = parse_arguments(argv, build_parser())
     try:
-        _start_tensorflow(args.verbose)
+        _show_tensorflow_logs(args.verbose)
         with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")), warnings.catch_warnings():
             if not args.verbose:
                 warnings.showwarning = _warning_line(args.command)
+            if getattr(args, "check", None) is not None:
+                args.check(args)
+            load_tensorflow()
             return args.run(args) or 0
     except KeyboardInterrupt:
         if args.verbose:

@@ -1,9 +1,11 @@
 """The output directory of `finetune` and `pretrain`: claimed by one job, resumed only by the same job."""
 
+# What the parser adds beside the user's arguments: the command's functions, its flags' names, argv.
+NOT_ARGUMENTS = {"run", "check", "flag_names", "argv"}
 # Arguments that do not change what the job writes. Left out on purpose:
 # epochs (rerunning with more continues the same training) and where it runs.
-NOT_IN_FINGERPRINT = {"run", "command", "argv", "verbose", "flag_names", "output", "overwrite_output_dir", "epochs",
-                      "strategy", "tpu"}
+NOT_IN_FINGERPRINT = NOT_ARGUMENTS | {"command", "verbose", "output", "overwrite_output_dir", "epochs", "strategy",
+                                      "tpu"}
 
 
 def add_output_arguments(parser, help):
@@ -48,6 +50,6 @@ def output_job(args, file_flags=()):
     from keras_bert_zoo.training.finetune import OUTPUTS
     from keras_bert_zoo.utils.job_record import running_job
 
-    recorded = {k: v for k, v in vars(args).items() if k not in ("run", "flag_names", "argv")}
+    recorded = {k: v for k, v in vars(args).items() if k not in NOT_ARGUMENTS}
     return running_job(args.output, args.command, job_fingerprint(args, file_flags),
                        args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir)

@@ -5,12 +5,17 @@ from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
 
 def _config(preset):
-    from keras_bert_zoo.presets.loader import load_backbone_config
+    from keras_bert_zoo import load_tensorflow
     from keras_bert_zoo.presets.registry import get_preset_spec
-    from keras_bert_zoo.presets.registry import preset_names
+    from keras_bert_zoo.presets.registry import is_preset_name
 
-    if preset in preset_names():  # its spec says it (a download checks it): a check downloads nothing
+    if is_preset_name(preset):
+        # Its spec says it (a download checks it): a check downloads nothing, and an unknown name is refused
+        # before TensorFlow loads.
         return get_preset_spec(preset)["config"]
+    load_tensorflow()  # a directory's or handle's config is read by the loader, which imports Keras
+    from keras_bert_zoo.presets.loader import load_backbone_config
+
     return load_backbone_config(preset)
 
 
@@ -49,7 +54,7 @@ def check_sequence_length(value, default, preset=None, config=None):
                          f"pass at least {shortest}.")
     if config is None:
         config = _config(preset)
-    limit = config.get("max_sequence_length", _default_positions())
+    limit = config["max_sequence_length"] if "max_sequence_length" in config else _default_positions()
     if value > limit:
         where = f"the preset {preset}" if preset is not None else "the model config"
         if given:

@@ -33,6 +33,7 @@ from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.errors import load_directory_advice
 from keras_bert_zoo.presets.registry import get_preset_spec
+from keras_bert_zoo.presets.registry import is_preset_name
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 # Bumped whenever the saved weight layout changes, so that presets converted
@@ -64,6 +65,8 @@ def read_checkpoint_dir(directory):
 def resolve(preset):
     """Locate `preset` on disk, downloading and converting it if needed."""
     preset = os.fspath(preset)
+    if is_preset_name(preset):
+        return Resolved(saved_dir=_resolve_named(preset))
     if os.path.isdir(preset):
         if preset_io.is_saved_preset_dir(preset):
             return Resolved(saved_dir=preset)
@@ -82,9 +85,7 @@ def resolve(preset):
     if preset.startswith(("http://", "https://")):
         hint = _offline_hint(_archive_fix(preset))
         return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint)))
-    if os.sep in preset or preset.startswith("."):
-        raise PresetNotFoundError(f"No such directory: '{preset}'.")
-    return Resolved(saved_dir=_resolve_named(preset))
+    raise PresetNotFoundError(f"No such directory: '{preset}'.")
 
 
 # --- Cache ---------------------------------------------------------------

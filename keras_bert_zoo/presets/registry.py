@@ -4,6 +4,7 @@ import difflib
 import functools
 import importlib.resources
 import json
+import os
 import re
 
 from keras_bert_zoo.presets.errors import PresetNotFoundError
@@ -26,6 +27,14 @@ def _all_presets():
 
 def preset_names():
     return sorted(_all_presets())
+
+
+def is_preset_name(preset):
+    """Whether `from_preset(preset)` reads `preset` as a registered preset's
+    name: it is not a local directory, an hf:// handle, a URL or a path."""
+    preset = os.fspath(preset)
+    return not (os.path.isdir(preset) or preset.startswith(("hf://", "http://", "https://"))
+                or os.sep in preset or preset.startswith("."))
 
 
 def get_preset_spec(name):
