@@ -168,6 +168,8 @@ def test_long_texts_are_read_by_averaged_windows(tiny_checkpoint):
             [long_text], doc_stride=3), atol=1e-6)
     probabilities = clf.predict_proba([long_text])
     np.testing.assert_allclose(probabilities[0], np.exp(expected) / np.exp(expected).sum(), atol=1e-5)
+    # Windows or not, the dtype is predict's.
+    assert logits.dtype == probabilities.dtype == clf.predict(["all work"]).dtype == np.float32
 
 
 @pytest.mark.subprocess
