@@ -424,6 +424,37 @@ def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf
     assert np.concatenate([w for _, _, w in batches]).tolist() == weights.numpy().tolist()
 
 
+def test_every_pipeline_handed_to_keras_runs_without_the_autotune_thread(clf, ner, qa):
+    """tf.data's autotuning thread can hold the end of a fit, evaluate or predict call for up to a minute
+    (see `without_autotune_thread`): no pipeline the library builds starts one. QA's windows reach Keras as
+    batches of run_squad's features, in order."""
+    from keras_bert_zoo.data.pretraining_records import pretraining_batches
+
+    texts = tf.data.Dataset.from_tensor_slices((DEV, DEV_Y))
+    sentences = tf.data.Dataset.from_generator(lambda: iter(zip(SENTENCES, ner.tag_ids(TAGS))), output_signature=(
+        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int32)))
+    qa_data, _ = qa._keras_inputs(QA_EXAMPLES, batch_size=3)
+    features = {name: np.ones((4, 8), "int32") for name in ("token_ids", "segment_ids", "padding_mask",
+                                                              "mask_positions", "mask_ids", "mask_weights")}
+    pipelines = {
+        "texts": clf.make_dataset(DEV, DEV_Y, shuffle=True), "text dataset": clf.make_dataset(texts),
+        "sentences": ner.make_dataset(SENTENCES, TAGS), "sentence dataset": ner.make_dataset(sentences),
+        "QA windows": qa_data,
+        "pretraining": pretraining_batches({**features, "next_sentence_label": np.zeros(4, "int32")}, 2),
+    }
+    for name, pipeline in pipelines.items():
+        assert pipeline.options().autotune.enabled is False, name
+        next(iter(pipeline))  # and it runs
+
+    windows = qa.features(qa._labelled_examples(QA_EXAMPLES), with_answers=True)
+    batches = list(qa_data)
+    assert [len(y["start_logits"]) for _, y in batches][:-1] == [3] * (len(batches) - 1)
+    for name, expected in windows.inputs.items():
+        assert np.concatenate([x[name] for x, _ in batches]).tolist() == np.asarray(expected).tolist(), name
+    assert np.concatenate([y["start_logits"] for _, y in batches]).tolist() == windows.start_positions.tolist()
+    assert np.concatenate([y["end_logits"] for _, y in batches]).tolist() == windows.end_positions.tolist()
+
+
 def test_columns_of_different_lengths_are_refused(clf):
     with pytest.raises(ValueError, match=r"two text columns \(texts_a, texts_b\) hold 4 and 3 texts"):
         clf.predict((DEV, DEV_B[:3]))

@@ -14,6 +14,7 @@ from keras_bert_zoo.preprocessing.question_answering_features import build_featu
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tasks.task import _packed_spec
+from keras_bert_zoo.tasks.task import _rows_dataset
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 
 
@@ -171,7 +172,8 @@ class BertQuestionAnswerer(Task):
         if not labeled:
             return self.features(x).inputs, None
         features = self.features(self._labelled_examples(x), with_answers=True)
-        return features.inputs, {"start_logits": features.start_positions, "end_logits": features.end_positions}
+        labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
+        return _rows_dataset((features.inputs, labels), len(features.start_positions), batch_size, shuffle), None
 
     def _labelled_examples(self, x):
         examples = _as_examples(x)

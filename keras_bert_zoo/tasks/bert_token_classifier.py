@@ -19,6 +19,7 @@ from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
+from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.traced_method import traced_method
 
 
@@ -181,7 +182,8 @@ class BertTokenClassifier(Task):
                 tags = tf.ragged.constant([y[i][a:b] for i, (a, b), _ in windows], dtype=tf.int32)
             examples = (words,) if y is None else (words, tags)
             return self._packed_dataset(examples, len(windows), batch_size, shuffle, seed)
-        return ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+        return without_autotune_thread(ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE)
+                                       .prefetch(tf.data.AUTOTUNE))
 
     def sentence_windows(self, sentences, doc_stride=None):
         """Cut sentences into windows that fit the model.

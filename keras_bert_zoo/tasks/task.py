@@ -21,6 +21,7 @@ from keras_bert_zoo.presets.loader import saved_task_class
 from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.text_inputs import text_columns
+from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.traced_method import traced_method
 
 # In-memory examples are packed this many at a time (the ragged word-pieces of a chunk are transient).
@@ -98,6 +99,18 @@ def _pack_in_chunks(function, examples, count):
     parts = [function(*tf.nest.map_structure(lambda t: t[start : start + _PACKING_CHUNK], examples))
              for start in range(0, count, _PACKING_CHUNK)]
     return parts[0] if len(parts) == 1 else tf.nest.map_structure(lambda *p: tf.concat(p, 0), *parts)
+
+
+def _rows_dataset(packed, count, batch_size, shuffle=False, seed=None):
+    """Batches of the `count` rows of `packed` (a structure of tensors or arrays), in order or shuffled on
+    each pass."""
+    # Row numbers are shuffled and batched, then gathered: a shuffle buffer of the rows would hold a second
+    # copy of them all.
+    ds = tf.data.Dataset.range(count)
+    if shuffle:
+        ds = ds.shuffle(count, seed=seed, reshuffle_each_iteration=True)
+    ds = ds.batch(batch_size).map(lambda rows: tf.nest.map_structure(lambda t: tf.gather(t, rows), packed))
+    return without_autotune_thread(ds.prefetch(tf.data.AUTOTUNE))
 
 
 def _slice(examples, part):
@@ -428,7 +441,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             if sample_weight is not None and y is not None:
                 examples += (_checked_sample_weight(sample_weight, len(x)),)
             return self._packed_dataset(examples, len(x), batch_size, shuffle, seed)
-        return ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+        return without_autotune_thread(ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE)
+                                       .prefetch(tf.data.AUTOTUNE))
 
     def _packing_function(self):
         """`preprocess` as a `tf.function` traced for each input structure
@@ -464,14 +478,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         Returns:
             A `tf.data.Dataset` of `preprocess`'s outputs, batched.
         """
-        packed = _pack_in_chunks(self._packing_function(), examples, count)
-        # Row numbers are shuffled and batched, then gathered: a shuffle buffer of the rows would hold a
-        # second copy of them all.
-        ds = tf.data.Dataset.range(count)
-        if shuffle:
-            ds = ds.shuffle(count, seed=seed, reshuffle_each_iteration=True)
-        ds = ds.batch(batch_size).map(lambda rows: tf.nest.map_structure(lambda t: tf.gather(t, rows), packed))
-        return ds.prefetch(tf.data.AUTOTUNE)
+        return _rows_dataset(_pack_in_chunks(self._packing_function(), examples, count), count, batch_size,
+                             shuffle, seed)
 
     def _check_sample_weight_taken(self, x, sample_weight):
         """Refuse a `sample_weight` beside raw examples that cannot take one."""
