@@ -426,8 +426,9 @@ def test_examples_packed_chunk_by_chunk_are_the_preprocessors_batch_in_order(clf
 
 def test_every_pipeline_handed_to_keras_runs_without_the_autotune_thread(clf, ner, qa):
     """tf.data's autotuning thread can hold the end of a fit, evaluate or predict call for up to a minute
-    (see `without_autotune_thread`): no pipeline the library builds starts one. QA's windows reach Keras as
-    batches of run_squad's features, in order."""
+    (see `without_autotune_thread`): no pipeline the library builds starts one (only fit on packed arrays
+    leaves them to Keras, which splits and shuffles them). QA's windows reach Keras as batches of run_squad's
+    features, in order."""
     from keras_bert_zoo.data.pretraining_records import pretraining_batches
 
     texts = tf.data.Dataset.from_tensor_slices((DEV, DEV_Y))
@@ -440,6 +441,8 @@ def test_every_pipeline_handed_to_keras_runs_without_the_autotune_thread(clf, ne
         "texts": clf.make_dataset(DEV, DEV_Y, shuffle=True), "text dataset": clf.make_dataset(texts),
         "sentences": ner.make_dataset(SENTENCES, TAGS), "sentence dataset": ner.make_dataset(sentences),
         "QA windows": qa_data,
+        "packed arrays (evaluate, predict)": task_module._packed_rows(
+            {k: v.numpy() for k, v in clf.preprocessor(DEV).items()}, 3, DEV_Y, np.ones(len(DEV))),
         "pretraining": pretraining_batches({**features, "next_sentence_label": np.zeros(4, "int32")}, 2),
     }
     for name, pipeline in pipelines.items():

@@ -113,6 +113,16 @@ def _rows_dataset(packed, count, batch_size, shuffle=False, seed=None):
     return without_autotune_thread(ds.prefetch(tf.data.AUTOTUNE))
 
 
+def _packed_rows(packed, batch_size, labels=None, sample_weight=None):
+    """Packed arrays (with their labels and weights, when given) as `evaluate` and `predict` hand them to
+    Keras: batches in order, from a pipeline of the library's own (see `without_autotune_thread`)."""
+    def arrays(part):  # a list of labels is one array, not a structure of numbers
+        return {k: np.asarray(v) for k, v in part.items()} if isinstance(part, dict) else np.asarray(part)
+
+    parts = tuple(arrays(part) for part in (packed, labels, sample_weight) if part is not None)
+    return _rows_dataset(parts if len(parts) > 1 else parts[0], len(next(iter(packed.values()))), batch_size)
+
+
 def _slice(examples, part):
     """`examples[part]` for a list, an array or a reader's result."""
     if isinstance(examples, ParallelExamples):
@@ -582,8 +592,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     def evaluate(self, x=None, y=None, batch_size=32, sample_weight=None, **kwargs):
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, sample_weight=sample_weight)
-        if isinstance(data, dict):
-            return super().evaluate(data, labels, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
+        if isinstance(data, dict):  # packed arrays, batched in order as Keras would
+            data = _packed_rows(data, checked_batch_size(batch_size), labels, sample_weight)
         return super().evaluate(data, **kwargs)
 
     def predict(self, x, batch_size=32, **kwargs):
@@ -595,8 +605,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return self.predict_on_batch({name: np.zeros((0, length), "int32") for name in self.backbone.input})
         data, _ = self._keras_inputs(x, batch_size=batch_size, labeled=False)
         kwargs.setdefault("verbose", 0)
-        if isinstance(data, dict):  # packed arrays: Keras batches them
-            kwargs["batch_size"] = checked_batch_size(batch_size)
+        if isinstance(data, dict):  # packed arrays, batched in order as Keras would
+            data = _packed_rows(data, checked_batch_size(batch_size))
         return super().predict(data, **kwargs)
 
     def quantize(self, mode=None, config=None, filters=None, **kwargs):
