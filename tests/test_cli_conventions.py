@@ -111,6 +111,20 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
     assert not (tmp_path / "a").exists()  # no output directory was made
 
 
+def test_constants_read_from_source_are_the_librarys():
+    from keras_bert_zoo.cli import finetune_command
+    from keras_bert_zoo.cli.library_defaults import library_constant
+    from keras_bert_zoo.presets import preset_io
+    from keras_bert_zoo.presets.registry import is_preset_name
+    from keras_bert_zoo.training import finetune
+
+    assert library_constant(*finetune_command.MODEL_DIR) == finetune.MODEL_DIR
+    assert library_constant(*finetune_command.TASK_CONFIG_FILE) == preset_io.TASK_CONFIG_FILE
+    # What from_preset reads as a registered name: not a directory, handle, URL or path.
+    assert is_preset_name("bert_base_en_uncased") and is_preset_name("no_such_name")
+    assert not any(is_preset_name(p) for p in (ROOT, "hf://org/name", "https://x/y.tar.gz", "a/b", "./x"))
+
+
 def test_version(capsys):
     from keras_bert_zoo.version import __version__
 

@@ -429,21 +429,17 @@ def test_every_pipeline_handed_to_keras_runs_without_the_autotune_thread(clf, ne
     (see `without_autotune_thread`): no pipeline the library builds starts one (only fit on packed arrays
     leaves them to Keras, which splits and shuffles them). QA's windows reach Keras as batches of run_squad's
     features, in order."""
-    from keras_bert_zoo.data.pretraining_records import pretraining_batches
-
     texts = tf.data.Dataset.from_tensor_slices((DEV, DEV_Y))
     sentences = tf.data.Dataset.from_generator(lambda: iter(zip(SENTENCES, ner.tag_ids(TAGS))), output_signature=(
         tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int32)))
     qa_data, _ = qa._keras_inputs(QA_EXAMPLES, batch_size=3)
-    features = {name: np.ones((4, 8), "int32") for name in ("token_ids", "segment_ids", "padding_mask",
-                                                              "mask_positions", "mask_ids", "mask_weights")}
+    packed = {k: v.numpy() for k, v in clf.preprocessor(DEV).items()}
     pipelines = {
         "texts": clf.make_dataset(DEV, DEV_Y, shuffle=True), "text dataset": clf.make_dataset(texts),
         "sentences": ner.make_dataset(SENTENCES, TAGS), "sentence dataset": ner.make_dataset(sentences),
         "QA windows": qa_data,
-        "packed arrays (evaluate, predict)": task_module._packed_rows(
-            {k: v.numpy() for k, v in clf.preprocessor(DEV).items()}, 3, DEV_Y, np.ones(len(DEV))),
-        "pretraining": pretraining_batches({**features, "next_sentence_label": np.zeros(4, "int32")}, 2),
+        "packed arrays (evaluate, predict)": task_module._packed_rows(packed, 3, DEV_Y, np.ones(len(DEV))),
+        "packed dataset": clf._keras_inputs(tf.data.Dataset.from_tensor_slices(packed), labeled=False)[0],
     }
     for name, pipeline in pipelines.items():
         assert pipeline.options().autotune.enabled is False, name
@@ -456,6 +452,12 @@ def test_every_pipeline_handed_to_keras_runs_without_the_autotune_thread(clf, ne
         assert np.concatenate([x[name] for x, _ in batches]).tolist() == np.asarray(expected).tolist(), name
     assert np.concatenate([y["start_logits"] for _, y in batches]).tolist() == windows.start_positions.tolist()
     assert np.concatenate([y["end_logits"] for _, y in batches]).tolist() == windows.end_positions.tolist()
+
+    # Keras' own checks on packed arrays hold: rows counted alike, weights with labels only.
+    with pytest.raises(ValueError, match=r"different numbers of rows \(3, 4\)"):
+        clf.evaluate(packed, DEV_Y[:3])
+    with pytest.raises(ValueError, match="sample_weight needs labels"):
+        task_module._packed_rows(packed, 3, None, np.ones(len(DEV)))
 
 
 def test_columns_of_different_lengths_are_refused(clf):

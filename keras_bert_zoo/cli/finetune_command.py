@@ -267,6 +267,11 @@ def check_finetune(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
     _check_task_flags(args)
+    # The job's fingerprint holds the columns' values, as it did when these flags had defaults of their own:
+    # a job interrupted then resumes.
+    for flag in ("word_column", "tag_column"):
+        if getattr(args, flag) is None:
+            setattr(args, flag, library_default(*CONLL, flag))
     check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args)

@@ -1,8 +1,9 @@
-"""The library's defaults, for `--help`, read from its source without importing it.
+"""The library's defaults and constants, read from its source without importing it.
 
 The CLI passes only the flags a user gave, so each default lives once, in the
 library; `--help` shows it by reading the library's source (an import would
-start TensorFlow and make `--help` slow).
+start TensorFlow and make `--help` slow), and the checks that run before
+TensorFlow loads read the library's constants (file names) the same way.
 """
 
 import ast

@@ -10,7 +10,8 @@ Python's own warning format, and TensorFlow's start-up logs.
 Parsing imports nothing heavy: TensorFlow loads only once a command runs, so
 `--help` answers at once. A command's `check` (where it has one) runs before
 that: a bad flag, input file or preset name is refused in a second, not after
-TensorFlow's start-up.
+TensorFlow's start-up. `run` comes only after it and may use what it read
+(the texts of stdin, read once).
 """
 
 import argparse

@@ -16,7 +16,6 @@ import tensorflow as tf
 from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
-from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
 
@@ -205,8 +204,7 @@ def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, re
     ds = ds.batch(batch_size, drop_remainder=True)
     if remask is not None:
         ds = ds.map(remask, num_parallel_calls=tf.data.AUTOTUNE)
-    return without_autotune_thread(ds.map(split_features, num_parallel_calls=tf.data.AUTOTUNE)
-                                   .prefetch(tf.data.AUTOTUNE))
+    return ds.map(split_features, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
 def split_features(features):

@@ -153,7 +153,7 @@ class BertClassifier(Task):
         logits = self.predict(packed, batch_size=batch_size)
         sums = np.zeros((len(texts), logits.shape[-1]), "float32")
         np.add.at(sums, owners, logits)
-        return sums / np.bincount(owners, minlength=len(texts))[:, None].astype(sums.dtype)  # predict's dtype
+        return sums / np.bincount(owners, minlength=len(texts))[:, None].astype(sums.dtype)  # float32, not float64
 
     def predict_proba(self, x, batch_size=32):
         """Class probabilities (softmax / sigmoid), or raw values for regression.

@@ -104,6 +104,9 @@ def _pack_in_chunks(function, examples, count):
 def _rows_dataset(packed, count, batch_size, shuffle=False, seed=None):
     """Batches of the `count` rows of `packed` (a structure of tensors or arrays), in order or shuffled on
     each pass."""
+    # Tensors, so that the map function captures them by reference: a numpy array would be copied into the
+    # function as a constant (and refused beyond 2 GB).
+    packed = tf.nest.map_structure(tf.convert_to_tensor, packed)
     # Row numbers are shuffled and batched, then gathered: a shuffle buffer of the rows would hold a second
     # copy of them all.
     ds = tf.data.Dataset.range(count)
@@ -116,11 +119,19 @@ def _rows_dataset(packed, count, batch_size, shuffle=False, seed=None):
 def _packed_rows(packed, batch_size, labels=None, sample_weight=None):
     """Packed arrays (with their labels and weights, when given) as `evaluate` and `predict` hand them to
     Keras: batches in order, from a pipeline of the library's own (see `without_autotune_thread`)."""
-    def arrays(part):  # a list of labels is one array, not a structure of numbers
-        return {k: np.asarray(v) for k, v in part.items()} if isinstance(part, dict) else np.asarray(part)
+    def arrays(part):  # a list of labels is one array; dicts and tuples are structures
+        if isinstance(part, (dict, tuple)):
+            return tf.nest.map_structure(np.asarray, part)
+        return np.asarray(part)
 
+    if sample_weight is not None and labels is None:
+        raise ValueError("sample_weight needs labels (y) to weigh.")
     parts = tuple(arrays(part) for part in (packed, labels, sample_weight) if part is not None)
-    return _rows_dataset(parts if len(parts) > 1 else parts[0], len(next(iter(packed.values()))), batch_size)
+    counts = {len(leaf) for leaf in tf.nest.flatten(parts)}
+    if len(counts) > 1:
+        raise ValueError(f"The packed inputs, labels and sample weights hold different numbers of rows "
+                         f"({', '.join(map(str, sorted(counts)))}): give one of each per example.")
+    return _rows_dataset(parts if len(parts) > 1 else parts[0], counts.pop(), batch_size)
 
 
 def _slice(examples, part):
@@ -517,7 +528,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         if isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is not None:
             packed = _packed_spec(x.element_spec)
             self._check_packed_inputs(packed)
-            return (x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
+            return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
             raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}  # tasks without it
@@ -592,7 +603,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     def evaluate(self, x=None, y=None, batch_size=32, sample_weight=None, **kwargs):
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, sample_weight=sample_weight)
-        if isinstance(data, dict):  # packed arrays, batched in order as Keras would
+        # Keras' fit scores its validation data through its own cached iterator, whatever is passed here.
+        if isinstance(data, dict) and not kwargs.get("_use_cached_eval_dataset"):
             data = _packed_rows(data, checked_batch_size(batch_size), labels, sample_weight)
         return super().evaluate(data, **kwargs)
 

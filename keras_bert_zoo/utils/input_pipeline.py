@@ -1,4 +1,6 @@
-"""What every `tf.data` pipeline the library hands to Keras shares."""
+"""What the `tf.data` pipelines a task hands Keras in `fit`, `evaluate` and `predict` share (all but
+`fit` on packed arrays, which Keras splits and shuffles itself; pretraining's record pipelines keep
+tf.data's tuning, which feeds accelerators)."""
 
 import tensorflow as tf
 
@@ -14,7 +16,8 @@ def without_autotune_thread(dataset):
     returned 34-46 s after their last step in about half the runs; with the
     thread off, every run returned at once, at the same step time. Parallel
     maps then run at tf.data's default parallelism (the cores, at most 16);
-    nothing else in these pipelines is tuned.
+    nothing else in these pipelines is tuned. The option applies to the whole
+    pipeline, a `Dataset` a user passed in included.
     """
     options = tf.data.Options()
     options.autotune.enabled = False
