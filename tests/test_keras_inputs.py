@@ -456,6 +456,8 @@ def test_every_pipeline_handed_to_keras_runs_without_the_autotune_thread(clf, ne
     # Keras' own checks on packed arrays hold: rows counted alike, weights with labels only.
     with pytest.raises(ValueError, match=r"different numbers of rows \(3, 4\)"):
         clf.evaluate(packed, DEV_Y[:3])
+    with pytest.raises(ValueError, match=r"No labels: pass y"):
+        clf.evaluate(packed)
     with pytest.raises(ValueError, match="sample_weight needs labels"):
         task_module._packed_rows(packed, 3, None, np.ones(len(DEV)))
 

@@ -605,6 +605,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, sample_weight=sample_weight)
         # Keras' fit scores its validation data through its own cached iterator, whatever is passed here.
         if isinstance(data, dict) and not kwargs.get("_use_cached_eval_dataset"):
+            if labels is None:
+                raise ValueError("No labels: pass y (one per example) to evaluate packed inputs.")
             data = _packed_rows(data, checked_batch_size(batch_size), labels, sample_weight)
         return super().evaluate(data, **kwargs)
 
