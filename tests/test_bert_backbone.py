@@ -211,22 +211,53 @@ def test_weights_saved_before_the_pooled_dense_rename_load_bit_exactly(tiny_chec
 @pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("mixed_float16", 5e-3), ("mixed_bfloat16", 5e-2)])
 @pytest.mark.parametrize("mask", [[[1]], [[1, 1, 0, 0], [0, 0, 0, 0]], [[1, 1, 1, 0, 0, 0]], np.ones((0, 4))],
                          ids=["one_token", "all_padding_row", "ragged", "empty_batch"])
-def test_head_by_head_attention_computes_keras_hubs_encoder(mask, dtype, atol):
+@pytest.mark.parametrize("max_scores", [0, 1 << 20], ids=["head_by_head", "all_heads"])
+@pytest.mark.parametrize("shapes", ["known", "unknown"])
+def test_attention_computes_keras_hubs_encoder(monkeypatch, mask, dtype, atol, max_scores, shapes):
     """Edge shapes (a lone token, a row of padding only, no rows) against keras-hub's own forward pass, in
     each compute dtype: the padding mask that rides in the query-key product is Keras' (-3e4 in float16,
-    whose -1e9 is -inf: a row of padding only would be NaN)."""
+    whose -1e9 is -inf: a row of padding only would be NaN). Attention head by head and over all heads at
+    once, chosen when traced (shapes known) or in the graph (unknown: both branches are traced)."""
+    import tensorflow as tf
     from keras_hub.layers import TransformerEncoder
 
-    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+    from keras_bert_zoo.layers import bert_encoder_layer
 
-    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2, dtype=dtype)
+    monkeypatch.setattr(bert_encoder_layer, "ALL_HEADS_MAX_SCORES", max_scores)
+    layer = bert_encoder_layer.BertEncoderLayer(intermediate_dim=16, num_heads=2, dtype=dtype)
     mask = np.array(mask, "int32")
     inputs = np.random.default_rng(0).normal(size=mask.shape + (8,)).astype(layer.compute_dtype)
-    ours = layer(inputs, padding_mask=mask)
+    if shapes == "known":
+        ours = layer(inputs, padding_mask=mask)
+    else:
+        ours = tf.function(lambda x, m: layer(x, padding_mask=m), input_signature=[
+            tf.TensorSpec([None, None, 8], inputs.dtype), tf.TensorSpec([None, None], "int32")])(inputs, mask)
     reference = TransformerEncoder.call(layer, inputs, padding_mask=mask)
     assert ours.shape == inputs.shape and ours.dtype == layer.compute_dtype
     assert np.isfinite(np.asarray(ours, "float32")).all()
     np.testing.assert_allclose(np.asarray(ours, "float32"), np.asarray(reference, "float32"), atol=atol)
+
+
+@pytest.mark.parametrize("batch, length, heads_at_once", [(1, 128, True), (5, 128, True), (6, 128, False),
+                                                          (1, 512, False)])
+def test_inference_runs_all_heads_at_once_up_to_a_million_scores_and_training_head_by_head(batch, length,
+                                                                                          heads_at_once):
+    """A softmax per layer over all heads for a few sequences (12 heads: up to 5 x 128 tokens), one per head
+    for more, whatever the width of a head, and always one per head in training."""
+    import tensorflow as tf
+
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    heads = 12
+    layer = BertEncoderLayer(intermediate_dim=32, num_heads=heads)
+    inputs = tf.zeros([batch, length, 24])
+
+    def softmaxes(training):
+        graph = tf.function(lambda x: layer(x, training=training)).get_concrete_function(inputs).graph
+        return sum(op.type == "Softmax" for op in graph.get_operations())
+
+    assert softmaxes(training=False) == (1 if heads_at_once else heads)
+    assert softmaxes(training=True) == heads
 
 
 @pytest.mark.parametrize("training", [False, True])

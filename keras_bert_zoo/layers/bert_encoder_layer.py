@@ -15,6 +15,9 @@ _BIAS_GELUS = {activations.gelu: fused_ops.bias_gelu_erf, activations.gelu_tanh:
 
 
 ENCODER_DEVICES = ("cpu", "gpu")
+# Inference runs attention over all heads at once up to this many scores (heads x batch x query x key): BERT-Base
+# or MiniLM (12 heads) up to 5 sequences of 128 tokens; head by head above it (see BertEncoderLayer).
+ALL_HEADS_MAX_SCORES = 1 << 20
 _target = threading.local()
 
 
@@ -66,11 +69,17 @@ class BertEncoderLayer(TransformerEncoder):
       on every call: at batch 1 that copy cost MiniLM 6% and Base 14% on a
       2-core AVX2 CPU, Eigen's kernels);
     - attention runs head by head on `[batch, seq, seq]` scores (`[batch, n,
-      seq]` with `query_positions`; one head's
-      scores stay in cache): batched matmuls and softmax over all heads at
-      once made MiniLM's whole forward pass slower at 8x512 (1.04x with
-      oneDNN's kernels, 1.43x with Eigen's) and as fast at 32x128; only at
-      1x128 were they faster (1.05x with oneDNN; 2-core AVX2 CPU);
+      seq]` with `query_positions`; one head's scores stay in cache) where
+      the scores of all heads are large: batched matmuls and softmax over
+      all heads at once made MiniLM's whole forward pass slower at 8x512
+      (1.04x with oneDNN's kernels on a 2-core AVX2 CPU, 1.43x with Eigen's;
+      1.09-1.22x in float32 and mixed bfloat16 on a 2-core AMX Xeon) and as
+      fast at 32x128. Where they are small (up to `ALL_HEADS_MAX_SCORES`
+      scores, a few sentences), inference runs all heads at once: a head's
+      matmul is then mostly per-op overhead, and one batched product per
+      layer made single sentences faster (1x128 on the AMX Xeon: MiniLM
+      1.20-1.27x, Base 1.10-1.15x, float32 and mixed bfloat16). Training
+      stays head by head (all heads: a MiniLM step 0.92x as fast);
     - the work between matmuls (bias, head split, GELU, residual +
       LayerNorm) runs as single-pass fused epilogues computed in float32; the
       padding mask rides in the query-key product as one more column of the
@@ -148,13 +157,7 @@ class BertEncoderLayer(TransformerEncoder):
         # The keys carry the padding mask as one more column (see `fused_ops.split_heads`).
         query, key, value = fused_ops.split_heads(query, key, value, *biases, padding_mask, shape[0], query_length,
                                                   shape[1], self.num_heads, 1.0 / math.sqrt(hidden // self.num_heads))
-        # One head at a time (see the class docstring).
-        contexts = []
-        for head_query, head_key, head_value in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value)):
-            probabilities = tf.nn.softmax(tf.matmul(head_query, head_key, transpose_b=True))
-            probabilities = attention._dropout_layer(probabilities, training=training)
-            contexts.append(tf.matmul(probabilities, head_value))
-        context = tf.reshape(tf.concat(contexts, axis=-1), [-1, hidden])
+        context = self._attend(query, key, value, training)
         output = attention._output_dense
         y = tf.matmul(context, tf.reshape(_value(output.kernel, dtype), [hidden, hidden]))
         x = self._residual_norm(y, output.bias, x, self._self_attention_dropout,
@@ -168,6 +171,30 @@ class BertEncoderLayer(TransformerEncoder):
         y = tf.matmul(y, _value(output.kernel, dtype))
         x = self._residual_norm(y, output.bias, x, self._feedforward_dropout, self._feedforward_layer_norm, training)
         return tf.reshape(x, [shape[0], query_length, hidden])
+
+    def _attend(self, query, key, value, training):
+        # [heads, batch, query, head_dim (+1)] each -> the context, [batch * query, hidden].
+        def head_by_head():
+            contexts = []
+            for head_query, head_key, head_value in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value)):
+                probabilities = tf.nn.softmax(tf.matmul(head_query, head_key, transpose_b=True))
+                probabilities = self._self_attention_layer._dropout_layer(probabilities, training=training)
+                contexts.append(tf.matmul(probabilities, head_value))
+            return tf.reshape(tf.concat(contexts, axis=-1), [-1, hidden])
+
+        def all_heads():
+            context = tf.matmul(tf.nn.softmax(tf.matmul(query, key, transpose_b=True)), value)
+            return tf.reshape(tf.transpose(context, [1, 2, 0, 3]), [-1, hidden])
+
+        # When to run which: see the class docstring.
+        hidden = value.shape[0] * value.shape[-1]
+        if training:
+            return head_by_head()
+        static = [query.shape[0], query.shape[1], query.shape[2], key.shape[2]]
+        if None not in static:
+            return all_heads() if math.prod(static) <= ALL_HEADS_MAX_SCORES else head_by_head()
+        scores = tf.reduce_prod(tf.cast(tf.concat([tf.shape(query)[:3], tf.shape(key)[2:3]], 0), tf.int64))
+        return tf.cond(scores <= ALL_HEADS_MAX_SCORES, all_heads, head_by_head)
 
     def compute_output_shape(self, inputs_shape, query_positions_shape=None):
         if query_positions_shape is None:
