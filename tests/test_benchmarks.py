@@ -91,10 +91,17 @@ def _matmul_shapes(function, *args):
     return sorted(shapes)
 
 
-def test_matmul_chain_runs_exactly_the_encoders_matrix_products():
-    """The bound is honest: the same products, none missing and none extra."""
+@pytest.mark.parametrize("max_scores", [0, 1 << 20], ids=["head_by_head", "all_heads"])
+def test_matmul_chain_runs_exactly_the_encoders_matrix_products(monkeypatch, max_scores):
+    """The bound is honest: the same products, none missing and none extra, attention head by head or over
+    all heads at once as the encoder runs it at that size."""
     import keras_bert_zoo as kbz
     import tensorflow as tf
+
+    from keras_bert_zoo.layers import bert_encoder_layer
+
+    monkeypatch.setattr(bert_encoder_layer, "ALL_HEADS_MAX_SCORES", max_scores)
+    monkeypatch.setattr(keras_peers, "ALL_HEADS_MAX_SCORES", max_scores)
 
     config = {"job": "inference", "size": "tiny", "dtype": "float32", "batch": 3, "length": 16}
     size = keras_peers.SIZES["tiny"]

@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from keras_bert_zoo.layers.bert_encoder_layer import ALL_HEADS_MAX_SCORES
+
 from benchmarks.peers import (LEARNING_RATE, MAX_SEQUENCE_LENGTH, SIZES, TOTAL_STEPS, VOCABULARY_SIZE, masked_positions,
                               token_inputs)
 
@@ -109,20 +111,25 @@ def matmul_chain_function(config):
     weights = [([weight(hidden, hidden) for _ in "qkv"], weight(hidden, hidden), weight(hidden, intermediate),
                 weight(intermediate, hidden)) for _ in range(size["num_layers"])]
     start = tf.cast(tf.random.normal([batch * length, hidden]), dtype)
+    # Attention's products as the encoder runs them at this size: all heads at once, or head by head.
+    all_heads = heads * batch * length * length <= ALL_HEADS_MAX_SCORES
 
     @tf.function(jit_compile=_xla(config))
     def chain():
         x = start
         for qkv_kernels, output_kernel, up, down in weights:
             # The transposes, the mask's column and the concat are layout only: the bound keeps the encoder's
-            # head-by-head products.
+            # attention products.
             query, key, value = (tf.transpose(tf.reshape(tf.matmul(x, kernel), [batch, length, heads, hidden // heads]),
                                               [2, 0, 1, 3]) for kernel in qkv_kernels)
             # The encoder's query-key product carries the padding mask as one more column (fused_ops.split_heads).
             query, key = (tf.pad(t, [[0, 0], [0, 0], [0, 0], [0, 1]]) for t in (query, key))
-            contexts = [tf.matmul(tf.matmul(q, k, transpose_b=True), v)
-                        for q, k, v in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value))]
-            context = tf.reshape(tf.concat(contexts, axis=-1), [batch * length, hidden])
+            if all_heads:
+                context = tf.transpose(tf.matmul(tf.matmul(query, key, transpose_b=True), value), [1, 2, 0, 3])
+            else:
+                context = tf.concat([tf.matmul(tf.matmul(q, k, transpose_b=True), v)
+                                     for q, k, v in zip(tf.unstack(query), tf.unstack(key), tf.unstack(value))], -1)
+            context = tf.reshape(context, [batch * length, hidden])
             x = tf.matmul(tf.matmul(tf.matmul(context, output_kernel), up), down)
         return x
 
