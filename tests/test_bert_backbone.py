@@ -117,11 +117,12 @@ def test_fused_and_plain_ops_agree_in_outputs_and_gradients():
 
 
 
-def test_training_traces_the_encoder_without_xla():
-    """Inference fuses the epilogues with XLA; training does not (their compiled programs cost memory)."""
+@pytest.mark.parametrize("dtype", ["float32", "mixed_bfloat16"])
+def test_training_fuses_the_epilogues_with_xla_only_in_half_precision(dtype):
+    """Inference fuses the epilogues with XLA; training does in half precision, not in float32 (no faster)."""
     import tensorflow as tf
 
-    backbone = kbz.BertBackbone(**SMALL)
+    backbone = kbz.BertBackbone(**SMALL, dtype=dtype)
     inputs = _inputs()
 
     def compiled_functions(training):
@@ -131,7 +132,54 @@ def test_training_traces_the_encoder_without_xla():
                 if f.attr["_XlaMustCompile"].b]
 
     assert compiled_functions(training=False)
-    assert compiled_functions(training=True) == []
+    assert bool(compiled_functions(training=True)) == (dtype != "float32")
+
+
+@pytest.mark.parametrize("xla", [False, True], ids=["plain", "xla"])
+@pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("bfloat16", 5e-2)])
+def test_epilogue_gradients_are_those_of_tensorflows_gelu_and_keras_layer_norm(xla, dtype, atol):
+    """The fused epilogues' written-out gradients against autodiff through TensorFlow's own GELU (erf and tanh
+    forms) and Keras' LayerNormalization, inputs and parameters alike."""
+    import keras
+    import tensorflow as tf
+
+    from keras_bert_zoo.layers import fused_ops
+
+    rng = np.random.default_rng(0)
+    y, residual = (tf.constant(rng.normal(size=(2, 3, 8)) * 2, dtype) for _ in range(2))
+    bias, beta = (tf.constant(rng.normal(size=8), dtype) for _ in range(2))
+    gamma = tf.constant(rng.normal(size=8), "float32")
+    upstream = tf.constant(rng.normal(size=(2, 3, 8)), dtype)
+
+    def gradients(function, *args):
+        with tf.GradientTape() as tape:
+            tape.watch(args)
+            out = function(*args)
+            loss = tf.reduce_sum(tf.cast(out, "float32") * tf.cast(upstream, "float32"))
+        return [out] + tape.gradient(loss, list(args))
+
+    def close(ours, reference):
+        for a, b in zip(ours, reference):
+            np.testing.assert_allclose(np.asarray(tf.cast(a, "float32")), np.asarray(tf.cast(b, "float32")),
+                                       atol=atol * max(1.0, float(tf.reduce_max(tf.abs(tf.cast(b, "float32"))))))
+
+    f32 = lambda *ts: [tf.cast(t, "float32") for t in ts]  # noqa: E731
+    with fused_ops.xla_fusion(xla):
+        for form, approximate in (("erf", False), ("tanh", True)):
+            close(gradients(getattr(fused_ops, f"bias_gelu_{form}"), y, bias),
+                  gradients(lambda a, b: tf.nn.gelu(a + b, approximate=approximate), *f32(y, bias)))
+            close(gradients(getattr(fused_ops, f"gelu_{form}"), y),
+                  gradients(lambda a: tf.nn.gelu(a, approximate=approximate), *f32(y)))
+        # Keras' layer, its scale and offset applied outside it so that they are inputs here.
+        unit = keras.layers.LayerNormalization(epsilon=1e-3, center=False, scale=False)
+
+        def keras_layer_norm(a, b, r, g, be):
+            return unit(a + b + r) * g + be
+
+        close(gradients(lambda a, b, r, g, be: fused_ops.bias_add_layer_norm(a, b, r, g, be, 1e-3),
+                        y, bias, residual, gamma, tf.cast(beta, "float32")),
+              gradients(keras_layer_norm, *f32(y, bias, residual), gamma, tf.cast(beta, "float32")))
+
 
 def test_models_of_different_widths_in_one_process():
     """The fused kernels are traced per shape: a narrow model after a wide one still runs."""
