@@ -72,7 +72,8 @@ _GELUS = {"erf": _gelu_erf, "tanh": _gelu_tanh}
 # per-row scale). Differentiated op by op, several float32 intermediates stayed alive until the backward pass:
 # a BERT-Base classifier step at 16x128 peaked at 5.8 GB in float32 and 5.2 in mixed_bfloat16 (keras-hub: 6.2
 # and 4.6), with these at 4.9 and 4.6 (2-core AMX Xeon). Recomputing the derivative from the inputs in the
-# backward pass instead cost a mixed bfloat16 MiniLM step 6%.
+# backward pass instead cost a mixed bfloat16 MiniLM step 6%. These are first-order gradients: a gradient of a
+# gradient does not see the saved tensors depend on the inputs (no BERT recipe takes one).
 
 
 def _bias_gradient(gradient):
