@@ -205,6 +205,17 @@ def test_exports_need_only_the_tf_text_ops_tf_serving_links(exported):
     assert all(f"`{op}`" in readme for op in needed)  # the README lists what a server must have
 
 
+def test_exports_carry_no_gradient_functions(exported):
+    """Serving never differentiates: the encoder's written-out gradients (fused_ops) stay out of the graph."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    for kind in ("classifier", "tagger", "qa"):
+        saved_model = saved_model_pb2.SavedModel()
+        with open(os.path.join(exported[kind][1], "saved_model.pb"), "rb") as f:
+            saved_model.ParseFromString(f.read())
+        assert not saved_model.meta_graphs[0].graph_def.library.registered_gradients, kind
+
+
 @pytest.mark.slow
 def test_trained_model_exports_without_optimizer_state(tiny_checkpoint, tmp_path):
     classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12)

@@ -52,7 +52,7 @@ def _f32(x):
 def _gelu_erf(x32):
     # GELU(x) = x * Phi(x), and its slope Phi(x) + x * phi(x), sharing Phi.
     cdf = 0.5 * (1.0 + tf.math.erf(x32 * (1.0 / math.sqrt(2.0))))
-    return x32 * cdf, lambda: cdf + x32 * tf.exp(-0.5 * x32 * x32) * (1.0 / math.sqrt(2.0 * math.pi))
+    return x32 * cdf, cdf + x32 * tf.exp(-0.5 * x32 * x32) * (1.0 / math.sqrt(2.0 * math.pi))
 
 
 _TANH_SCALE = math.sqrt(2.0 / math.pi)
@@ -61,7 +61,7 @@ _TANH_SCALE = math.sqrt(2.0 / math.pi)
 def _gelu_tanh(x32):
     # 0.5 * x * (1 + tanh(inner(x))), and its slope, sharing the tanh.
     t = tf.math.tanh(_TANH_SCALE * (x32 + 0.044715 * x32 * x32 * x32))
-    return 0.5 * x32 * (1.0 + t), lambda: 0.5 * (1.0 + t) + 0.5 * x32 * (1.0 - t * t) * _TANH_SCALE * (
+    return 0.5 * x32 * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x32 * (1.0 - t * t) * _TANH_SCALE * (
         1.0 + 3.0 * 0.044715 * x32 * x32)
 
 
@@ -72,8 +72,7 @@ _GELUS = {"erf": _gelu_erf, "tanh": _gelu_tanh}
 # per-row scale). Differentiated op by op, several float32 intermediates stayed alive until the backward pass:
 # a BERT-Base classifier step at 16x128 peaked at 5.8 GB in float32 and 5.2 in mixed_bfloat16 (keras-hub: 6.2
 # and 4.6), with these at 4.9 and 4.6 (2-core AMX Xeon). Recomputing the derivative from the inputs in the
-# backward pass instead cost a mixed bfloat16 MiniLM step 6%. These are first-order gradients: a gradient of a
-# gradient does not see the saved tensors depend on the inputs (no BERT recipe takes one).
+# backward pass instead cost a mixed bfloat16 MiniLM step 6%.
 
 
 def _bias_gradient(gradient):
@@ -84,7 +83,7 @@ def _bias_gelu(y, bias, form):
     @tf.custom_gradient
     def bias_gelu(y, bias):
         outputs, slope = _GELUS[form](_f32(y) + _f32(bias))
-        slope = tf.cast(slope(), y.dtype)
+        slope = tf.cast(slope, y.dtype)
 
         def gradient(upstream):
             d = _f32(upstream) * _f32(slope)
@@ -99,7 +98,7 @@ def _gelu(x, form):
     @tf.custom_gradient
     def activation(x):
         outputs, slope = _GELUS[form](_f32(x))
-        slope = tf.cast(slope(), x.dtype)
+        slope = tf.cast(slope, x.dtype)
         return tf.cast(outputs, x.dtype), lambda upstream: tf.cast(_f32(upstream) * _f32(slope), x.dtype)
 
     return activation(x)
