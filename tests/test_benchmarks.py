@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import __main__ as benchmarks_cli
 from benchmarks import call_overhead_vs_keras_hub as call_overhead
+from benchmarks import gpu_check
 from benchmarks import report, run, stats
 from benchmarks import serving_vs_keras_hub as serving
 from benchmarks.peers import keras_peers
@@ -55,6 +56,30 @@ def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
         ("inference", "float32", False, 1, 128), ("inference", "float32", True, 1, 128),
         ("inference", "float16", False, 1, 128), ("inference", "float16", True, 1, 128)]
     assert len(list(run.configs(["inference"], ["base"], ["float32"]))) == len(run.SHAPES["inference"])
+
+
+def test_gpu_check_compares_the_gpu_shaped_encoder_with_the_cpu_shaped_one():
+    """The check run before GPU benchmarks, here with both paths on the CPU: keras-hub's forward pass (what a
+    GPU runs) against the matmul-by-matmul one, on weights large enough that every layer moves the output."""
+    from keras_bert_zoo.layers import bert_encoder_layer
+
+    calls = []
+    keras_hubs_call = bert_encoder_layer.TransformerEncoder.call
+    bert_encoder_layer.TransformerEncoder.call = lambda self, *a, **k: calls.append(1) or keras_hubs_call(self, *a, **k)
+    try:
+        row = gpu_check.compare_paths("tiny", "float32", "cpu", batch=3, length=16)
+    finally:
+        bert_encoder_layer.TransformerEncoder.call = keras_hubs_call
+    assert len(calls) == 2  # the GPU-shaped pass, once per layer; the reference never
+    assert row["ok"] and 0 < row["relative_l2_error"] < gpu_check.TOLERANCES["float32"]
+
+
+@pytest.mark.skipif(bool(__import__("tensorflow").config.list_physical_devices("GPU")), reason="a GPU is here")
+def test_gpu_check_refuses_to_run_without_a_gpu(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        gpu_check.main(["--output_file", str(tmp_path / "x.json")])
+    assert exit_info.value.code == 2 and "TensorFlow sees no GPU" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "x.json")
 
 
 def test_a_gpu_results_file_renders_its_gpu_xla_and_device_memory():
