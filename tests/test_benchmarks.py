@@ -60,26 +60,43 @@ def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
 
 def test_gpu_check_compares_the_gpu_shaped_encoder_with_the_cpu_shaped_one():
     """The check run before GPU benchmarks, here with both paths on the CPU: keras-hub's forward pass (what a
-    GPU runs) against the matmul-by-matmul one, on weights large enough that every layer moves the output."""
-    from keras_bert_zoo.layers import bert_encoder_layer
-
-    calls = []
-    keras_hubs_call = bert_encoder_layer.TransformerEncoder.call
-    bert_encoder_layer.TransformerEncoder.call = lambda self, *a, **k: calls.append(1) or keras_hubs_call(self, *a, **k)
-    try:
-        row = gpu_check.compare_paths("tiny", "float32", "cpu", batch=3, length=16)
-    finally:
-        bert_encoder_layer.TransformerEncoder.call = keras_hubs_call
-    assert len(calls) == 2  # the GPU-shaped pass, once per layer; the reference never
+    GPU runs; one call per layer) against the matmul-by-matmul one (none), on weights that make every layer move
+    the output."""
+    row = gpu_check.compare_paths("tiny", "float32", "cpu", batch=3, length=16)
+    assert row["keras_hub_calls"] == {"checked": 2, "reference": 0}
     assert row["ok"] and 0 < row["relative_l2_error"] < gpu_check.TOLERANCES["float32"]
 
 
-@pytest.mark.skipif(bool(__import__("tensorflow").config.list_physical_devices("GPU")), reason="a GPU is here")
-def test_gpu_check_refuses_to_run_without_a_gpu(capsys, tmp_path):
+def test_gpu_check_fails_when_the_gpu_shaped_pass_does_not_run(monkeypatch):
+    """What the check exists to catch: a GPU machine whose encoder still takes the CPU-shaped path."""
+    from keras_bert_zoo.layers import bert_encoder_layer
+
+    monkeypatch.setattr(bert_encoder_layer, "_runs_on_gpu", lambda: False)
+    row = gpu_check.compare_paths("tiny", "float32", "cpu", batch=3, length=16)
+    assert row["keras_hub_calls"] == {"checked": 0, "reference": 0} and not row["ok"]
+
+
+def test_gpu_check_refuses_to_run_without_a_gpu(capsys):
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        pytest.skip("a GPU is here")
+    output_file = os.path.join("benchmarks", "results", "never_written.json")
     with pytest.raises(SystemExit) as exit_info:
-        gpu_check.main(["--output_file", str(tmp_path / "x.json")])
+        gpu_check.main(["--output_file", output_file])
     assert exit_info.value.code == 2 and "TensorFlow sees no GPU" in capsys.readouterr().err
-    assert not os.path.exists(tmp_path / "x.json")
+    assert not os.path.exists(os.path.join(ROOT, output_file))
+
+
+@pytest.mark.parametrize("path", sorted(fnmatch.filter(os.listdir(os.path.join(ROOT, "benchmarks", "results")),
+                                                      "gpu_check_*.json")))
+def test_gpu_check_files_name_their_gpu_and_pass_every_check_of_every_policy(path):
+    with open(os.path.join(ROOT, "benchmarks", "results", path)) as f:
+        document = json.load(f)
+    assert document["command"].startswith("python -m benchmarks.gpu_check") and document["gpus"][0]["name"]
+    assert document["ok"] and all(row["ok"] for row in document["checks"])
+    assert {(row["check"], row["policy"]) for row in document["checks"]} == {
+        (check, policy) for check in ("outputs", "train_and_serve") for policy in gpu_check.TOLERANCES}
 
 
 def test_a_gpu_results_file_renders_its_gpu_xla_and_device_memory():
