@@ -33,6 +33,11 @@ def check_flags(parser, rounds, output_file):
 def check_output_file(parser, output_file):
     if os.path.isabs(output_file):
         parser.error("--output_file must be relative to the repository (results files name no machine's paths)")
+    # Found now, not when the results are written after minutes of measuring.
+    folder = os.path.dirname(os.path.join(ROOT, output_file))
+    if not os.path.isdir(folder):
+        parser.error(f"--output_file {output_file!r}: no folder {os.path.relpath(folder, ROOT)!r} in the repository; "
+                     f"create it or write into benchmarks/results")
 
 
 def new_document(command):

@@ -39,6 +39,7 @@ def test_ratios_are_taken_round_by_round():
     (["run", "--dtypes", "int8", "--output_file", "x.json"], "unknown 'int8'"),
     (["run", "--xla", "auto", "--output_file", "x.json"], "unknown 'auto'"),
     (["run", "--shapes", "16x512", "--output_file", "x.json"], "unknown '16x512'"),
+    (["run", "--output_file", "no_such_folder/x.json"], "no folder 'no_such_folder'"),
     (["run", "--jobs", "train", "--shapes", "1x128", "--output_file", "x.json"],
      "--shapes 1x128 matches none of the shapes of --jobs train (train: 16x128)"),
 ])
@@ -86,6 +87,12 @@ def test_gpu_check_refuses_to_run_without_a_gpu(capsys):
         gpu_check.main(["--output_file", output_file])
     assert exit_info.value.code == 2 and "TensorFlow sees no GPU" in capsys.readouterr().err
     assert not os.path.exists(os.path.join(ROOT, output_file))
+
+
+def test_gpu_check_refuses_an_output_file_it_could_not_write_before_anything_runs(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        gpu_check.main(["--device", "cpu", "--output_file", os.path.join("no_such_folder", "x.json")])
+    assert exit_info.value.code == 2 and "no folder 'no_such_folder'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("path", sorted(fnmatch.filter(os.listdir(os.path.join(ROOT, "benchmarks", "results")),
