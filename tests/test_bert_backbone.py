@@ -118,21 +118,39 @@ def test_fused_and_plain_ops_agree_in_outputs_and_gradients():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "mixed_bfloat16"])
-def test_training_fuses_the_epilogues_with_xla_only_in_half_precision(dtype):
-    """Inference fuses the epilogues with XLA; training does in half precision, not in float32 (no faster)."""
+def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no_copies_for_them(dtype):
+    """Inference and training run the epilogues XLA-compiled, their backward passes too. A compiled function
+    returns only its outputs and what its written-out gradient needs: differentiated by TensorFlow, it
+    returned its inputs as well (the matmuls' outputs), and the head split its float32 copies of them, all kept
+    alive for the backward pass."""
     import tensorflow as tf
 
     backbone = kbz.BertBackbone(**SMALL, dtype=dtype)
     inputs = _inputs()
 
-    def compiled_functions(training):
-        graph = tf.function(lambda x: backbone(x, training=training)["sequence_output"]).get_concrete_function(
-            inputs).graph
-        return [f.signature.name for f in graph.as_graph_def().library.function
-                if f.attr["_XlaMustCompile"].b]
+    def graph(training):
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.cast(backbone(x, training=training)["sequence_output"], "float32"))
+            return tape.gradient(loss, backbone.trainable_variables)
 
-    assert compiled_functions(training=False)
-    assert bool(compiled_functions(training=True)) == (dtype != "float32")
+        return tf.function(step).get_concrete_function(inputs).graph
+
+    for training in (False, True):
+        library = graph(training).as_graph_def().library.function
+        compiled = {f.signature.name for f in library if f.attr["_XlaMustCompile"].b}
+        for kind in ("split_heads", "bias_add_layer_norm", "forward", "backward"):
+            assert any(kind in name for name in compiled), (training, kind, sorted(compiled))
+    activations = 2 * 10 * SMALL["hidden_dim"]  # [batch * length, hidden]
+    for op in graph(True).get_operations():
+        if op.type == "PartitionedCall" and "forward" in op.get_attr("f").name:
+            # Outputs, then what the backward pass reads: the GELU's slope, the LayerNorm's normalized input
+            # and per-row scale (and gamma); nothing from the head split.
+            sizes = [o.shape.num_elements() for o in op.outputs]
+            kept = {"split_heads": 3, "bias_add_layer_norm": 4}.get(
+                next((k for k in ("split_heads", "bias_add_layer_norm") if k in op.get_attr("f").name), ""), 2)
+            assert len(sizes) == kept, (op.get_attr("f").name, sizes)
+            assert all(o.dtype == op.outputs[0].dtype for o in op.outputs if o.shape.num_elements() >= activations)
 
 
 @pytest.mark.parametrize("xla", [False, True], ids=["plain", "xla"])
@@ -179,6 +197,52 @@ def test_epilogue_gradients_are_those_of_tensorflows_gelu_and_keras_layer_norm(x
         close(gradients(lambda a, b, r, g, be: fused_ops.bias_add_layer_norm(a, b, r, g, be, 1e-3),
                         y, bias, residual, gamma, tf.cast(beta, "float32")),
               gradients(keras_layer_norm, *f32(y, bias, residual), gamma, tf.cast(beta, "float32")))
+
+
+@pytest.mark.parametrize("xla", [False, True], ids=["plain", "xla"])
+@pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("mixed_bfloat16", 5e-2)])
+def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pass(xla, dtype, atol):
+    """Every written-out gradient of the layer (head split, bias + GELU, bias + residual + LayerNorm) at once:
+    the input's and every weight's, with padding and asked-for positions, against TensorFlow's autodiff of
+    keras-hub's own `TransformerEncoder.call` on the same weights (float32)."""
+    import tensorflow as tf
+    from keras_hub.layers import TransformerEncoder
+
+    from keras_bert_zoo.layers import activations, fused_ops
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    rng = np.random.default_rng(2)
+    layer = BertEncoderLayer(intermediate_dim=24, num_heads=3, activation=activations.gelu, dtype=dtype)
+    # Keras' own GELU (erf form) in the reference, differentiated by TensorFlow.
+    reference = BertEncoderLayer(intermediate_dim=24, num_heads=3, activation="gelu")
+    inputs = tf.constant(rng.normal(size=(2, 5, 12)), "float32")
+    mask = tf.constant([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    positions = tf.constant([[0, 2], [4, 1]])
+    layer.build(inputs.shape)
+    reference.build(inputs.shape)
+    for variable in layer.weights:  # not 0 and 1 as built: biases and LayerNorm parameters take their part
+        variable.assign(rng.normal(size=variable.shape) * (0.3 if len(variable.shape) > 1 else 1.0))
+    reference.set_weights(layer.get_weights())
+    upstream = tf.constant(rng.normal(size=(2, 2, 12)), "float32")
+
+    def gradients(model, call):
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            out = tf.cast(call(model), "float32")
+            loss = tf.reduce_sum(out * upstream)
+        return [out] + tape.gradient(loss, [inputs] + model.trainable_variables)
+
+    with fused_ops.xla_fusion(xla):
+        ours = gradients(layer, lambda m: m(inputs, padding_mask=mask, query_positions=positions, training=True))
+    theirs = gradients(reference, lambda m: tf.gather(
+        TransformerEncoder.call(m, inputs, padding_mask=mask, training=True), positions, batch_dims=1))
+    names = ["outputs", "inputs"] + [v.path for v in layer.trainable_variables]
+    assert len(ours) == len(theirs) == len(names) > 10
+    for name, a, b in zip(names, ours, theirs):
+        assert a is not None, name
+        b = np.asarray(tf.convert_to_tensor(b))
+        np.testing.assert_allclose(np.asarray(tf.convert_to_tensor(a)), b, atol=atol * max(1.0, np.abs(b).max()),
+                                   err_msg=name)
 
 
 def test_models_of_different_widths_in_one_process():
