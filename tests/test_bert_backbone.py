@@ -120,9 +120,9 @@ def test_fused_and_plain_ops_agree_in_outputs_and_gradients():
 @pytest.mark.parametrize("dtype", ["float32", "mixed_bfloat16"])
 def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no_copies_for_them(dtype):
     """Inference and training run the epilogues XLA-compiled, their backward passes too. A compiled function
-    returns only its outputs and what its written-out gradient needs: differentiated by TensorFlow, it
-    returned its inputs as well (the matmuls' outputs), and the head split its float32 copies of them, all kept
-    alive for the backward pass."""
+    returns only its outputs and, where a tape records, what its written-out gradient needs: differentiated by
+    TensorFlow, it returned its inputs as well (the matmuls' outputs), and the head split its float32 copies of
+    them, all kept alive for the backward pass."""
     import tensorflow as tf
 
     backbone = kbz.BertBackbone(**SMALL, dtype=dtype)
@@ -136,6 +136,10 @@ def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no
 
         return tf.function(step).get_concrete_function(inputs).graph
 
+    for op in tf.function(lambda x: backbone(x)["sequence_output"]).get_concrete_function(inputs).graph \
+            .get_operations():
+        if op.type == "PartitionedCall":  # no tape: each function returns its outputs alone
+            assert "outputs_only" in op.get_attr("f").name and len(op.outputs) <= 3, op.get_attr("f").name
     for training in (False, True):
         library = graph(training).as_graph_def().library.function
         compiled = {f.signature.name for f in library if f.attr["_XlaMustCompile"].b}
@@ -199,12 +203,14 @@ def test_epilogue_gradients_are_those_of_tensorflows_gelu_and_keras_layer_norm(x
               gradients(keras_layer_norm, *f32(y, bias, residual), gamma, tf.cast(beta, "float32")))
 
 
+@pytest.mark.parametrize("asked_by", ["tape", "tf.gradients"])
 @pytest.mark.parametrize("xla", [False, True], ids=["plain", "xla"])
 @pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("mixed_bfloat16", 5e-2)])
-def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pass(xla, dtype, atol):
+def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pass(asked_by, xla, dtype, atol):
     """Every written-out gradient of the layer (head split, bias + GELU, bias + residual + LayerNorm) at once:
     the input's and every weight's, with padding and asked-for positions, against TensorFlow's autodiff of
-    keras-hub's own `TransformerEncoder.call` on the same weights (float32)."""
+    keras-hub's own `TransformerEncoder.call` on the same weights (float32). Asked by a GradientTape, or by a
+    symbolic `tf.gradients` with no tape recording (the forward pass then kept nothing for it)."""
     import tensorflow as tf
     from keras_hub.layers import TransformerEncoder
 
@@ -232,8 +238,14 @@ def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pa
             loss = tf.reduce_sum(out * upstream)
         return [out] + tape.gradient(loss, [inputs] + model.trainable_variables)
 
+    @tf.function
+    def symbolic_gradients(model, call):
+        out = tf.cast(call(model), "float32")
+        return [out] + tf.gradients(tf.reduce_sum(out * upstream), [inputs] + model.trainable_variables)
+
     with fused_ops.xla_fusion(xla):
-        ours = gradients(layer, lambda m: m(inputs, padding_mask=mask, query_positions=positions, training=True))
+        ours = (gradients if asked_by == "tape" else symbolic_gradients)(
+            layer, lambda m: m(inputs, padding_mask=mask, query_positions=positions, training=True))
     theirs = gradients(reference, lambda m: tf.gather(
         TransformerEncoder.call(m, inputs, padding_mask=mask, training=True), positions, batch_dims=1))
     names = ["outputs", "inputs"] + [v.path for v in layer.trainable_variables]
