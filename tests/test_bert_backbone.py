@@ -128,9 +128,9 @@ def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no
     backbone = kbz.BertBackbone(**SMALL, dtype=dtype)
     inputs = _inputs()
 
-    def graph(training):
+    def graph(training, persistent=False):
         def step(x):
-            with tf.GradientTape() as tape:
+            with tf.GradientTape(persistent=persistent) as tape:
                 loss = tf.reduce_sum(tf.cast(backbone(x, training=training)["sequence_output"], "float32"))
             return tape.gradient(loss, backbone.trainable_variables)
 
@@ -146,7 +146,8 @@ def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no
         for kind in ("split_heads", "bias_add_layer_norm", "forward", "backward"):
             assert any(kind in name for name in compiled), (training, kind, sorted(compiled))
     activations = 2 * 10 * SMALL["hidden_dim"]  # [batch * length, hidden]
-    for op in graph(True).get_operations():
+    # A persistent tape made TensorFlow differentiate the functions it recorded (as any tape in eager mode).
+    for op in graph(True).get_operations() + graph(True, persistent=True).get_operations():
         if op.type == "PartitionedCall" and "forward" in op.get_attr("f").name:
             # Outputs, then what the backward pass reads: the GELU's slope, the LayerNorm's normalized input
             # and per-row scale (and gamma); nothing from the head split.

@@ -91,6 +91,10 @@ class BertEncoderLayer(TransformerEncoder):
     reads `[CLS]` or the masked positions needs from the last layer, at a
     fraction of its cost.
 
+    The epilogues' gradients are written out, first-order only: a gradient
+    of a gradient through this layer (a gradient penalty) is wrong, with no
+    error (see `fused_ops`).
+
     All of this is shaped for CPUs. On a GPU, and after Keras'
     `quantize(...)` (whose kernels and scales Keras' own layer calls apply),
     the layer runs keras-hub's forward pass, the same function: head by head,

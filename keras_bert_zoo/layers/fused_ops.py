@@ -8,7 +8,9 @@ matmuls themselves are fast enough that these passes would dominate. Each
 function here is one such epilogue, compiled by XLA into a single pass that
 computes in float32 (bfloat16 `erf`, `exp` and sums lose precision) and
 returns the input's dtype; its gradient is written out and compiled the same
-way, in training as in inference.
+way. Those gradients are first-order: differentiating a gradient again (a
+gradient penalty, a Hessian-vector product) misses the epilogues' second
+derivatives, and gives wrong numbers without an error.
 
 The matmuls stay outside XLA: oneDNN's kernels are faster than XLA:CPU's
 (whole-model XLA: 3.7x slower in mixed bfloat16), and in bfloat16 TF's own
@@ -109,20 +111,23 @@ def _with_gradient(forward, backward):
 
     def op(*inputs, **constants):
         xla = xla_fusion_enabled()
-        # Asked here: inside `fused` TensorFlow has stopped recording.
         recording = _tape_recording()
 
         @tf.custom_gradient
         def fused(*inputs):
+            # Cut from the tape: a tape that recorded the forward function would differentiate it, and so
+            # make it return what autodiff's backward pass might need (a persistent tape, or any in eager mode).
+            unrecorded = [tf.stop_gradient(x) for x in inputs]
             if recording:
-                outputs, saved = (compiled_forward if xla else forward)(*inputs, **constants)
+                outputs, saved = (compiled_forward if xla else forward)(*unrecorded, **constants)
             else:
                 # Inference: writing out the saved tensors would cost it a pass each (MiniLM 32x128: 0.81x as
                 # fast in mixed bfloat16). A symbolic `tf.gradients` recomputes them.
-                outputs, saved = (compiled_outputs if xla else outputs_only)(*inputs, **constants), None
+                outputs, saved = (compiled_outputs if xla else outputs_only)(*unrecorded, **constants), None
 
             def gradient(*upstream):
-                kept = saved if saved is not None else (compiled_forward if xla else forward)(*inputs, **constants)[1]
+                kept = saved if saved is not None else \
+                    (compiled_forward if xla else forward)(*unrecorded, **constants)[1]
                 gradients = list((compiled_backward if xla else backward)(*upstream, *kept, **constants))
                 gradients += [None] * (len(inputs) - len(gradients))
                 return [None if g is None else tf.cast(g, x.dtype) for g, x in zip(gradients, inputs)]
