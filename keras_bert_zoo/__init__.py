@@ -45,6 +45,7 @@ _EXPORTS = {
     "BertTokenizer": "keras_bert_zoo.tokenizers.bert_tokenizer",
     "CheckpointError": "keras_bert_zoo.presets.errors",
     "FusedAdamW": "keras_bert_zoo.optimization.fused_adamw",
+    "FusedSparseCategoricalCrossentropy": "keras_bert_zoo.tasks.fused_sparse_categorical_crossentropy",
     "NetworkUnreachableError": "keras_bert_zoo.presets.errors",
     "PresetError": "keras_bert_zoo.presets.errors",
     "PresetNotFoundError": "keras_bert_zoo.presets.errors",

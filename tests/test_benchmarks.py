@@ -72,7 +72,7 @@ def test_gpu_check_fails_when_the_gpu_shaped_pass_does_not_run(monkeypatch):
     """What the check exists to catch: a GPU machine whose encoder still takes the CPU-shaped path."""
     from keras_bert_zoo.layers import bert_encoder_layer
 
-    monkeypatch.setattr(bert_encoder_layer, "_runs_on_gpu", lambda: False)
+    monkeypatch.setattr(bert_encoder_layer, "runs_on_gpu", lambda: False)
     row = gpu_check.compare_paths("tiny", "float32", "cpu", batch=3, length=16)
     assert row["keras_hub_calls"] == {"checked": 0, "reference": 0} and not row["ok"]
 

@@ -407,7 +407,7 @@ def test_on_a_gpu_the_encoder_layers_run_keras_hubs_forward_pass(monkeypatch, tr
 
     original = TransformerEncoder.call
     monkeypatch.setattr(TransformerEncoder, "call", keras_hubs_call)
-    monkeypatch.setattr(bert_encoder_layer, "_runs_on_gpu", lambda: True)
+    monkeypatch.setattr(bert_encoder_layer, "runs_on_gpu", lambda: True)
     gpu = backbone(inputs, training=training)
     assert len(calls) == SMALL["num_layers"]
     for name in ("sequence_output", "pooled_output"):

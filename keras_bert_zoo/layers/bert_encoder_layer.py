@@ -44,7 +44,8 @@ def _tensorflow_sees_a_gpu():
     return bool(tf.config.get_visible_devices("GPU"))
 
 
-def _runs_on_gpu():
+def runs_on_gpu():
+    """Whether the layers traced now are shaped for a GPU (see `encoder_device`)."""
     device = getattr(_target, "device", None)
     return _tensorflow_sees_a_gpu() if device is None else device == "gpu"
 
@@ -123,7 +124,7 @@ class BertEncoderLayer(TransformerEncoder):
         super().__init__(*args, **kwargs)
 
     def call(self, inputs, padding_mask=None, training=None, query_positions=None):
-        on_gpu = _runs_on_gpu()
+        on_gpu = runs_on_gpu()
         if on_gpu or self._feedforward_output_dense.quantization_mode is not None:
             # keras-hub's forward pass (see the class docstring); on a GPU its GELU as plain ops too, as keras-hub's.
             with fused_ops.xla_fusion(fused_ops.xla_fusion_enabled() and not on_gpu):

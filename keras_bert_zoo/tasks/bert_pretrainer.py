@@ -4,14 +4,15 @@ import warnings
 
 import keras
 import tensorflow as tf
-from keras_hub.layers import MaskedLMHead
 
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_outputs
 from keras_bert_zoo.export.masked_lm_signature import masked_lm_signatures
 from keras_bert_zoo.layers.activations import get_activation
+from keras_bert_zoo.layers.masked_lm_head import MaskedLMHead
 from keras_bert_zoo.models.bert_backbone import BertBackbone  # noqa: F401 (docstring examples)
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.presets.preset_io import save_preset
+from keras_bert_zoo.tasks.fused_sparse_categorical_crossentropy import FusedSparseCategoricalCrossentropy
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import _packed_spec
 
@@ -20,15 +21,16 @@ from keras_bert_zoo.tasks.task import _packed_spec
 class BertPretrainer(Task):
     """A `BertBackbone` with BERT's masked-LM and next-sentence heads.
 
-    The masked-LM head is keras-hub's `MaskedLMHead`: dense + activation +
-    LayerNorm, then the decoder tied to the token embedding plus an output
-    bias (google-research/bert's `cls/predictions`). The next-sentence head is
-    a 2-way dense layer on the pooled output (`cls/seq_relationship`;
-    label 0 = IsNext).
+    The masked-LM head is keras-hub's `MaskedLMHead` (its tied projection
+    as one matmul, `layers.masked_lm_head`): dense + activation + LayerNorm,
+    then the decoder tied to the token embedding plus an output bias
+    (google-research/bert's `cls/predictions`). The next-sentence head is a
+    2-way dense layer on the pooled output (`cls/seq_relationship`; label 0
+    = IsNext).
 
     Compiled by default as `run_pretraining.py` trains: loss = masked-LM
-    cross-entropy averaged over the real predictions (`mask_weights`) +
-    next-sentence cross-entropy; metrics `masked_lm_accuracy` (weighted)
+    cross-entropy (`FusedSparseCategoricalCrossentropy`) averaged over the
+    real predictions (`mask_weights`) + next-sentence cross-entropy; metrics `masked_lm_accuracy` (weighted)
     and `next_sentence_accuracy`; BERT's AdamW. `fit` takes the batches of
     `kbz.data.pretraining_batches`: `(inputs, labels, sample_weights)`.
     Losses and metrics are logged (progress bar, history, TensorBoard,
@@ -90,10 +92,8 @@ class BertPretrainer(Task):
         inputs["mask_positions"] = keras.Input(shape=(None,), dtype="int32", name="mask_positions")
         # The last layer runs on [CLS] and the masked tokens alone: nothing else of it reaches a head.
         backbone_outputs = backbone({k: inputs[k] for k in backbone.input}, positions=inputs["mask_positions"])
-        # The head gathers its rows itself; they are already gathered, in order.
-        in_order = keras.ops.cumsum(keras.ops.ones_like(inputs["mask_positions"]), axis=1) - 1
         outputs = {
-            "masked_lm_logits": self.masked_lm_head(backbone_outputs["sequence_output"], mask_positions=in_order),
+            "masked_lm_logits": self.masked_lm_head(backbone_outputs["sequence_output"]),
             "next_sentence_logits": self.next_sentence_head(backbone_outputs["pooled_output"]),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
@@ -102,7 +102,7 @@ class BertPretrainer(Task):
     def default_loss(self):
         return {
             # Averaged over the real predictions only (the weights), as run_pretraining.py does.
-            "masked_lm_logits": keras.losses.SparseCategoricalCrossentropy(
+            "masked_lm_logits": FusedSparseCategoricalCrossentropy(
                 from_logits=True, reduction="mean_with_sample_weight"),
             "next_sentence_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         }
