@@ -1,15 +1,16 @@
 """The pretrainer's masked-LM head and its loss, against keras-hub's head and TensorFlow's cross-entropy."""
 
 import keras
+import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
-import keras_hub
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.layers import bert_encoder_layer
-from keras_bert_zoo.layers.masked_lm_head import MaskedLMHead
+from keras_bert_zoo.layers.fused_ops import sparse_softmax_cross_entropy
 from keras_bert_zoo.layers.fused_ops import xla_fusion
+from keras_bert_zoo.layers.masked_lm_head import MaskedLMHead
 from keras_bert_zoo.tasks.fused_sparse_categorical_crossentropy import FusedSparseCategoricalCrossentropy
 from tests.round_trip import keras_file_round_trip
 
@@ -30,10 +31,9 @@ def _graph_ops(function, *args):
 def _heads(policy, **head_kwargs):
     """Our pretrainer's head and keras-hub's, with the same weights and the same tied embedding."""
     backbone = kbz.BertBackbone(**SMALL, dtype=policy)
-    ours = MaskedLMHead(token_embedding=backbone.token_embedding, intermediate_activation="gelu",
-                            layer_norm_epsilon=backbone.layer_norm_epsilon, dtype=policy, **head_kwargs)
-    reference = keras_hub.layers.MaskedLMHead(token_embedding=backbone.token_embedding, intermediate_activation="gelu",
-                             layer_norm_epsilon=backbone.layer_norm_epsilon, dtype=policy, **head_kwargs)
+    kwargs = dict(token_embedding=backbone.token_embedding, intermediate_activation="gelu",
+                  layer_norm_epsilon=backbone.layer_norm_epsilon, dtype=policy, **head_kwargs)
+    ours, reference = MaskedLMHead(**kwargs), keras_hub.layers.MaskedLMHead(**kwargs)
     rng = np.random.default_rng(0)
     encoded = tf.constant(rng.normal(size=(3, 7, 8)), "float32")
     positions = tf.constant(rng.integers(0, 7, (3, 4)), "int32")
@@ -145,17 +145,37 @@ def _value_and_gradient(loss, logits, labels, weights, asked_by):
 @pytest.mark.parametrize("asked_by", ["eager", "graph", "tf.gradients"])
 def test_the_fused_loss_is_tensorflows_sparse_cross_entropy_in_value_and_gradient(dtype, rank, reduction, asked_by):
     """Against Keras' loss, whose softmax is TensorFlow's kernel: values and gradients, sample weights, every
-    reduction, a trailing label axis of 1, with XLA and as plain ops."""
+    reduction, int64 labels and a trailing label axis of 1."""
     logits, labels, weights = _cases(dtype, rank)
     keras_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=reduction)
     expected, expected_gradient = _value_and_gradient(keras_loss, logits, labels, weights, asked_by)
     fused = FusedSparseCategoricalCrossentropy(from_logits=True, reduction=reduction)
-    for xla in (True, False):
-        with xla_fusion(xla):
-            for given in (labels, labels[..., None]):
-                value, gradient = _value_and_gradient(fused, logits, given, weights, asked_by)
-                assert value == pytest.approx(expected, rel=1e-5)
-                np.testing.assert_allclose(gradient, expected_gradient, atol=1e-6 + 1e-5 * np.abs(expected_gradient).max())
+    for given in (labels, labels[..., None]):
+        value, gradient = _value_and_gradient(fused, logits, given, weights, asked_by)
+        assert value == pytest.approx(expected, rel=1e-5)
+        np.testing.assert_allclose(gradient, expected_gradient, atol=1e-6 + 1e-5 * np.abs(expected_gradient).max())
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float32", 1e-5), ("bfloat16", 1e-2), ("float16", 1e-3)])
+def test_the_fused_op_takes_half_precision_logits_and_computes_in_float32(dtype, rtol):
+    """Keras' loss hands it float32; called on bfloat16 / float16 logits it computes TensorFlow's cross-entropy of
+    those logits in float32 and returns their gradient in their dtype."""
+    logits, labels, _ = _cases(dtype, 3)
+    upstream = tf.constant(np.random.default_rng(3).normal(size=labels.shape), "float32")
+
+    def value_and_gradient(function, x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            value = function(x)
+        return value, tape.gradient(value, x, output_gradients=upstream)
+
+    value, gradient = value_and_gradient(lambda x: sparse_softmax_cross_entropy(x, labels), logits)
+    expected, expected_gradient = value_and_gradient(
+        lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels, x), tf.cast(logits, "float32"))
+    assert value.dtype == tf.float32 and gradient.dtype == logits.dtype
+    np.testing.assert_allclose(value, expected, rtol=1e-5)
+    np.testing.assert_allclose(tf.cast(gradient, "float32"), expected_gradient,
+                               atol=rtol * np.abs(expected_gradient).max())
 
 
 def test_the_fused_loss_runs_one_compiled_pass_each_way_and_is_keras_loss_elsewhere(monkeypatch):
@@ -187,14 +207,34 @@ def test_the_fused_loss_runs_one_compiled_pass_each_way_and_is_keras_loss_elsewh
 
 
 @pytest.mark.parametrize("bad", [300, -1])
-def test_a_label_outside_the_classes_is_refused(bad):
-    """TensorFlow's kernel refuses it on CPUs; inside the fused pass it would read a wrong logit silently."""
+def test_a_label_outside_the_classes_is_refused_or_nan_under_xla_as_in_keras(bad):
+    """Outside XLA TensorFlow's kernel refuses it, and so does the fused loss, naming the labels; in an
+    XLA-compiled step, where no check runs, that row's loss is NaN in both (a clamped gather would read a wrong
+    logit silently)."""
     logits, labels, _ = _cases("float32", 2)
     labels[3] = bad
-    fused = FusedSparseCategoricalCrossentropy(from_logits=True)
+    fused = FusedSparseCategoricalCrossentropy(from_logits=True, reduction=None)
     for run in (fused, tf.function(fused)):
         with pytest.raises(tf.errors.InvalidArgumentError, match="labels of a sparse categorical cross-entropy"):
             run(labels, logits)
+    keras_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
+    expected, got = (tf.function(loss, jit_compile=True)(labels, logits).numpy() for loss in (keras_loss, fused))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    assert np.isnan(got).tolist() == [i == 3 for i in range(len(labels))]
+    np.testing.assert_allclose(got[~np.isnan(got)], expected[~np.isnan(expected)], rtol=1e-5)
+
+
+def test_labels_of_another_shape_than_the_logits_rows_are_refused():
+    """Flattened, they would pair with the wrong rows; Keras' error names both shapes (static), the fused
+    loss's check does where they are only known when it runs."""
+    logits = tf.zeros([2, 3, 5])
+    fused = FusedSparseCategoricalCrossentropy(from_logits=True)
+    with pytest.raises(ValueError, match="same shape up until the last dimension"):
+        fused(tf.zeros([3, 2], "int32"), logits)
+    dynamic = tf.function(fused, input_signature=[tf.TensorSpec([None, None], tf.int32),
+                                                  tf.TensorSpec([None, None, 5], tf.float32)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="shape less its last axis"):
+        dynamic(tf.zeros([3, 2], "int32"), logits)
 
 
 def test_the_fused_loss_keeps_keras_config_and_the_pretrainer_uses_it():

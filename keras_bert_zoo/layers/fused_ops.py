@@ -4,8 +4,10 @@ Between its matmuls an encoder layer only adds biases, splits heads, masks
 and normalizes attention scores, applies GELU and adds the residual before a
 LayerNorm. Written as separate TensorFlow ops each step
 reads and writes the whole activation again, and on a CPU with AMX the
-matmuls themselves are fast enough that these passes would dominate. Each
-function here is one such epilogue, compiled by XLA into a single pass that
+matmuls themselves are fast enough that these passes would dominate. The
+masked-LM loss's softmax over the vocabulary, after the head's matmul, is
+another (`sparse_softmax_cross_entropy`). Each function here is one such
+epilogue, compiled by XLA into a single pass that
 computes in float32 (bfloat16 `erf`, `exp` and sums lose precision) and
 returns the input's dtype; its gradient is written out and compiled the same
 way. Those gradients are first-order: differentiating a gradient again (a
@@ -16,12 +18,13 @@ The matmuls stay outside XLA: oneDNN's kernels are faster than XLA:CPU's
 (whole-model XLA: 3.7x slower in mixed bfloat16), and in bfloat16 TF's own
 MatMul+BiasAdd fusion picks a kernel ~2.4x slower than the plain MatMul
 (4096x768 by 768x3072 on a 2-core AMX Xeon: 75 ms against 31 ms), so the
-bias belongs in the epilogue, not in the matmul. The softmax is left to
-TensorFlow: oneDNN's beats XLA:CPU's (BERT-Base 32x128: +9% in mixed
+bias belongs in the epilogue, not in the matmul. The attention softmax is
+left to TensorFlow: oneDNN's beats XLA:CPU's (BERT-Base 32x128: +9% in mixed
 bfloat16, MiniLM +16%).
 
 TF Serving disables XLA:CPU JIT by default, so exports trace the model under
-`xla_fusion(False)`, which runs the same formulas as plain ops.
+`xla_fusion(False)`, which runs the same formulas as plain ops (the loss,
+which exports do not carry, then runs Keras' own).
 """
 
 import contextlib
@@ -229,8 +232,11 @@ def _sparse_softmax_cross_entropy_forward(logits, labels):
     rows = tf.cast(tf.reshape(labels, [-1]), tf.int32)
     largest = tf.reduce_max(x, axis=-1, keepdims=True)
     exps = tf.exp(x - largest)
-    total = tf.reduce_sum(exps, axis=-1, keepdims=True)
-    losses = largest[:, 0] + tf.math.log(total[:, 0]) - tf.gather(x, rows, batch_dims=1)
+    # A label outside [0, classes) makes its row's loss and gradient NaN, as TensorFlow's XLA kernel does (a
+    # gather would clamp it and read a wrong logit); one value per row, no pass of its own.
+    valid = (rows >= 0) & (rows < tf.shape(x)[-1])
+    total = tf.where(valid[:, None], tf.reduce_sum(exps, axis=-1, keepdims=True), math.nan)
+    losses = largest[:, 0] + tf.math.log(total[:, 0]) - tf.gather(x, tf.where(valid, rows, 0), batch_dims=1)
     gradient = exps / total - tf.one_hot(rows, tf.shape(x)[-1], dtype=tf.float32)
     return tf.reshape(losses, tf.shape(labels)), (tf.cast(tf.reshape(gradient, tf.shape(logits)), logits.dtype),)
 
@@ -267,6 +273,6 @@ def split_heads(query, key, value, query_bias, key_bias, value_bias, padding_mas
 
 def sparse_softmax_cross_entropy(logits, labels):
     """`tf.nn.sparse_softmax_cross_entropy_with_logits` (integer `labels` of
-    `logits`' shape less its last axis), as one pass; labels must lie in
-    `[0, logits.shape[-1])`."""
+    `logits`' shape less its last axis) as one pass, computed in float32; a
+    label outside `[0, logits.shape[-1])` gives its row NaN."""
     return _sparse_softmax_cross_entropy(logits, labels)
