@@ -237,6 +237,36 @@ def test_labels_of_another_shape_than_the_logits_rows_are_refused():
         dynamic(tf.zeros([3, 2], "int32"), logits)
 
 
+@pytest.mark.parametrize("case", ["empty_batch", "rank_1_logits", "float_labels", "nested_lists"])
+def test_edge_inputs_give_keras_losss_result(case):
+    """What a Keras user may pass besides a batch of int labels: the fused loss answers as Keras' does (Keras'
+    own loss wants arrays, not nested lists: it gets them as arrays)."""
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=[4, 7]).astype("float32")
+    labels = np.array([0, 6, 3, 3])
+    if case == "empty_batch":
+        logits, labels = logits[:0], labels[:0]
+    elif case == "rank_1_logits":
+        logits, labels = logits[1], np.array(6)
+    elif case == "float_labels":
+        labels = labels.astype("float32")
+    given = (labels.tolist(), logits.tolist()) if case == "nested_lists" else (labels, logits)
+    for reduction in (None, "sum_over_batch_size"):
+        expected = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=reduction)(labels, logits)
+        got = FusedSparseCategoricalCrossentropy(from_logits=True, reduction=reduction)(*given)
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-6, atol=1e-7)
+
+
+def test_missing_labels_are_refused_with_keras_error():
+    logits = np.zeros([2, 5], "float32")
+    with pytest.raises(ValueError) as keras_error:
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True)(None, logits)
+    with pytest.raises(ValueError) as fused_error:
+        FusedSparseCategoricalCrossentropy(from_logits=True)(None, logits)
+    assert str(fused_error.value) == str(keras_error.value)
+
+
 def test_the_fused_loss_keeps_keras_config_and_the_pretrainer_uses_it():
     loss = FusedSparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight", name="mlm")
     restored = keras.losses.deserialize(keras.losses.serialize(loss))
