@@ -1,8 +1,12 @@
-"""BERT's AdamW: schedule values and which variables decay."""
+"""BERT's AdamW: schedule values, which variables decay, and the fused step against Keras' AdamW."""
 
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
+
+from keras_bert_zoo.layers import bert_encoder_layer
+from keras_bert_zoo.layers.fused_ops import xla_fusion
 
 from keras_bert_zoo.optimization.bert_adamw import NO_DECAY_NAMES, bert_adamw, restart_bert_adamw
 from keras_bert_zoo.optimization.fused_adamw import FusedAdamW
@@ -110,3 +114,68 @@ def test_restart_leaves_what_it_cannot_restart_to_its_caller():
     with pytest.raises(ValueError, match="total_steps must be positive"):
         schedule.set_steps(total_steps=0, warmup_steps=0)
     assert float(schedule(5)) == pytest.approx(1e-4 * 5 / 9)  # unchanged by the refusals
+
+
+def _apply_steps(optimizer_class, gradients, dense=False, **kwargs):
+    """A kernel, a bias (not decayed) and an embedding whose gradient is IndexedSlices with a repeated row (or,
+    `dense`, the rows they sum to)."""
+    variables = [keras.Variable(np.linspace(-1, 1, 12, dtype="float32").reshape(3, 4), name="kernel"),
+                 keras.Variable(np.full(4, 0.5, "float32"), name="bias"),
+                 keras.Variable(np.ones((6, 4), "float32"), name="embeddings")]
+    optimizer = optimizer_class(learning_rate=WarmupLinearDecay(0.05, total_steps=10, warmup_steps=2), beta_1=0.9,
+                                beta_2=0.999, epsilon=1e-6, **kwargs)
+    optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
+    for kernel, bias, rows in gradients:
+        embedding = tf.IndexedSlices(tf.constant(rows), tf.constant([1, 4, 1]), tf.constant([6, 4]))
+        embedding = tf.convert_to_tensor(embedding) if dense else embedding
+        optimizer.apply_gradients(zip([tf.constant(kernel), tf.constant(bias), embedding], variables))
+    return [v.numpy() for v in variables]
+
+
+@pytest.mark.parametrize("options", [dict(weight_decay=0.1, global_clipnorm=1.0),
+                                     dict(weight_decay=0.0, global_clipnorm=0.5), dict(weight_decay=0.1)],
+                         ids=["decay_and_global_clipping", "no_decay", "no_clipping"])
+def test_the_one_pass_step_is_keras_adamw_with_clipping_decay_and_repeated_rows(options):
+    """Gradients far above the clipping norms, so the scale matters. The embedding's IndexedSlices repeat a row:
+    Keras' global norm squares its slices apart, and so does ours. Unclipped by the global norm, Keras' Adam also
+    squares them apart for its second moment, where TensorFlow's ApplyAdam (as torch) takes the row they sum to:
+    there the reference gets that row."""
+    rng = np.random.default_rng(1)
+    gradients = [(rng.normal(size=(3, 4)) * 5, rng.normal(size=4) * 5, rng.normal(size=(3, 4)) * 5) for _ in range(3)]
+    gradients = [tuple(g.astype("float32") for g in step) for step in gradients]
+    want = _apply_steps(keras.optimizers.AdamW, gradients, dense="global_clipnorm" not in options, **options)
+    got = _apply_steps(FusedAdamW, gradients, **options)
+    for w, g in zip(want, got):
+        # Rounding only (the norm sums in another order): squaring the summed row instead moved weights by 3e-3.
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-6)
+
+
+def test_a_gradient_that_is_not_finite_makes_the_step_nan_as_in_keras():
+    gradients = [(np.full((3, 4), np.inf, "float32"), np.zeros(4, "float32"), np.zeros((3, 4), "float32"))]
+    for optimizer_class in (keras.optimizers.AdamW, FusedAdamW):
+        kernel, bias, embedding = _apply_steps(optimizer_class, gradients, weight_decay=0.1, global_clipnorm=1.0)
+        assert np.isnan(kernel).all() and np.isnan(bias).all() and np.isnan(embedding).all()
+
+
+def _step_ops(optimizer):
+    """The op types of one traced `apply`, outside the functions it calls, and whether one is XLA-compiled."""
+    variables = [keras.Variable(np.ones((3, 4), "float32"), name="kernel")]
+    optimizer.build(variables)
+    graph = tf.function(lambda: optimizer.apply([tf.ones((3, 4))], variables)).get_concrete_function().graph
+    graph_def = graph.as_graph_def()
+    compiled = any(f.attr["_XlaMustCompile"].b for f in graph_def.library.function)
+    return {node.op for node in graph_def.node}, compiled
+
+
+def test_the_step_is_one_compiled_pass_on_a_cpu_and_apply_adam_elsewhere(monkeypatch):
+    ops, compiled = _step_ops(bert_adamw(0.1))
+    # The norm is one read per gradient (no squares written out), the clipped gradients and the decay are not
+    # written out either: they are in the compiled pass.
+    assert compiled and "L2Loss" in ops
+    assert {"Square", "ResourceApplyAdam", "AssignSubVariableOp"}.isdisjoint(ops)
+    with xla_fusion(False):
+        ops, compiled = _step_ops(bert_adamw(0.1))
+    assert not compiled and {"Square", "ResourceApplyAdam", "AssignSubVariableOp"} <= ops
+    monkeypatch.setattr(bert_encoder_layer, "runs_on_gpu", lambda: True)
+    ops, compiled = _step_ops(bert_adamw(0.1))
+    assert not compiled and "ResourceApplyAdam" in ops

@@ -39,7 +39,7 @@ def bert_adamw(
         global_clipnorm: clip gradients by global norm (1.0, as BERT).
 
     Returns:
-        A `FusedAdamW`: Keras' AdamW, its update one kernel per variable.
+        A `FusedAdamW`: Keras' AdamW, its step one pass per variable.
 
     Examples:
     >>> optimizer = bert_adamw(2e-5, total_steps=1000)
