@@ -179,3 +179,35 @@ def test_the_step_is_one_compiled_pass_on_a_cpu_and_apply_adam_elsewhere(monkeyp
     monkeypatch.setattr(bert_encoder_layer, "runs_on_gpu", lambda: True)
     ops, compiled = _step_ops(bert_adamw(0.1))
     assert not compiled and "ResourceApplyAdam" in ops
+
+
+@pytest.mark.parametrize("fusion", [True, False], ids=["fused", "xla_fusion_off"])
+def test_under_a_strategy_the_step_is_keras_adamw_whichever_thread_decides(fusion):
+    """A strategy clips and decays in a replica's thread and updates in the caller's; `xla_fusion` is per thread.
+    Deciding in each place dropped the decay (xla_fusion off in the caller: 1e-2 off Keras after 3 steps)."""
+    def run(optimizer_class):
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+        with strategy.scope():
+            variable = keras.Variable(np.full(4, 0.5, "float32"), name="kernel")
+            optimizer = optimizer_class(learning_rate=0.01, weight_decay=0.1, global_clipnorm=1.0)
+        with xla_fusion(fusion):
+            for _ in range(3):
+                strategy.run(lambda: optimizer.apply_gradients([(tf.constant([5.0, -3.0, 2.0, 7.0]), variable)]))
+        return variable.numpy()
+
+    np.testing.assert_allclose(run(FusedAdamW), run(keras.optimizers.AdamW), rtol=1e-6)
+
+
+def test_an_undecayed_variable_is_not_touched_by_the_decay():
+    """Keras leaves a variable excluded from decay out of it: an infinite weight stays infinite, not inf * 0."""
+    def run(optimizer_class):
+        variable = keras.Variable([np.inf, 1.0], name="bias")
+        optimizer = optimizer_class(learning_rate=0.01, weight_decay=0.1)
+        optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
+        optimizer.apply_gradients([(tf.constant([1.0, 1.0]), variable)])
+        return variable.numpy()
+
+    got, want = run(FusedAdamW), run(keras.optimizers.AdamW)
+    assert np.isposinf(got[0]) and np.isposinf(want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+

@@ -15,19 +15,24 @@ class FusedAdamW(keras.optimizers.AdamW):
     squares (written out, then summed), the clipped gradients (written
     out), the weight decay (a product, then a subtraction) and about ten
     element-wise ops of Adam. Here, on a CPU, the norm is one read of each
-    gradient (`tf.nn.l2_loss`), and the clipping scale, the decoupled decay
-    and Adam (`m += (g - m)(1 - beta_1)`, `v += (g^2 - v)(1 - beta_2)`,
-    `w -= lr_t m / (sqrt(v) + epsilon)`, with the bias-corrected `lr_t`)
-    run as one XLA-compiled pass that updates the weights and moments in
-    place. BERT-Base's 110M weights on a 2-core AMX Xeon: 154 ms a step
-    against 235 ms for Keras' passes with TensorFlow's `ApplyAdam` kernel
-    for Adam's part (which was itself half of Keras' plain ops' time), and no
-    copy of the gradients is held. On a GPU, under `fused_ops.xla_fusion(False)`
-    or with more than one replica in sync (Keras clips each replica's own
-    gradients before summing them: the scale is not one number) the
-    clipping and decay are Keras' and Adam is `ApplyAdam`. Arguments,
-    variables, checkpoints and results are Keras' own (float rounding
-    aside); `amsgrad=True` and other backends run Keras' step.
+    gradient (`tf.nn.l2_loss`, summing in float32), and the clipping scale,
+    the decoupled decay and Adam (`m += (g - m)(1 - beta_1)`,
+    `v += (g^2 - v)(1 - beta_2)`, `w -= lr_t m / (sqrt(v) + epsilon)`, with
+    the bias-corrected `lr_t`) run as one XLA-compiled pass that updates the
+    weights and moments in place. BERT-Base's 110M weights on a 2-core AMX
+    Xeon: 148 ms a step against 235 ms for Keras' passes with TensorFlow's
+    `ApplyAdam` kernel for Adam's part (which was itself half of Keras'
+    plain ops' time), and no copy of the gradients is held. With more than
+    one replica in sync the clipping is Keras' (it clips each replica's own
+    gradients before they are summed: the scale is not one number). On a
+    GPU and under `fused_ops.xla_fusion(False)` the clipping and decay are
+    Keras' and Adam is `ApplyAdam`. Arguments, variables, checkpoints and
+    results are Keras' own (float rounding aside), with one difference
+    `ApplyAdam` had too: an embedding's gradient (IndexedSlices) enters
+    Adam as the rows its slices sum to, as in TensorFlow's optimizers and
+    torch's, where Keras' Adam, unless a global clipping norm made the
+    gradient dense, squares a repeated row's slices apart. `amsgrad=True`
+    and other backends run Keras' step.
 
     Examples:
     >>> optimizer = FusedAdamW(learning_rate=0.1, weight_decay=0.0)
@@ -37,29 +42,31 @@ class FusedAdamW(keras.optimizers.AdamW):
     [0.9, 2.1]
     """
 
-    # The clipping scale of the step being traced, set by `_clip_gradients` for `update_step` where one pass
-    # applies it (None: the gradients come clipped, or need no clipping).
+    # The step being traced: whether it runs the one pass (decided once: under a distribution strategy the
+    # clipping and the decay run in a replica's thread, the update in the caller's, and `xla_fusion` is per
+    # thread), and the clipping scale that pass applies (None: clipped already, or no clipping).
+    _one_pass_step = False
     _gradient_scale = None
 
-    def _one_pass(self):
-        return (not self.amsgrad and keras.backend.backend() == "tensorflow" and fused_ops.xla_fusion_enabled()
-                and not bert_encoder_layer.runs_on_gpu())
-
     def _backend_apply_gradients(self, grads, trainable_variables):
+        self._one_pass_step = (not self.amsgrad and keras.backend.backend() == "tensorflow"
+                               and fused_ops.xla_fusion_enabled() and not bert_encoder_layer.runs_on_gpu())
         self._gradient_scale = None
         try:
             super()._backend_apply_gradients(grads, trainable_variables)
         finally:
-            self._gradient_scale = None
+            self._one_pass_step, self._gradient_scale = False, None
 
     def _clip_gradients(self, grads):
-        if not (self.global_clipnorm and self.global_clipnorm > 0) or not self._one_pass() \
+        if not (self.global_clipnorm and self.global_clipnorm > 0) or not self._one_pass_step \
                 or tf.distribute.get_strategy().num_replicas_in_sync > 1:
             return super()._clip_gradients(grads)
         # An embedding's gradient arrives as IndexedSlices: Keras (as tf.clip_by_global_norm) squares its slices,
         # a repeated row's apart, not the rows they sum to.
-        squares = [2.0 * tf.nn.l2_loss(tf.cast(g.values if isinstance(g, tf.IndexedSlices) else g, "float32"))
-                   for g in grads if g is not None]
+        given = [g.values if isinstance(g, tf.IndexedSlices) else g for g in grads if g is not None]
+        # Summed in float32 at least (half-precision squares overflow), float64 where a gradient is.
+        dtype = "float64" if any(g.dtype == tf.float64 for g in given) else "float32"
+        squares = [2.0 * tf.nn.l2_loss(tf.cast(g, dtype)) for g in given]
         norm = tf.sqrt(tf.add_n(squares))
         # Keras' scale, NaN where the norm is not finite.
         self._gradient_scale = self.global_clipnorm * tf.minimum(1.0 / norm, 1.0 / self.global_clipnorm) \
@@ -67,7 +74,7 @@ class FusedAdamW(keras.optimizers.AdamW):
         return grads
 
     def _apply_weight_decay(self, variables):
-        if not self._one_pass():
+        if not self._one_pass_step:
             super()._apply_weight_decay(variables)
         # Otherwise `update_step` decays each variable in its pass.
 
@@ -79,18 +86,18 @@ class FusedAdamW(keras.optimizers.AdamW):
         step = tf.cast(self.iterations + 1, dtype)
         beta_1, beta_2 = tf.cast(self.beta_1, dtype), tf.cast(self.beta_2, dtype)
         adam = dict(beta1_power=tf.pow(beta_1, step), beta2_power=tf.pow(beta_2, step),
-                    lr=tf.cast(learning_rate, dtype), beta1=beta_1, beta2=beta_2,
-                    epsilon=tf.cast(self.epsilon, dtype),
+                    lr=tf.cast(learning_rate, dtype), beta1=beta_1, beta2=beta_2, epsilon=tf.cast(self.epsilon, dtype),
                     # An embedding's gradient arrives as IndexedSlices; Adam moves every row's moments anyway.
                     grad=tf.cast(tf.convert_to_tensor(gradient), dtype))
         var, m, v = (_handle(x) for x in (variable, self._momentums[index], self._velocities[index]))
-        if not self._one_pass():
+        if not self._one_pass_step:
             tf.raw_ops.ResourceApplyAdam(var=var, m=m, v=v, **adam)
             return
-        decays = self.weight_decay is not None and self._use_weight_decay(variable)
         scale = 1.0 if self._gradient_scale is None else self._gradient_scale
+        # A variable not decayed skips the term (an infinite weight times a zero decay would be NaN).
+        decays = self.weight_decay is not None and self._use_weight_decay(variable)
         _decay_and_adam(var, m, v, scale=tf.cast(scale, dtype),
-                        weight_decay=tf.cast(self.weight_decay if decays else 0.0, dtype), **adam)
+                        weight_decay=tf.cast(self.weight_decay if decays else 0.0, dtype), decays=decays, **adam)
 
 
 def _handle(variable):
@@ -100,15 +107,17 @@ def _handle(variable):
 
 
 @tf.function(jit_compile=True)
-def _decay_and_adam(var, m, v, grad, scale, weight_decay, beta1_power, beta2_power, lr, beta1, beta2, epsilon):
+def _decay_and_adam(var, m, v, grad, scale, weight_decay, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
+                    decays):
     """Keras' order: clip, decay the weights (`w -= w * wd * lr`), then Adam's step (ApplyAdam's formula),
-    on the variables' handles (one trace serves every variable; XLA compiles once per shape)."""
+    on the variables' handles (one trace for each `decays` serves every variable; XLA compiles once per shape)."""
     def read(handle):
         return tf.raw_ops.ReadVariableOp(resource=handle, dtype=grad.dtype)
 
     grad = grad * scale
     weights = read(var)
-    weights = weights - weights * weight_decay * lr
+    if decays:
+        weights = weights - weights * weight_decay * lr
     m_new = read(m) + (grad - read(m)) * (1 - beta1)
     v_new = read(v) + (tf.square(grad) - read(v)) * (1 - beta2)
     lr_t = lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
