@@ -181,6 +181,25 @@ def test_layout_assets_and_single_copy_of_the_weights(exported):
     assert weight_bytes <= stored <= 1.05 * weight_bytes
 
 
+@pytest.mark.slow
+def test_a_mixed_precision_export_stores_the_encoders_kernels_in_16_bits(tiny_checkpoint, tmp_path):
+    """Every request would cast them: the export holds them cast once, and answers as the Keras model does."""
+    from keras_bert_zoo.export.export_for_serving import load_export
+
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12,
+                                                dtype="mixed_bfloat16")
+    path = classifier.export(str(tmp_path), model_name="m")
+    stored = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
+    dtypes = {name: dtype.name for name, dtype in stored.get_variable_to_dtype_map().items()
+              if name != "_CHECKPOINTABLE_OBJECT_GRAPH"}
+    encoder_layers = [layer for layer in classifier.backbone._flatten_layers() if hasattr(layer, "cast_on_read")]
+    # Six dense layers per encoder layer, a kernel and a bias each; one copy of every weight.
+    assert list(dtypes.values()).count("bfloat16") == 12 * len(encoder_layers) > 0
+    assert len(dtypes) == len(classifier.weights)
+    served = load_export(path).signatures["serving_default"](text=tf.constant(TEXTS))["probabilities"]
+    np.testing.assert_allclose(served, classifier.predict_proba(TEXTS), atol=1e-2)
+
+
 def _graph_ops(version_dir):
     from tensorflow.core.protobuf import saved_model_pb2
 

@@ -10,6 +10,7 @@ import tensorflow as tf
 from keras_hub.layers import TransformerEncoder
 
 from keras_bert_zoo.layers import activations, fused_ops
+from keras_bert_zoo.layers.weight_copies import read_weight
 
 _BIAS_GELUS = {activations.gelu: fused_ops.bias_gelu_erf, activations.gelu_tanh: fused_ops.bias_gelu_tanh}
 
@@ -48,11 +49,6 @@ def runs_on_gpu():
     """Whether the layers traced now are shaped for a GPU (see `encoder_device`)."""
     device = getattr(_target, "device", None)
     return _tensorflow_sees_a_gpu() if device is None else device == "gpu"
-
-
-def _value(variable, dtype):
-    # A plain tensor, never the variable: the fused functions are traced per tensor spec.
-    return tf.cast(tf.convert_to_tensor(variable.value), dtype)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -137,6 +133,19 @@ class BertEncoderLayer(TransformerEncoder):
         # fit pays the compiling once (~3 s of ~23).
         return self._fused_call(inputs, padding_mask, training, query_positions)
 
+    def _projections(self):
+        attention = self._self_attention_layer
+        return (attention._query_dense, attention._key_dense, attention._value_dense, attention._output_dense,
+                self._feedforward_intermediate_dense, self._feedforward_output_dense)
+
+    def cast_on_read(self):
+        """The weights every call casts to the compute dtype: the kernels and
+        biases, under a mixed policy on the CPU path (see `WeightCopies`)."""
+        if (self.compute_dtype == self.variable_dtype or runs_on_gpu()
+                or self._feedforward_output_dense.quantization_mode is not None):
+            return []
+        return [variable for dense in self._projections() for variable in (dense.kernel, dense.bias)]
+
     def _fused_call(self, inputs, padding_mask, training, query_positions):
         attention = self._self_attention_layer
         dtype = inputs.dtype
@@ -153,27 +162,27 @@ class BertEncoderLayer(TransformerEncoder):
         # === Self-attention ===
         def project(dense, rows):
             # EinsumDense kernels [hidden, heads, head_dim] are [hidden, hidden] matrices (three matmuls: see above).
-            return tf.matmul(rows, tf.reshape(_value(dense.kernel, dtype), [hidden, hidden]))
+            return tf.matmul(rows, tf.reshape(read_weight(dense.kernel, dtype), [hidden, hidden]))
 
         query, key, value = (project(attention._query_dense, x), project(attention._key_dense, tokens),
                              project(attention._value_dense, tokens))
-        biases = [tf.reshape(_value(p.bias, dtype), [hidden])
+        biases = [tf.reshape(read_weight(p.bias, dtype), [hidden])
                   for p in (attention._query_dense, attention._key_dense, attention._value_dense)]
         # The keys carry the padding mask as one more column (see `fused_ops.split_heads`).
         query, key, value = fused_ops.split_heads(query, key, value, *biases, padding_mask, shape[0], query_length,
                                                   shape[1], self.num_heads, 1.0 / math.sqrt(hidden // self.num_heads))
         context = self._attend(query, key, value, training)
         output = attention._output_dense
-        y = tf.matmul(context, tf.reshape(_value(output.kernel, dtype), [hidden, hidden]))
+        y = tf.matmul(context, tf.reshape(read_weight(output.kernel, dtype), [hidden, hidden]))
         x = self._residual_norm(y, output.bias, x, self._self_attention_dropout,
                                 self._self_attention_layer_norm, training)
 
         # === Feed-forward ===
         intermediate = self._feedforward_intermediate_dense
-        y = tf.matmul(x, _value(intermediate.kernel, dtype))
-        y = self._bias_activation(y, _value(intermediate.bias, dtype))
+        y = tf.matmul(x, read_weight(intermediate.kernel, dtype))
+        y = self._bias_activation(y, read_weight(intermediate.bias, dtype))
         output = self._feedforward_output_dense
-        y = tf.matmul(y, _value(output.kernel, dtype))
+        y = tf.matmul(y, read_weight(output.kernel, dtype))
         x = self._residual_norm(y, output.bias, x, self._feedforward_dropout, self._feedforward_layer_norm, training)
         return tf.reshape(x, [shape[0], query_length, hidden])
 
@@ -214,9 +223,9 @@ class BertEncoderLayer(TransformerEncoder):
 
     @staticmethod
     def _residual_norm(y, bias, residual, dropout, layer_norm, training):
-        bias = _value(bias, y.dtype)
+        bias = read_weight(bias, y.dtype)
         if training and dropout.rate > 0:
             # Dropout acts on the biased output, so the bias joins it first.
             y, bias = dropout(tf.nn.bias_add(y, bias), training=training), tf.zeros_like(bias)
-        return fused_ops.bias_add_layer_norm(y, bias, residual, _value(layer_norm.gamma, "float32"),
-                                             _value(layer_norm.beta, "float32"), layer_norm.epsilon)
+        return fused_ops.bias_add_layer_norm(y, bias, residual, read_weight(layer_norm.gamma, "float32"),
+                                             read_weight(layer_norm.beta, "float32"), layer_norm.epsilon)

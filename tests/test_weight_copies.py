@@ -1,0 +1,66 @@
+"""WeightCopies: inference graphs of a mixed-precision model read 16-bit copies of the encoder's kernels."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.layers import bert_encoder_layer
+from keras_bert_zoo.layers.weight_copies import WeightCopies
+from tests.test_bert_backbone import SMALL, _inputs
+
+
+def _forward(backbone, inputs, copies=None):
+    """A traced forward pass (traced inside `copies.reading()` when given) and the dtypes its graph reads."""
+    function = tf.function(lambda x: backbone(x, training=False)["sequence_output"])
+    if copies is None:
+        concrete = function.get_concrete_function(inputs)
+    else:
+        with copies.reading():
+            concrete = function.get_concrete_function(inputs)
+    reads = [node.attr["dtype"].type for f in concrete.graph.as_graph_def().library.function for node in f.node_def
+             if node.op == "ReadVariableOp"]
+    reads += [node.attr["dtype"].type for node in concrete.graph.as_graph_def().node if node.op == "ReadVariableOp"]
+    return concrete, [tf.as_dtype(t).name for t in reads]
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_a_graph_reading_the_copies_computes_exactly_what_the_casting_graph_computes(policy):
+    backbone = kbz.BertBackbone(**SMALL, dtype=policy)
+    inputs = {k: tf.constant(v) for k, v in _inputs().items()}
+    copies = WeightCopies(backbone)
+    per_layer = 12  # query, key, value, output, intermediate, output dense: a kernel and a bias each
+    assert len(copies.variables) == per_layer * SMALL["num_layers"]
+    reading, reading_dtypes = _forward(backbone, inputs, copies)
+    casting, casting_dtypes = _forward(backbone, inputs)
+    compute_dtype = policy.removeprefix("mixed_")
+    # Each copy is read once, in 16 bits; the casting graph reads only float32 variables.
+    assert reading_dtypes.count(compute_dtype) == len(copies.variables)
+    assert compute_dtype not in casting_dtypes
+    np.testing.assert_array_equal(np.asarray(reading(inputs), "float32"), np.asarray(casting(inputs), "float32"))
+    for copy in copies.variables:
+        assert copy.dtype == compute_dtype and not copy.trainable
+
+
+def test_refresh_casts_the_copies_again_from_new_weights():
+    backbone = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
+    inputs = {k: tf.constant(v) for k, v in _inputs().items()}
+    copies = WeightCopies(backbone)
+    reading, _ = _forward(backbone, inputs, copies)
+    casting, _ = _forward(backbone, inputs)
+    before = np.asarray(reading(inputs), "float32")
+    backbone.set_weights(kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16").get_weights())
+    after = np.asarray(casting(inputs), "float32")
+    assert not np.allclose(after, before, atol=1e-2), "the new weights changed nothing"
+    copies.refresh()
+    np.testing.assert_array_equal(np.asarray(reading(inputs), "float32"), after)
+
+
+@pytest.mark.filterwarnings("ignore:Layer .* does not have a `quantize` method")
+def test_nothing_is_copied_in_float32_for_a_gpu_or_after_int8_quantization():
+    assert WeightCopies(kbz.BertBackbone(**SMALL)).variables == []
+    mixed = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
+    with bert_encoder_layer.encoder_device("gpu"):  # keras-hub's forward pass reads Keras' variables itself
+        assert WeightCopies(mixed).variables == []
+    mixed.quantize("int8")
+    assert WeightCopies(mixed).variables == []
