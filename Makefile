@@ -53,6 +53,7 @@ benchmark: $(STAMP) $(TORCH_VENV)/.installed
 	$(BIN)/python -m benchmarks run --output_file $(BENCHMARK_RESULTS)
 	$(BIN)/python benchmarks/serving_vs_keras_hub.py --dtype float32 --output_file benchmarks/results/serving_vs_keras_hub_$(HOST).json
 	$(BIN)/python benchmarks/serving_vs_keras_hub.py --dtype bfloat16 --output_file benchmarks/results/serving_vs_keras_hub_bf16_$(HOST).json
+	$(BIN)/python benchmarks/serving_vs_keras_hub.py --dtype mixed_bfloat16 --output_file benchmarks/results/serving_vs_keras_hub_mixed_bf16_$(HOST).json
 	$(BIN)/python benchmarks/int8_vs_float32.py --output_file benchmarks/results/int8_vs_float32_$(HOST).json
 	$(BIN)/python benchmarks/call_overhead_vs_keras_hub.py --output_file benchmarks/results/call_overhead_vs_keras_hub_$(HOST).json
 	$(BIN)/python -m benchmarks readme

@@ -1,8 +1,8 @@
 """Serving benchmark: our raw-text SavedModel vs the best keras-hub export,
 same weights, fresh processes, real sentences, one client and eight at once.
 
-    python benchmarks/serving_vs_keras_hub.py [--rounds 3] [--max_seq_length 128] [--dtype float32]
-        [--output_file benchmarks/results/serving_vs_keras_hub_cpu2.json]
+    python benchmarks/serving_vs_keras_hub.py [--rounds 3] [--max_seq_length 128]
+        [--dtype float32|bfloat16|mixed_bfloat16] [--output_file benchmarks/results/serving_vs_keras_hub_cpu2.json]
 
 keras-hub's own exports take token ids; the best it can do for text is its
 `BertTextClassifier` wrapped by hand in `keras.export.ExportArchive` together
@@ -10,7 +10,9 @@ with its preprocessor, which pads every request to `sequence_length`. Ours
 (`BertClassifier.export`) tokenizes in the graph and packs each request to
 the bucket of its longest text. Both carry the offline default preset's
 weights (MiniLM-L6) and the same head, in `--dtype` (bfloat16 weights halve
-the export and, on CPUs with AMX, ran 1.3-1.9x faster).
+the export and, on CPUs with AMX, ran 1.3-1.9x faster; `mixed_bfloat16`
+keeps float32 variables, of which ours stores the encoder's kernels in
+bfloat16 and keras-hub's casts them on every request).
 
 Each round loads each export in a fresh process (the order alternating round
 by round) and times SST-2 train sentences in these scenarios:
@@ -189,8 +191,9 @@ def main():
     parser = results_file.script_parser(__doc__, "serving_vs_keras_hub_cpu2.json", "rounds of fresh processes per peer")
     parser.add_argument("--max_seq_length", type=int, default=128,
                         help="the exports' longest packed length (default: %(default)s)")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
-                        help="the exports' weights and compute (bfloat16: fast on CPUs with AMX)")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16"), default="float32",
+                        help="the exports' weights and compute (bfloat16: fast on CPUs with AMX; mixed_bfloat16: "
+                             "Keras' mixed policy, a model fine-tuned in mixed precision)")
     parser.add_argument("--worker", nargs=4, metavar=("PATH", "SIGNATURE", "BATCHING_FILE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
