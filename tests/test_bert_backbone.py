@@ -202,6 +202,18 @@ def test_epilogue_gradients_are_those_of_tensorflows_gelu_and_keras_layer_norm(x
         close(gradients(lambda a, b, r, g, be: fused_ops.bias_add_layer_norm(a, b, r, g, be, 1e-3),
                         y, bias, residual, gamma, tf.cast(beta, "float32")),
               gradients(keras_layer_norm, *f32(y, bias, residual), gamma, tf.cast(beta, "float32")))
+        # With a dropout mask: TensorFlow's dropout on the biased output, drawn from the same seed.
+        seed, rate = tf.constant([3, 4]), 0.3
+        keep = tf.random.stateless_uniform(y.shape, seed) >= rate
+        assert 0 < int(tf.reduce_sum(tf.cast(keep, "int32"))) < keep.shape.num_elements()
+
+        def keras_dropout_layer_norm(a, b, r, g, be):
+            return unit(tf.nn.experimental.stateless_dropout(a + b, rate, seed) + r) * g + be
+
+        close(gradients(lambda a, b, r, g, be: fused_ops.bias_add_layer_norm(a, b, r, g, be, 1e-3, keep=keep,
+                                                                             rate=rate),
+                        y, bias, residual, gamma, tf.cast(beta, "float32")),
+              gradients(keras_dropout_layer_norm, *f32(y, bias, residual), gamma, tf.cast(beta, "float32")))
 
 
 @pytest.mark.parametrize("asked_by", ["tape", "tf.gradients"])
@@ -417,6 +429,38 @@ def test_on_a_gpu_the_encoder_layers_run_keras_hubs_forward_pass(monkeypatch, tr
     graph = tf.function(lambda x: backbone(x, training=training)["sequence_output"]).get_concrete_function(
         inputs).graph
     assert not [f for f in graph.as_graph_def().library.function if f.attr["_XlaMustCompile"].b]
+
+
+def test_in_training_an_encoder_layer_drops_what_keras_hubs_forward_pass_drops():
+    """The residual dropouts run inside the fused epilogues, with Keras' Dropout's mask drawn from the layers'
+    own seed generators: the draws of keras-hub's forward pass, so its outputs and gradients (float32;
+    attention's dropout off, as it runs head by head here and over all heads there)."""
+    import tensorflow as tf
+    from keras_hub.layers import TransformerEncoder
+
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    layer = BertEncoderLayer(intermediate_dim=32, num_heads=2, dropout=0.4)
+    x = tf.constant(np.random.default_rng(0).normal(size=(2, 6, 16)), "float32")
+    mask = tf.constant([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])
+    inference = layer(x, padding_mask=mask)
+    layer._self_attention_layer._dropout_layer.rate = 0.0
+    generators = [layer._self_attention_dropout.seed_generator, layer._feedforward_dropout.seed_generator]
+    states = [generator.state.numpy() for generator in generators]
+
+    def run(call):
+        for generator, state in zip(generators, states):
+            generator.state.assign(state)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = call(x, padding_mask=mask, training=True)
+            loss = tf.reduce_sum(out * out)
+        return [out, *tape.gradient(loss, [x, *layer.trainable_variables])]
+
+    ours, hubs = run(layer), run(lambda *args, **kwargs: TransformerEncoder.call(layer, *args, **kwargs))
+    for a, b in zip(ours, hubs):
+        np.testing.assert_allclose(a, b, atol=1e-4)
+    assert not np.allclose(ours[0], inference, atol=1e-2), "nothing was dropped"
 
 
 @pytest.mark.parametrize("mask", [[[1, 1, 1, 0], [1, 1, 1, 1]], [[1]], np.ones((0, 4))],

@@ -1,10 +1,11 @@
 """The element-wise steps around BERT's matrix products, each one memory pass.
 
 Between its matmuls an encoder layer only adds biases, splits heads, masks
-and normalizes attention scores, applies GELU and adds the residual before a
-LayerNorm. Written as separate TensorFlow ops each step
-reads and writes the whole activation again, and on a CPU with AMX the
-matmuls themselves are fast enough that these passes would dominate. The
+and normalizes attention scores, applies GELU and adds the residual (after
+its dropout, in training) before a LayerNorm. Written as separate
+TensorFlow ops each step reads and writes the whole activation again, and
+on a CPU with AMX the matmuls themselves are fast enough that these passes
+would dominate. The
 masked-LM loss's softmax over the vocabulary, after the head's matmul, is
 another (`sparse_softmax_cross_entropy`). Each function here is one such
 epilogue, compiled by XLA into a single pass that
@@ -166,23 +167,46 @@ def _gelu_passes(form):
 
 
 # LayerNorm(y + bias + residual): the sub-layer's bias, residual and norm.
-def _bias_add_layer_norm_forward(y, bias, residual, gamma, beta, epsilon):
-    z = _f32(y) + _f32(bias) + _f32(residual)
+def _layer_norm(z, gamma, beta, epsilon, dtype):
     mean, variance = tf.nn.moments(z, axes=[-1], keepdims=True)
     rstd = tf.math.rsqrt(variance + epsilon)
     normed = (z - mean) * rstd
-    outputs = tf.cast(normed * _f32(gamma) + _f32(beta), residual.dtype)
-    return outputs, (tf.cast(normed, residual.dtype), rstd, gamma)
+    return tf.cast(normed * _f32(gamma) + _f32(beta), dtype), tf.cast(normed, dtype), rstd
 
 
-def _bias_add_layer_norm_backward(upstream, kept, rstd, gamma, epsilon):
+def _layer_norm_backward(upstream, kept, rstd, gamma):
+    # The input's gradient (float32), gamma's and beta's.
     upstream, normed = _f32(upstream), _f32(kept)
     d_normed = upstream * _f32(gamma)
     dz = rstd * (d_normed - tf.reduce_mean(d_normed, axis=-1, keepdims=True)
                  - normed * tf.reduce_mean(d_normed * normed, axis=-1, keepdims=True))
+    return dz, _bias_gradient(upstream * normed), _bias_gradient(upstream)
+
+
+def _bias_add_layer_norm_forward(y, bias, residual, gamma, beta, epsilon):
+    outputs, normed, rstd = _layer_norm(_f32(y) + _f32(bias) + _f32(residual), gamma, beta, epsilon, residual.dtype)
+    return outputs, (normed, rstd, gamma)
+
+
+def _bias_add_layer_norm_backward(upstream, kept, rstd, gamma, epsilon):
+    dz, d_gamma, d_beta = _layer_norm_backward(upstream, kept, rstd, gamma)
     dz_kept = tf.cast(dz, kept.dtype)
     # y, bias, residual, gamma, beta (`op` casts each to its input's dtype); the sums in float32.
-    return dz_kept, _bias_gradient(dz), dz_kept, _bias_gradient(upstream * normed), _bias_gradient(upstream)
+    return dz_kept, _bias_gradient(dz), dz_kept, d_gamma, d_beta
+
+
+# LayerNorm(dropout(y + bias) + residual), `keep` the dropout's mask: the bias, the dropout and the select of its
+# gradient join the pass (TensorFlow's random kernel draws the mask: XLA:CPU's Philox made the pass 2x slower).
+def _bias_dropout_add_layer_norm_forward(y, bias, residual, gamma, beta, keep, epsilon, rate):
+    z = tf.where(keep, (_f32(y) + _f32(bias)) * (1.0 / (1.0 - rate)), 0.0) + _f32(residual)
+    outputs, normed, rstd = _layer_norm(z, gamma, beta, epsilon, residual.dtype)
+    return outputs, (normed, rstd, gamma, keep)
+
+
+def _bias_dropout_add_layer_norm_backward(upstream, kept, rstd, gamma, keep, epsilon, rate):
+    dz, d_gamma, d_beta = _layer_norm_backward(upstream, kept, rstd, gamma)
+    dy = tf.where(keep, dz * (1.0 / (1.0 - rate)), 0.0)
+    return tf.cast(dy, kept.dtype), _bias_gradient(dy), tf.cast(dz, kept.dtype), d_gamma, d_beta
 
 
 def _split_heads_forward(query, key, value, query_bias, key_bias, value_bias, padding_mask, batch, query_length,
@@ -256,13 +280,20 @@ gelu_tanh = _with_gradient(*_gelu_passes("tanh"))
 bias_gelu_erf = _with_gradient(*_bias_gelu_passes("erf"))
 bias_gelu_tanh = _with_gradient(*_bias_gelu_passes("tanh"))
 _bias_add_layer_norm = _with_gradient(_bias_add_layer_norm_forward, _bias_add_layer_norm_backward)
+_bias_dropout_add_layer_norm = _with_gradient(_bias_dropout_add_layer_norm_forward,
+                                              _bias_dropout_add_layer_norm_backward)
 _split_heads = _with_gradient(_split_heads_forward, _split_heads_backward)
 _sparse_softmax_cross_entropy = _with_gradient(_sparse_softmax_cross_entropy_forward,
                                                _sparse_softmax_cross_entropy_backward)
 
 
-def bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon):
-    return _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon=epsilon)
+def bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon, keep=None, rate=0.0):
+    """LayerNorm(y + bias + residual); with `keep` (a bool mask of `y`'s
+    shape), LayerNorm(dropout(y + bias) + residual): the kept entries scaled
+    by 1 / (1 - rate), the others zero."""
+    if keep is None:
+        return _bias_add_layer_norm(y, bias, residual, gamma, beta, epsilon=epsilon)
+    return _bias_dropout_add_layer_norm(y, bias, residual, gamma, beta, keep, epsilon=epsilon, rate=float(rate))
 
 
 def split_heads(query, key, value, query_bias, key_bias, value_bias, padding_mask, batch, query_length, length,
