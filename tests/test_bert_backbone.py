@@ -279,22 +279,30 @@ def test_models_of_different_widths_in_one_process():
         assert tuple(backbone(inputs)["sequence_output"].shape) == (2, 10, hidden)
 
 
-def test_int8_quantized_backbone_computes_what_keras_hub_computes():
+@pytest.mark.filterwarnings("ignore:Layer .* does not have a `quantize` method")
+@pytest.mark.parametrize("dtype, atol", [("float32", 1e-4), ("mixed_bfloat16", 5e-2)])
+def test_int8_quantized_backbone_computes_what_keras_hub_computes(dtype, atol):
     """After Keras' quantize("int8") the encoder applies the int8 kernels and
-    their scales as keras-hub's quantized BertBackbone does, close to float."""
+    their scales as keras-hub's quantized BertBackbone does, close to float.
+    Under a mixed policy too (Keras' int8 embedding returns float32 there)."""
     import keras_hub
 
     config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
-    ours = kbz.BertBackbone(**config)
-    hub = keras_hub.models.BertBackbone(**config)
+    ours = kbz.BertBackbone(**config, dtype=dtype)
+    hub = keras_hub.models.BertBackbone(**config, dtype=dtype)
     hub.set_weights(ours.get_weights())
     inputs = _inputs(length=12)
     real = inputs["padding_mask"].astype(bool)
-    float_output = ours(inputs)["sequence_output"].numpy()[real]
+
+    def output(model):
+        return np.asarray(model(inputs)["sequence_output"], "float32")[real]
+
+    float_output = output(ours)
     for model in (ours, hub):
         model.quantize("int8")
-    quantized = ours(inputs)["sequence_output"].numpy()[real]
-    np.testing.assert_allclose(quantized, hub(inputs)["sequence_output"].numpy()[real], atol=1e-4)
+    quantized = output(ours)
+    assert ours(inputs)["sequence_output"].dtype == dtype.removeprefix("mixed_")
+    np.testing.assert_allclose(quantized, output(hub), atol=atol)
     cosine = (quantized * float_output).sum(-1) / np.linalg.norm(quantized, axis=-1) / np.linalg.norm(float_output, axis=-1)
     assert cosine.min() > 0.98
     assert not np.allclose(quantized, float_output, atol=1e-4), "quantize() changed nothing"

@@ -99,24 +99,30 @@ def test_encode_on_a_real_corpus_slice(default_preset_dir):
 
 
 @pytest.mark.slow
-def test_export_in_bfloat16_stores_bfloat16_weights_and_serves_what_float32_serves(tiny_checkpoint, tmp_path, capsys):
+def test_export_in_bfloat16_or_mixed_stores_bfloat16_weights_and_serves_as_float32(tiny_checkpoint, tmp_path, capsys):
     import tensorflow as tf
 
     from keras_bert_zoo.export.export_for_serving import load_export
+    from keras_bert_zoo.presets.loader import load_backbone_config
 
-    for dtype in ("float32", "bfloat16"):
+    dtypes = ("float32", "bfloat16", "mixed_bfloat16")
+    for dtype in dtypes:
         assert main(["export", "--model", tiny_checkpoint, "--output_dir", str(tmp_path), "--model_name", dtype,
                      "--max_seq_length", "16", "--dtype", dtype]) == 0
     capsys.readouterr()
-    stored = {dtype: set(tf.train.load_checkpoint(str(tmp_path / dtype / "1" / "variables" / "variables"))
-                         .get_variable_to_dtype_map().values()) for dtype in ("float32", "bfloat16")}
+    stored = {dtype: list(tf.train.load_checkpoint(str(tmp_path / dtype / "1" / "variables" / "variables"))
+                          .get_variable_to_dtype_map().values()) for dtype in dtypes}
     assert tf.float32 in stored["float32"] and tf.bfloat16 not in stored["float32"]
     assert tf.bfloat16 in stored["bfloat16"] and tf.float32 not in stored["bfloat16"]
-    exports = {dtype: load_export(str(tmp_path / dtype)) for dtype in ("float32", "bfloat16")}
+    # Mixed: the encoder's kernels and biases (12 a layer) in bfloat16, the rest (embeddings, LayerNorms) float32.
+    assert stored["mixed_bfloat16"].count(tf.bfloat16) == 12 * load_backbone_config(tiny_checkpoint)["num_layers"]
+    assert tf.float32 in stored["mixed_bfloat16"]
+    exports = {dtype: load_export(str(tmp_path / dtype)) for dtype in dtypes}
     texts = tf.constant(["Aspirin inhibits COX-1.", "The cat sat."])
     pooled = {dtype: export.signatures["embed"](text=texts)["mean_pooled"].numpy() for dtype, export in exports.items()}
-    np.testing.assert_allclose(pooled["bfloat16"], pooled["float32"], atol=0.05 * np.abs(pooled["float32"]).max())
-    assert not np.array_equal(pooled["bfloat16"], pooled["float32"])
+    for dtype in dtypes[1:]:
+        np.testing.assert_allclose(pooled[dtype], pooled["float32"], atol=0.05 * np.abs(pooled["float32"]).max())
+        assert not np.array_equal(pooled[dtype], pooled["float32"])
 
 
 @pytest.mark.slow

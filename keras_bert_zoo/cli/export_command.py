@@ -27,9 +27,11 @@ def add_parser(subparsers):
     parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a bare preset's embedding export: at most the preset's positions "
                              f"(default {DEFAULT_SEQUENCE_LENGTH}).")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16"),
+    parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
-                             "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it is slower.")
+                             "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it "
+                             "is slower. mixed_bfloat16 computes in bfloat16 as well but keeps the embeddings and "
+                             "LayerNorm weights in float32 (the encoder's kernels are stored in bfloat16).")
     parser.add_argument("--serving_device", choices=("cpu", "gpu"),
                         help=default_help("The device TF Serving runs the export on, whichever machine exports it: "
                                           "the encoder's graph is shaped for it.", "export.export_for_serving",

@@ -95,9 +95,10 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     sees a half-written version. Weights are stored once, without optimizer
     state; the graph tokenizes in place (clients load it after
     `import tensorflow_text`, as `load_export` does). Under a mixed policy
-    (`mixed_bfloat16`, `mixed_float16`) the encoder's kernels and biases
-    are stored in the compute dtype, cast once here instead of on every
-    request (see `WeightCopies`). Beside the versions,
+    (`mixed_bfloat16`, `mixed_float16`) a CPU export stores the encoder's
+    kernels and biases in the compute dtype, cast once here instead of on
+    every request (see `WeightCopies`); a GPU export keeps them float32.
+    Beside the versions,
     `batching_parameters.txt` holds server-side batching settings (see
     `batching_parameters`).
 

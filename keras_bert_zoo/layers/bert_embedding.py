@@ -89,7 +89,14 @@ class BertEmbedding(keras.layers.Layer):
         self.built = True
 
     def call(self, token_ids, segment_ids, training=None):
-        x = self.token_and_position_embedding(token_ids) + self.segment_embedding(segment_ids)
+        if self.token_embedding.quantization_mode is None:
+            x = self.token_and_position_embedding(token_ids)
+        else:
+            # Keras' int8 embedding returns float32 under a mixed policy, which keras-hub's sum with the
+            # 16-bit position embedding refuses: the same sum, in the compute dtype.
+            tokens = keras.ops.cast(self.token_embedding(token_ids), self.compute_dtype)
+            x = tokens + self.position_embedding(tokens)
+        x = x + keras.ops.cast(self.segment_embedding(segment_ids), self.compute_dtype)
         x = self.layer_norm(x)
         return self.dropout_layer(x, training=training)
 
