@@ -77,11 +77,12 @@ class BertEncoderLayer(TransformerEncoder):
       layer made single sentences faster (1x128 on the AMX Xeon: MiniLM
       1.20-1.27x, Base 1.10-1.15x, float32 and mixed bfloat16). Training
       stays head by head (all heads: a MiniLM step 0.92x as fast);
-    - the work between matmuls (bias, head split, GELU, residual +
-      LayerNorm) runs as single-pass fused epilogues computed in float32; the
-      padding mask rides in the query-key product as one more column of the
-      queries and keys, and the softmax is TensorFlow's own op (see
-      `fused_ops`).
+    - the work between matmuls (bias, head split, GELU, residual dropout,
+      residual + LayerNorm) runs as single-pass fused epilogues computed in
+      float32 (the dropout's mask is Keras' Dropout's, from the layer's seed
+      generator); the padding mask rides in the query-key product as one
+      more column of the queries and keys, and the softmax is TensorFlow's
+      own op (see `fused_ops`).
 
     With `query_positions` the layer computes its output only at those
     tokens (keys and values still come from every token): what a head that
