@@ -117,15 +117,16 @@ def test_fused_and_plain_ops_agree_in_outputs_and_gradients():
 
 
 
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
 @pytest.mark.parametrize("dtype", ["float32", "mixed_bfloat16"])
-def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no_copies_for_them(dtype):
+def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no_copies_for_them(dtype, dropout):
     """Inference and training run the epilogues XLA-compiled, their backward passes too. A compiled function
     returns only its outputs and, where a tape records, what its written-out gradient needs: differentiated by
     TensorFlow, it returned its inputs as well (the matmuls' outputs), and the head split its float32 copies of
     them, all kept alive for the backward pass."""
     import tensorflow as tf
 
-    backbone = kbz.BertBackbone(**SMALL, dtype=dtype)
+    backbone = kbz.BertBackbone(**dict(SMALL, dropout=dropout), dtype=dtype)
     inputs = _inputs()
 
     def graph(training, persistent=False):
@@ -143,19 +144,24 @@ def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no
     for training in (False, True):
         library = graph(training).as_graph_def().library.function
         compiled = {f.signature.name for f in library if f.attr["_XlaMustCompile"].b}
-        for kind in ("split_heads", "bias_add_layer_norm", "forward", "backward"):
+        for kind in ("split_heads", "add_layer_norm", "forward", "backward"):
             assert any(kind in name for name in compiled), (training, kind, sorted(compiled))
     activations = 2 * 10 * SMALL["hidden_dim"]  # [batch * length, hidden]
     # A persistent tape made TensorFlow differentiate the functions it recorded (as any tape in eager mode).
     for op in graph(True).get_operations() + graph(True, persistent=True).get_operations():
         if op.type == "PartitionedCall" and "forward" in op.get_attr("f").name:
             # Outputs, then what the backward pass reads: the GELU's slope, the LayerNorm's normalized input
-            # and per-row scale (and gamma); nothing from the head split.
+            # and per-row scale (and gamma), the dropout's mask as bools; nothing from the head split.
             sizes = [o.shape.num_elements() for o in op.outputs]
-            kept = {"split_heads": 3, "bias_add_layer_norm": 4}.get(
-                next((k for k in ("split_heads", "bias_add_layer_norm") if k in op.get_attr("f").name), ""), 2)
+            kinds = {"split_heads": 3, "bias_dropout_add_layer_norm": 5, "bias_add_layer_norm": 4}
+            kept = kinds.get(next((k for k in kinds if k in op.get_attr("f").name), ""), 2)
             assert len(sizes) == kept, (op.get_attr("f").name, sizes)
-            assert all(o.dtype == op.outputs[0].dtype for o in op.outputs if o.shape.num_elements() >= activations)
+            assert all(o.dtype in (op.outputs[0].dtype, tf.bool) for o in op.outputs
+                       if o.shape.num_elements() >= activations)
+            assert sum(o.dtype == tf.bool for o in op.outputs) == (kept == 5)
+    if dropout:
+        assert any("bias_dropout_add_layer_norm" in op.get_attr("f").name for op in graph(True).get_operations()
+                   if op.type == "PartitionedCall")
 
 
 @pytest.mark.parametrize("xla", [False, True], ids=["plain", "xla"])
@@ -439,16 +445,18 @@ def test_on_a_gpu_the_encoder_layers_run_keras_hubs_forward_pass(monkeypatch, tr
     assert not [f for f in graph.as_graph_def().library.function if f.attr["_XlaMustCompile"].b]
 
 
-def test_in_training_an_encoder_layer_drops_what_keras_hubs_forward_pass_drops():
+@pytest.mark.parametrize("rate", [0.4, 1.0])
+def test_in_training_an_encoder_layer_drops_what_keras_hubs_forward_pass_drops(rate):
     """The residual dropouts run inside the fused epilogues, with Keras' Dropout's mask drawn from the layers'
-    own seed generators: the draws of keras-hub's forward pass, so its outputs and gradients (float32;
-    attention's dropout off, as it runs head by head here and over all heads there)."""
+    own seed generators: the draws of keras-hub's forward pass, so its outputs and gradients (float32, where
+    Keras draws its uniform numbers in float32 too; attention's dropout off, as it runs head by head here and
+    over all heads there). At rate 1 everything is dropped, as Keras does."""
     import tensorflow as tf
     from keras_hub.layers import TransformerEncoder
 
     from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
 
-    layer = BertEncoderLayer(intermediate_dim=32, num_heads=2, dropout=0.4)
+    layer = BertEncoderLayer(intermediate_dim=32, num_heads=2, dropout=rate)
     x = tf.constant(np.random.default_rng(0).normal(size=(2, 6, 16)), "float32")
     mask = tf.constant([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])
     inference = layer(x, padding_mask=mask)
@@ -463,7 +471,9 @@ def test_in_training_an_encoder_layer_drops_what_keras_hubs_forward_pass_drops()
             tape.watch(x)
             out = call(x, padding_mask=mask, training=True)
             loss = tf.reduce_sum(out * out)
-        return [out, *tape.gradient(loss, [x, *layer.trainable_variables])]
+        sources = [x, *layer.trainable_variables]
+        # At rate 1 keras-hub's sub-layers are cut off the output (no gradient), ours multiplied by zero.
+        return [out, *(np.zeros(v.shape) if g is None else g for g, v in zip(tape.gradient(loss, sources), sources))]
 
     ours, hubs = run(layer), run(lambda *args, **kwargs: TransformerEncoder.call(layer, *args, **kwargs))
     for a, b in zip(ours, hubs):

@@ -197,15 +197,20 @@ def _bias_add_layer_norm_backward(upstream, kept, rstd, gamma, epsilon):
 
 # LayerNorm(dropout(y + bias) + residual), `keep` the dropout's mask: the bias, the dropout and the select of its
 # gradient join the pass (TensorFlow's random kernel draws the mask: XLA:CPU's Philox made the pass 2x slower).
+def _kept_scale(rate):
+    # What kept entries are multiplied by; at rate 1 none is kept (Keras' dropout then gives zeros).
+    return 1.0 / (1.0 - rate) if rate < 1.0 else 0.0
+
+
 def _bias_dropout_add_layer_norm_forward(y, bias, residual, gamma, beta, keep, epsilon, rate):
-    z = tf.where(keep, (_f32(y) + _f32(bias)) * (1.0 / (1.0 - rate)), 0.0) + _f32(residual)
+    z = tf.where(keep, (_f32(y) + _f32(bias)) * _kept_scale(rate), 0.0) + _f32(residual)
     outputs, normed, rstd = _layer_norm(z, gamma, beta, epsilon, residual.dtype)
     return outputs, (normed, rstd, gamma, keep)
 
 
 def _bias_dropout_add_layer_norm_backward(upstream, kept, rstd, gamma, keep, epsilon, rate):
     dz, d_gamma, d_beta = _layer_norm_backward(upstream, kept, rstd, gamma)
-    dy = tf.where(keep, dz * (1.0 / (1.0 - rate)), 0.0)
+    dy = tf.where(keep, dz * _kept_scale(rate), 0.0)
     return tf.cast(dy, kept.dtype), _bias_gradient(dy), tf.cast(dz, kept.dtype), d_gamma, d_beta
 
 
