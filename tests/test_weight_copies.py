@@ -42,18 +42,20 @@ def test_a_graph_reading_the_copies_computes_exactly_what_the_casting_graph_comp
         assert copy.dtype == compute_dtype and not copy.trainable
 
 
-def test_refresh_casts_the_copies_again_from_new_weights():
+def test_a_traced_graph_keeps_the_copies_it_was_traced_with():
+    """The copies are the weights when they were made: an export made before training keeps those."""
     backbone = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
     inputs = {k: tf.constant(v) for k, v in _inputs().items()}
-    copies = WeightCopies(backbone)
-    reading, _ = _forward(backbone, inputs, copies)
-    casting, _ = _forward(backbone, inputs)
+    reading, _ = _forward(backbone, inputs, WeightCopies(backbone))
     before = np.asarray(reading(inputs), "float32")
-    backbone.set_weights(kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16").get_weights())
-    after = np.asarray(casting(inputs), "float32")
-    assert not np.allclose(after, before, atol=1e-2), "the new weights changed nothing"
-    copies.refresh()
-    np.testing.assert_array_equal(np.asarray(reading(inputs), "float32"), after)
+    # New values for the copied weights (the encoder's kernels and biases) only.
+    for variable in (v for layer in backbone._flatten_layers() for v in getattr(layer, "cast_on_read", list)()):
+        variable.assign(variable.numpy() * -1.5 + 0.01)
+    casting, _ = _forward(backbone, inputs)
+    assert not np.allclose(np.asarray(casting(inputs), "float32"), before, atol=1e-2), "the new weights changed nothing"
+    np.testing.assert_array_equal(np.asarray(reading(inputs), "float32"), before)
+    fresh, _ = _forward(backbone, inputs, WeightCopies(backbone))
+    np.testing.assert_array_equal(np.asarray(fresh(inputs), "float32"), np.asarray(casting(inputs), "float32"))
 
 
 @pytest.mark.filterwarnings("ignore:Layer .* does not have a `quantize` method")

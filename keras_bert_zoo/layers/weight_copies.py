@@ -18,11 +18,11 @@ class WeightCopies:
     cast reads and writes more memory than the matmuls themselves (MiniLM's
     export, one SST-2 sentence, on a 2-core AMX Xeon: 12.9 ms per request
     with the casts, 7.5 with the copies). A graph traced inside `reading()`
-    reads these copies instead, the same values the cast gives, for as long
-    as it lives: it does not follow later changes of the weights until
-    `refresh()` casts the copies again, and no gradient reaches the
-    weights through it. Do not trace a training step or a Keras-cached
-    function (`predict`'s) inside `reading()`.
+    reads these copies instead, the same values the cast gives when the
+    copies are made, for as long as it lives: it does not follow later
+    changes of the weights, and no gradient reaches the weights through it.
+    Do not trace a training step or a Keras-cached function (`predict`'s)
+    inside `reading()`.
 
     Which weights are copied: those a layer lists in its `cast_on_read()`
     method (`BertEncoderLayer`'s kernels and biases on the CPU path); none
@@ -60,11 +60,6 @@ class WeightCopies:
     def copied(self, variable):
         """Whether `variable` has a copy here."""
         return id(variable) in self._pairs
-
-    def refresh(self):
-        """Cast every copy again from its variable."""
-        for variable, copy in self._pairs.values():
-            copy.assign(tf.cast(variable.value, copy.dtype))
 
     @contextlib.contextmanager
     def reading(self):
