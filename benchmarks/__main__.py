@@ -4,6 +4,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import sys
 
 from benchmarks import report, results_file, run
@@ -24,6 +25,15 @@ def _csv(choices):
     return parse
 
 
+def _interpreter(name):
+    """`name` as a shell runs it: a command on PATH when it names no folder, else a path relative to the repository."""
+    if os.sep not in name:
+        found = shutil.which(name)
+        if found:
+            return found
+    return os.path.join(ROOT, name)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -39,7 +49,8 @@ def main(argv=None):
                          help="only these batch x length shapes of each job (default: all)")
     measure.add_argument("--rounds", type=int, default=5)
     measure.add_argument("--torch_python", default=os.path.join(".venv-torch", "bin", "python"),
-                         help="interpreter with torch (CPU build) and transformers, for the HF torch peer")
+                         help="interpreter with torch (CPU build) and transformers, for the HF torch peer: a path "
+                              "relative to the repository, or a command on PATH (python3)")
     measure.add_argument("--output_file", required=True, help=f"results JSON, relative to the repository, e.g. "
                                                               f"{RESULTS}/cpu2_amx.json")
     commands.add_parser("readme", help="rewrite README.md's benchmark tables from benchmarks/results/ "
@@ -53,7 +64,12 @@ def main(argv=None):
         onednn = {"1": "1", "true": "1", "0": "0", "false": "0"}.get(setting)
         command = ((f"TF_ENABLE_ONEDNN_OPTS={onednn} " if onednn else "") + "python -m benchmarks run "
                    + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
-        torch_python = os.path.join(ROOT, args.torch_python)
+        torch_python = _interpreter(args.torch_python)
+        # Without the default interpreter the run goes on without the HF torch peer (and says so); one asked for
+        # by name must exist, or a long run would end without the peer it was run for.
+        if args.torch_python != parser.get_default("torch_python") and not os.path.exists(torch_python):
+            parser.error(f"--torch_python {args.torch_python}: no such interpreter (neither a file under the "
+                         f"repository nor a command on PATH)")
         shapes = args.shapes and [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
         if shapes and not any((b, n) in shapes for job in args.jobs for b, n in run.SHAPES[job]):
             parser.error(f"--shapes {','.join(args.shapes)} matches none of the shapes of --jobs {','.join(args.jobs)} ("

@@ -5,6 +5,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 
@@ -40,6 +41,10 @@ def test_ratios_are_taken_round_by_round():
     (["run", "--xla", "auto", "--output_file", "x.json"], "unknown 'auto'"),
     (["run", "--shapes", "16x512", "--output_file", "x.json"], "unknown '16x512'"),
     (["run", "--output_file", "no_such_folder/x.json"], "no folder 'no_such_folder'"),
+    (["run", "--torch_python", "no-such-python3", "--output_file", "x.json"],
+     "--torch_python no-such-python3: no such interpreter"),
+    (["run", "--torch_python", "no_such_folder/python", "--output_file", "x.json"],
+     "--torch_python no_such_folder/python: no such interpreter"),
     (["run", "--jobs", "train", "--shapes", "1x128", "--output_file", "x.json"],
      "--shapes 1x128 matches none of the shapes of --jobs train (train: 16x128)"),
 ])
@@ -48,6 +53,22 @@ def test_bad_flags_are_refused_before_anything_runs(argv, message, capsys):
         benchmarks_cli.main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_torch_interpreter_is_a_command_on_path_or_a_path_in_the_repository(monkeypatch, tmp_path):
+    # A GPU image's torch is its plain `python3`: a command on PATH, as a shell would run it.
+    command = tmp_path / "image-python3"
+    command.write_text("#!/bin/sh\n")
+    command.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert benchmarks_cli._interpreter("image-python3") == str(command)
+    assert benchmarks_cli._interpreter(os.path.join(".venv-torch", "bin", "python")) == os.path.join(
+        ROOT, ".venv-torch", "bin", "python")
+    measured = []
+    monkeypatch.setattr(run, "run", lambda jobs, sizes, dtypes, rounds, torch_python, *a, **k: measured.append(
+        torch_python))
+    benchmarks_cli.main(["run", "--torch_python", "image-python3", "--output_file", "x.json"])
+    assert measured == [str(command)]
 
 
 def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
