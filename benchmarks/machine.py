@@ -53,6 +53,10 @@ def tensorflow_onednn():
 
 
 def library_versions():
-    """The installed TensorFlow stack every TF peer runs on (no import needed)."""
-    return {name: importlib.metadata.version(name)
-            for name in ("keras", "keras_bert_zoo", "keras_hub", "tensorflow", "tensorflow_text")}
+    """The installed TensorFlow stack every TF peer runs on (no import needed),
+    and the version of the keras_bert_zoo that runs: the checkout's, installed
+    or not (a GPU image runs it from `PYTHONPATH`)."""
+    from keras_bert_zoo.version import __version__
+
+    return {"keras_bert_zoo": __version__, **{name: importlib.metadata.version(name)
+                                              for name in ("keras", "keras_hub", "tensorflow", "tensorflow_text")}}

@@ -71,6 +71,25 @@ def test_the_torch_interpreter_is_a_command_on_path_or_a_path_in_the_repository(
     assert measured == [str(command)]
 
 
+def test_versions_name_the_checkout_that_runs_installed_or_not(monkeypatch):
+    import importlib.metadata
+
+    import keras_bert_zoo
+    from benchmarks import machine
+
+    installed = importlib.metadata.version
+
+    def only_the_stack(name):  # a checkout on PYTHONPATH, as on a GPU image: no metadata of its own
+        if name == "keras_bert_zoo":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", only_the_stack)
+    versions = machine.library_versions()
+    assert versions["keras_bert_zoo"] == keras_bert_zoo.__version__
+    assert versions["tensorflow"] == installed("tensorflow")
+
+
 def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
     configs = list(run.configs(["inference", "train"], ["base"], ["float32", "float16"], [False, True], [(1, 128)]))
     # Train's only shape is 16x128: asking for 1x128 keeps inference's alone.
