@@ -75,10 +75,14 @@ def main(argv=None):
             parser.error(f"--shapes {','.join(args.shapes)} matches none of the shapes of --jobs {','.join(args.jobs)} ("
                          + "; ".join(f"{job}: {','.join(f'{b}x{n}' for b, n in run.SHAPES[job])}" for job in args.jobs)
                          + ")")
-        run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
-                save=lambda document: results_file.write_text(args.output_file, json.dumps(document, indent=1) + "\n"),
-                xla=[x == "on" for x in args.xla], shapes=shapes)
+        document = run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
+                           save=lambda document: results_file.write_text(args.output_file,
+                                                                         json.dumps(document, indent=1) + "\n"),
+                           xla=[x == "on" for x in args.xla], shapes=shapes)
         print(f"wrote {args.output_file}")
+        if document.get("failed"):
+            print(f"{len(document['failed'])} config(s) failed (see 'failed' in {args.output_file})", file=sys.stderr)
+            sys.exit(1)
     else:
         paths = [os.path.relpath(p, ROOT) for pattern in report.RESULTS_FILES
                  for p in sorted(glob.glob(os.path.join(ROOT, RESULTS, pattern)))]

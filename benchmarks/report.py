@@ -96,6 +96,10 @@ def render(document, path):
             f"| {_figure(row, OURS)} | " + " | ".join(_figure(row, p) for p, _ in COLUMNS) + " | "
             + " | ".join(_ratio(row, p) for p, _ in COLUMNS) + f" | {_memory(row, memory)} |"
         )
+    for failed in document.get("failed", ()):
+        c = failed["config"]
+        lines.append(f"\nNot measured: {c['job']} {c['size']} {c['dtype']}{', XLA' if c.get('xla') else ''} "
+                     f"{c['batch']} x {c['length']}: {failed['error'].splitlines()[0]}")
     return "\n".join(lines)
 
 

@@ -111,10 +111,12 @@ def run_config(config, peers, rounds, torch_python, log):
     return row, versions
 
 
+def describe_config(c):
+    return f"{c['job']:9s} {c['size']:6s} {c['dtype']:8s}{' XLA' if c.get('xla') else ''} {c['batch']:>2d}x{c['length']:<3d}"
+
+
 def describe(row):
-    c = row["config"]
-    head = (f"{c['job']:9s} {c['size']:6s} {c['dtype']:8s}{' XLA' if c.get('xla') else ''} "
-            f"{c['batch']:>2d}x{c['length']:<3d} {row['device']}")
+    head = f"{describe_config(row['config'])} {row['device']}"
     figures = "  ".join(f"{p} {v['seq_per_s']['median']:.1f}" for p, v in row["peers"].items())
     ratios = "  ".join(f"/{k.split('/')[1]} {v['median']:.2f} [{v['min']:.2f}-{v['max']:.2f}]"
                        for k, v in row["ratios"].items())
@@ -136,12 +138,18 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
         log(document["skipped"])
     log(f"{document['machine']}  load {document['load_before']}")
     for config in configs(jobs, sizes, dtypes, xla, shapes):
-        peers = list(INFERENCE_PEERS if config["job"] == "inference" else TRAINING_PEERS)
-        if not have_torch:
-            peers.remove("hf_torch")
-        row, versions = run_config(config, peers, rounds, torch_python, log)
-        document["results"].append(row)
-        document["versions"].update(versions)
+        peers = [p for p in (INFERENCE_PEERS if config["job"] == "inference" else TRAINING_PEERS)
+                 if have_torch or p != "hf_torch"]
+        try:
+            row, versions = run_config(config, peers, rounds, torch_python, log)
+        except Exception as error:  # noqa: BLE001 - a peer that cannot run one config must not cost the others
+            # On a lent GPU's few minutes, one peer failing one config (out of memory, an XLA build) would
+            # otherwise lose every config after it. The file says what failed; the command exits 1.
+            document.setdefault("failed", []).append({"config": config, "error": str(error)})
+            log(f"{describe_config(config)} FAILED: {error}")
+        else:
+            document["results"].append(row)
+            document["versions"].update(versions)
         document["load_after"] = machine.load_average()
         save(document)
     return document

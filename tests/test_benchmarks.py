@@ -66,7 +66,7 @@ def test_the_torch_interpreter_is_a_command_on_path_or_a_path_in_the_repository(
         ROOT, ".venv-torch", "bin", "python")
     measured = []
     monkeypatch.setattr(run, "run", lambda jobs, sizes, dtypes, rounds, torch_python, *a, **k: measured.append(
-        torch_python))
+        torch_python) or {"results": []})
     benchmarks_cli.main(["run", "--torch_python", "image-python3", "--output_file", "x.json"])
     assert measured == [str(command)]
 
@@ -88,6 +88,36 @@ def test_versions_name_the_checkout_that_runs_installed_or_not(monkeypatch):
     versions = machine.library_versions()
     assert versions["keras_bert_zoo"] == keras_bert_zoo.__version__
     assert versions["tensorflow"] == installed("tensorflow")
+
+
+def test_a_config_that_fails_is_recorded_and_the_run_goes_on(monkeypatch, capsys):
+    def run_config(config, peers, rounds, torch_python, log):
+        if config["dtype"] == "float16":
+            raise RuntimeError("the keras_hub worker died (exit code 1); see its stderr above")
+        figures = {"seq_per_s": {"median": 1.0, "min": 1.0, "max": 1.0}, "peak_rss_mb": 1.0}
+        return {"config": config, "device": "cpu", "peers": {p: figures for p in peers}, "ratios": {}}, {"tensorflow": "x"}
+
+    monkeypatch.setattr(run, "run_config", run_config)
+    saved, lines = [], []
+    document = run.run(["inference"], ["base"], ["float16", "float32"], 3, None, "python -m benchmarks run",
+                       log=lines.append, save=lambda d: saved.append(json.loads(json.dumps(d))), shapes=[(32, 128)])
+    # The float32 config after the failed one was measured, without the HF torch peer this run has no interpreter for.
+    assert [r["config"]["dtype"] for r in document["results"]] == ["float32"]
+    assert list(document["results"][0]["peers"]) == [run.OURS, "keras_hub", "matmul_chain"]
+    assert document["failed"] == [{"config": {"job": "inference", "size": "base", "dtype": "float16", "xla": False,
+                                              "batch": 32, "length": 128},
+                                   "error": "the keras_hub worker died (exit code 1); see its stderr above"}]
+    assert len(saved) == 2 and saved[0]["failed"] and not saved[0]["results"]  # written after each config
+    assert any("float16" in line and "FAILED" in line for line in lines)
+    rendered = report.render(dict(document, load_after=[0, 0, 0]), "x.json")
+    assert "Not measured: inference base float16 32 x 128: the keras_hub worker died" in rendered
+
+    # The command says so: exit status 1, the file written all the same.
+    monkeypatch.setattr(run, "run", lambda *a, **k: document)
+    with pytest.raises(SystemExit) as exit_info:
+        benchmarks_cli.main(["run", "--output_file", "x.json"])
+    assert exit_info.value.code == 1
+    assert "1 config(s) failed" in capsys.readouterr().err
 
 
 def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
