@@ -12,6 +12,7 @@ from benchmarks.peers import DTYPES
 
 ROOT = run.ROOT
 RESULTS = os.path.join("benchmarks", "results")
+DEFAULT_TORCH_PYTHON = os.path.join(".venv-torch", "bin", "python")
 
 
 def _csv(choices):
@@ -26,12 +27,10 @@ def _csv(choices):
 
 
 def _interpreter(name):
-    """`name` as a shell runs it: a command on PATH when it names no folder, else a path relative to the repository."""
-    if os.sep not in name:
-        found = shutil.which(name)
-        if found:
-            return found
-    return os.path.join(ROOT, name)
+    """`name` as a shell runs it: a command on PATH when it names no folder, else a path (`~` expanded), relative
+    to the repository; None unless it is an executable file."""
+    name = os.path.expanduser(name)
+    return shutil.which(name if os.sep not in name else os.path.join(ROOT, name))
 
 
 def main(argv=None):
@@ -48,9 +47,10 @@ def main(argv=None):
     measure.add_argument("--shapes", type=_csv(sorted({f"{b}x{n}" for shapes in run.SHAPES.values() for b, n in shapes})),
                          help="only these batch x length shapes of each job (default: all)")
     measure.add_argument("--rounds", type=int, default=5)
-    measure.add_argument("--torch_python", default=os.path.join(".venv-torch", "bin", "python"),
-                         help="interpreter with torch (CPU build) and transformers, for the HF torch peer: a path "
-                              "relative to the repository, or a command on PATH (python3)")
+    measure.add_argument("--torch_python", help=f"interpreter with torch and transformers, for the HF torch peer: a "
+                                                 f"path relative to the repository, or a command on PATH (python3) "
+                                                 f"(default: {DEFAULT_TORCH_PYTHON}, the CPU build `make benchmark` "
+                                                 f"installs, if it is there; else no HF torch peer)")
     measure.add_argument("--output_file", required=True, help=f"results JSON, relative to the repository, e.g. "
                                                               f"{RESULTS}/cpu2_amx.json")
     commands.add_parser("readme", help="rewrite README.md's benchmark tables from benchmarks/results/ "
@@ -64,12 +64,12 @@ def main(argv=None):
         onednn = {"1": "1", "true": "1", "0": "0", "false": "0"}.get(setting)
         command = ((f"TF_ENABLE_ONEDNN_OPTS={onednn} " if onednn else "") + "python -m benchmarks run "
                    + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
-        torch_python = _interpreter(args.torch_python)
         # Without the default interpreter the run goes on without the HF torch peer (and says so); one asked for
-        # by name must exist, or a long run would end without the peer it was run for.
-        if args.torch_python != parser.get_default("torch_python") and not os.path.exists(torch_python):
-            parser.error(f"--torch_python {args.torch_python}: no such interpreter (neither a file under the "
-                         f"repository nor a command on PATH)")
+        # must exist, or a long run would end without the peer it was run for.
+        torch_python = _interpreter(args.torch_python or DEFAULT_TORCH_PYTHON)
+        if args.torch_python is not None and torch_python is None:
+            parser.error(f"--torch_python {args.torch_python}: no such interpreter (neither an executable file under "
+                         f"the repository nor a command on PATH)")
         shapes = args.shapes and [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
         if shapes and not any((b, n) in shapes for job in args.jobs for b, n in run.SHAPES[job]):
             parser.error(f"--shapes {','.join(args.shapes)} matches none of the shapes of --jobs {','.join(args.jobs)} ("
@@ -81,7 +81,8 @@ def main(argv=None):
                            xla=[x == "on" for x in args.xla], shapes=shapes)
         print(f"wrote {args.output_file}")
         if document.get("failed"):
-            print(f"{len(document['failed'])} config(s) failed (see 'failed' in {args.output_file})", file=sys.stderr)
+            print(f"{len(document['failed'])} config(s) failed (see 'failed' in {args.output_file})"
+                  + (f"; {document['stopped']}" if "stopped" in document else ""), file=sys.stderr)
             sys.exit(1)
     else:
         paths = [os.path.relpath(p, ROOT) for pattern in report.RESULTS_FILES

@@ -52,10 +52,25 @@ def tensorflow_onednn():
     return "on" if _pywrap_util_port.IsMklEnabled() else "off"
 
 
+def source_commit():
+    """The checkout's commit, with "+changes" when tracked files differ from it;
+    None outside a git checkout (the version alone does not name the code that ran)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        def git(*args):
+            return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=60,
+                                  check=True).stdout.strip()
+
+        head, changes = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+changes" if changes else "")
+
+
 def library_versions():
-    """The installed TensorFlow stack every TF peer runs on (no import needed),
-    and the version of the keras_bert_zoo that runs: the checkout's, installed
-    or not (a GPU image runs it from `PYTHONPATH`)."""
+    """The installed TensorFlow stack every TF peer runs on (read from its
+    metadata), and the version of the keras_bert_zoo that runs: the
+    checkout's, installed or not (a GPU image runs it from `PYTHONPATH`)."""
     from keras_bert_zoo.version import __version__
 
     return {"keras_bert_zoo": __version__, **{name: importlib.metadata.version(name)

@@ -31,7 +31,8 @@ def _header(document, path):
     versions = "".join(f", {k} {v}" for k, v in sorted(document.get("versions", {}).items()))
     gpus = "".join(f", GPU {g['name']} ({g['memory.total']}, driver {g['driver_version']})"
                    for g in document.get("gpus") or ())
-    return (f"`{path}` ({document['started']}): {m['cpu']}, {m['cores']} cores, flags {' '.join(m['flags']) or 'none'}"
+    commit = f", commit {document['commit']}" if document.get("commit") else ""
+    return (f"`{path}` ({document['started']}{commit}): {m['cpu']}, {m['cores']} cores, flags {' '.join(m['flags']) or 'none'}"
             f"{gpus}; "
             f"load {document['load_before']} before, {document['load_after']} after{versions}. "
             f"Reproduce: `{document['command']}`." + (f" {document['note']}" if document.get("note") else ""))
@@ -99,7 +100,9 @@ def render(document, path):
     for failed in document.get("failed", ()):
         c = failed["config"]
         lines.append(f"\nNot measured: {c['job']} {c['size']} {c['dtype']}{', XLA' if c.get('xla') else ''} "
-                     f"{c['batch']} x {c['length']}: {failed['error'].splitlines()[0]}")
+                     f"{c['batch']} x {c['length']}: {(failed['error'].splitlines() or [''])[0]}")
+    if document.get("stopped"):
+        lines.append(f"\nStopped: {document['stopped']}.")
     return "\n".join(lines)
 
 

@@ -41,11 +41,16 @@ def check_output_file(parser, output_file):
 
 
 def new_document(command):
-    """The command that reproduces the file, the CPU and flags, load before,
+    """The command that reproduces the file, the checkout's commit, the CPU and flags, load before,
     the libraries' versions (a script that runs TensorFlow itself adds the
     kernels it loaded: `machine.tensorflow_onednn()`)."""
-    return {"command": command.rstrip(), "machine": machine.cpu_description(), "load_before": machine.load_average(),
-            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "versions": machine.library_versions()}
+    document = {"command": command.rstrip(), "machine": machine.cpu_description(),
+                "load_before": machine.load_average(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+                "versions": machine.library_versions()}
+    commit = machine.source_commit()
+    if commit:
+        document["commit"] = commit
+    return document
 
 
 def write_text(path, text):

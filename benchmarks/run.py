@@ -24,6 +24,8 @@ OURS = "keras_bert_zoo"
 # Inference peers, then training peers; the matmul chain is the bound.
 INFERENCE_PEERS = (OURS, "keras_hub", "hf_torch", "matmul_chain")
 TRAINING_PEERS = (OURS, "keras_hub", "hf_torch")
+# Consecutive failed configs after which a run stops (see `run`).
+MAX_FAILED_IN_A_ROW = 2
 SHAPES = {"inference": ((32, 128), (8, 512), (1, 128)), "train": ((16, 128),), "pretrain": ((16, 128),)}
 
 
@@ -130,6 +132,9 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
     have_torch = torch_python and os.path.exists(torch_python)
     document = {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
                 "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": rounds, "versions": {}, "results": []}
+    commit = machine.source_commit()
+    if commit:
+        document["commit"] = commit
     gpus = machine.gpu_description()
     if gpus:
         document["gpus"] = gpus
@@ -137,6 +142,7 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
         document["skipped"] = "hf_torch: no torch interpreter (make benchmark creates .venv-torch)"
         log(document["skipped"])
     log(f"{document['machine']}  load {document['load_before']}")
+    failed_in_a_row = 0
     for config in configs(jobs, sizes, dtypes, xla, shapes):
         peers = [p for p in (INFERENCE_PEERS if config["job"] == "inference" else TRAINING_PEERS)
                  if have_torch or p != "hf_torch"]
@@ -145,11 +151,20 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
         except Exception as error:  # noqa: BLE001 - a peer that cannot run one config must not cost the others
             # On a lent GPU's few minutes, one peer failing one config (out of memory, an XLA build) would
             # otherwise lose every config after it. The file says what failed; the command exits 1.
-            document.setdefault("failed", []).append({"config": config, "error": str(error)})
-            log(f"{describe_config(config)} FAILED: {error}")
+            reason = f"{type(error).__name__}: {error}"
+            document.setdefault("failed", []).append({"config": config, "error": reason})
+            log(f"{describe_config(config)} FAILED: {reason}")
+            failed_in_a_row += 1
         else:
             document["results"].append(row)
             document["versions"].update(versions)
+            failed_in_a_row = 0
         document["load_after"] = machine.load_average()
+        if failed_in_a_row == MAX_FAILED_IN_A_ROW:
+            # A fault that every config meets (a broken environment) would cost a build of each: stop.
+            document["stopped"] = f"{MAX_FAILED_IN_A_ROW} configs in a row failed; the rest were not run"
+            log(document["stopped"])
         save(document)
+        if "stopped" in document:
+            break
     return document

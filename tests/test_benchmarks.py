@@ -45,6 +45,7 @@ def test_ratios_are_taken_round_by_round():
      "--torch_python no-such-python3: no such interpreter"),
     (["run", "--torch_python", "no_such_folder/python", "--output_file", "x.json"],
      "--torch_python no_such_folder/python: no such interpreter"),
+    (["run", "--torch_python", "README.md", "--output_file", "x.json"], "--torch_python README.md: no such interpreter"),
     (["run", "--jobs", "train", "--shapes", "1x128", "--output_file", "x.json"],
      "--shapes 1x128 matches none of the shapes of --jobs train (train: 16x128)"),
 ])
@@ -61,14 +62,21 @@ def test_the_torch_interpreter_is_a_command_on_path_or_a_path_in_the_repository(
     command.write_text("#!/bin/sh\n")
     command.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
     assert benchmarks_cli._interpreter("image-python3") == str(command)
-    assert benchmarks_cli._interpreter(os.path.join(".venv-torch", "bin", "python")) == os.path.join(
-        ROOT, ".venv-torch", "bin", "python")
+    assert benchmarks_cli._interpreter(str(command)) == str(command)
+    assert benchmarks_cli._interpreter(os.path.join("~", "image-python3")) == str(command)
+    # A path is the repository's, and must be an executable file.
+    assert benchmarks_cli._interpreter(os.path.join("benchmarks", "__main__.py")) is None
+    assert benchmarks_cli._interpreter("benchmarks") is None
     measured = []
     monkeypatch.setattr(run, "run", lambda jobs, sizes, dtypes, rounds, torch_python, *a, **k: measured.append(
         torch_python) or {"results": []})
     benchmarks_cli.main(["run", "--torch_python", "image-python3", "--output_file", "x.json"])
-    assert measured == [str(command)]
+    # Without `.venv-torch` the default is no HF torch peer, not an error.
+    monkeypatch.setattr(benchmarks_cli, "DEFAULT_TORCH_PYTHON", os.path.join("no_such_folder", "python"))
+    benchmarks_cli.main(["run", "--output_file", "x.json"])
+    assert measured == [str(command), None]
 
 
 def test_versions_name_the_checkout_that_runs_installed_or_not(monkeypatch):
@@ -106,11 +114,20 @@ def test_a_config_that_fails_is_recorded_and_the_run_goes_on(monkeypatch, capsys
     assert list(document["results"][0]["peers"]) == [run.OURS, "keras_hub", "matmul_chain"]
     assert document["failed"] == [{"config": {"job": "inference", "size": "base", "dtype": "float16", "xla": False,
                                               "batch": 32, "length": 128},
-                                   "error": "the keras_hub worker died (exit code 1); see its stderr above"}]
+                                   "error": "RuntimeError: the keras_hub worker died (exit code 1); see its stderr above"}]
     assert len(saved) == 2 and saved[0]["failed"] and not saved[0]["results"]  # written after each config
     assert any("float16" in line and "FAILED" in line for line in lines)
     rendered = report.render(dict(document, load_after=[0, 0, 0]), "x.json")
-    assert "Not measured: inference base float16 32 x 128: the keras_hub worker died" in rendered
+    assert "Not measured: inference base float16 32 x 128: RuntimeError: the keras_hub worker died" in rendered
+    assert "Not measured" in report.render(dict(document, failed=[dict(document["failed"][0], error="")],
+                                                load_after=[0, 0, 0]), "x.json")
+
+    # A fault every config meets stops the run after MAX_FAILED_IN_A_ROW configs, rather than building each.
+    monkeypatch.setattr(run, "run_config", lambda config, *a: run_config(dict(config, dtype="float16"), *a))
+    stopped = run.run(["inference"], ["base"], ["float32"], 3, None, "python -m benchmarks run", log=lines.append)
+    assert len(stopped["failed"]) == run.MAX_FAILED_IN_A_ROW == 2 < len(run.SHAPES["inference"])
+    assert stopped["stopped"] == "2 configs in a row failed; the rest were not run"
+    assert "Stopped: 2 configs in a row failed" in report.render(dict(stopped, load_after=[0, 0, 0]), "x.json")
 
     # The command says so: exit status 1, the file written all the same.
     monkeypatch.setattr(run, "run", lambda *a, **k: document)
@@ -118,6 +135,18 @@ def test_a_config_that_fails_is_recorded_and_the_run_goes_on(monkeypatch, capsys
         benchmarks_cli.main(["run", "--output_file", "x.json"])
     assert exit_info.value.code == 1
     assert "1 config(s) failed" in capsys.readouterr().err
+
+
+def test_results_name_the_commit_that_ran(monkeypatch):
+    from benchmarks import machine, results_file
+
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if not head:
+        pytest.skip("not a git checkout")
+    assert machine.source_commit() in (head, head + "+changes")
+    assert results_file.new_document("python benchmarks/x.py")["commit"] == machine.source_commit()
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no git")))
+    assert machine.source_commit() is None and "commit" not in results_file.new_document("python benchmarks/x.py")
 
 
 def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
