@@ -30,7 +30,8 @@ def _interpreter(name):
     """`name` as a shell runs it: a command on PATH when it names no folder, else a path (`~` expanded), relative
     to the repository; None unless it is an executable file."""
     name = os.path.expanduser(name)
-    return shutil.which(name if os.sep not in name else os.path.join(ROOT, name))
+    found = shutil.which(name if os.sep not in name else os.path.join(ROOT, name))
+    return found and os.path.abspath(found)  # the workers run in the repository
 
 
 def main(argv=None):
@@ -47,7 +48,7 @@ def main(argv=None):
     measure.add_argument("--shapes", type=_csv(sorted({f"{b}x{n}" for shapes in run.SHAPES.values() for b, n in shapes})),
                          help="only these batch x length shapes of each job (default: all)")
     measure.add_argument("--rounds", type=int, default=5)
-    measure.add_argument("--torch_python", help=f"interpreter with torch and transformers, for the HF torch peer: a "
+    measure.add_argument("--torch_python", default=argparse.SUPPRESS, help=f"interpreter with torch and transformers, for the HF torch peer: a "
                                                  f"path relative to the repository, or a command on PATH (python3) "
                                                  f"(default: {DEFAULT_TORCH_PYTHON}, the CPU build `make benchmark` "
                                                  f"installs, if it is there; else no HF torch peer)")
@@ -66,8 +67,9 @@ def main(argv=None):
                    + " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "run"))
         # Without the default interpreter the run goes on without the HF torch peer (and says so); one asked for
         # must exist, or a long run would end without the peer it was run for.
-        torch_python = _interpreter(args.torch_python or DEFAULT_TORCH_PYTHON)
-        if args.torch_python is not None and torch_python is None:
+        asked = getattr(args, "torch_python", None)
+        torch_python = _interpreter(asked or DEFAULT_TORCH_PYTHON)
+        if asked is not None and torch_python is None:
             parser.error(f"--torch_python {args.torch_python}: no such interpreter (neither an executable file under "
                          f"the repository nor a command on PATH)")
         shapes = args.shapes and [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]

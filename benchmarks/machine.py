@@ -53,17 +53,23 @@ def tensorflow_onednn():
 
 
 def source_commit():
-    """The checkout's commit, with "+changes" when tracked files differ from it;
-    None outside a git checkout (the version alone does not name the code that ran)."""
+    """The project checkout's commit, with "+changes" when its code differs from
+    it (the results files and README, which benchmark runs rewrite, aside); else
+    `$BENCHMARKS_COMMIT` (a copy with no git, as on a GPU image), else None."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         def git(*args):
             return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=60,
                                   check=True).stdout.strip()
 
-        head, changes = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
+        # A copy inside another repository must not name that one's commit.
+        if os.path.realpath(git("rev-parse", "--show-toplevel")) != os.path.realpath(root):
+            raise subprocess.SubprocessError("not the project's own checkout")
+        head = git("rev-parse", "HEAD")
+        changes = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!benchmarks/results",
+                      ":!README.md")
     except (OSError, subprocess.SubprocessError):
-        return None
+        return os.environ.get("BENCHMARKS_COMMIT") or None
     return head + ("+changes" if changes else "")
 
 

@@ -24,8 +24,6 @@ OURS = "keras_bert_zoo"
 # Inference peers, then training peers; the matmul chain is the bound.
 INFERENCE_PEERS = (OURS, "keras_hub", "hf_torch", "matmul_chain")
 TRAINING_PEERS = (OURS, "keras_hub", "hf_torch")
-# Consecutive failed configs after which a run stops (see `run`).
-MAX_FAILED_IN_A_ROW = 2
 SHAPES = {"inference": ((32, 128), (8, 512), (1, 128)), "train": ((16, 128),), "pretrain": ((16, 128),)}
 
 
@@ -142,8 +140,12 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
         document["skipped"] = "hf_torch: no torch interpreter (make benchmark creates .venv-torch)"
         log(document["skipped"])
     log(f"{document['machine']}  load {document['load_before']}")
-    failed_in_a_row = 0
-    for config in configs(jobs, sizes, dtypes, xla, shapes):
+    # The (job, size, dtype, XLA) groups failed since the last config measured: a fault tied to one group (a
+    # policy out of memory) fails each of its shapes; one met in a second group too is the environment's.
+    failing_groups = set()
+    remaining = list(configs(jobs, sizes, dtypes, xla, shapes))
+    while remaining:
+        config = remaining.pop(0)
         peers = [p for p in (INFERENCE_PEERS if config["job"] == "inference" else TRAINING_PEERS)
                  if have_torch or p != "hf_torch"]
         try:
@@ -154,17 +156,17 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
             reason = f"{type(error).__name__}: {error}"
             document.setdefault("failed", []).append({"config": config, "error": reason})
             log(f"{describe_config(config)} FAILED: {reason}")
-            failed_in_a_row += 1
+            failing_groups.add(tuple(config[k] for k in ("job", "size", "dtype", "xla")))
         else:
             document["results"].append(row)
             document["versions"].update(versions)
-            failed_in_a_row = 0
+            failing_groups.clear()
         document["load_after"] = machine.load_average()
-        if failed_in_a_row == MAX_FAILED_IN_A_ROW:
-            # A fault that every config meets (a broken environment) would cost a build of each: stop.
-            document["stopped"] = f"{MAX_FAILED_IN_A_ROW} configs in a row failed; the rest were not run"
+        if len(failing_groups) == 2 and remaining:
+            # Every config would cost a build before failing so: stop.
+            document["stopped"] = (f"configs of two groups (job, size, dtype, XLA) failed with none measured "
+                                   f"between; {len(remaining)} not run")
             log(document["stopped"])
+            remaining = []
         save(document)
-        if "stopped" in document:
-            break
     return document

@@ -45,7 +45,7 @@ def test_ratios_are_taken_round_by_round():
      "--torch_python no-such-python3: no such interpreter"),
     (["run", "--torch_python", "no_such_folder/python", "--output_file", "x.json"],
      "--torch_python no_such_folder/python: no such interpreter"),
-    (["run", "--torch_python", "README.md", "--output_file", "x.json"], "--torch_python README.md: no such interpreter"),
+    (["run", "--torch_python", "./README.md", "--output_file", "x.json"], "--torch_python ./README.md: no such interpreter"),
     (["run", "--jobs", "train", "--shapes", "1x128", "--output_file", "x.json"],
      "--shapes 1x128 matches none of the shapes of --jobs train (train: 16x128)"),
 ])
@@ -68,7 +68,7 @@ def test_the_torch_interpreter_is_a_command_on_path_or_a_path_in_the_repository(
     assert benchmarks_cli._interpreter(os.path.join("~", "image-python3")) == str(command)
     # A path is the repository's, and must be an executable file.
     assert benchmarks_cli._interpreter(os.path.join("benchmarks", "__main__.py")) is None
-    assert benchmarks_cli._interpreter("benchmarks") is None
+    assert benchmarks_cli._interpreter(os.path.join("benchmarks", "peers")) is None  # a folder
     measured = []
     monkeypatch.setattr(run, "run", lambda jobs, sizes, dtypes, rounds, torch_python, *a, **k: measured.append(
         torch_python) or {"results": []})
@@ -122,12 +122,26 @@ def test_a_config_that_fails_is_recorded_and_the_run_goes_on(monkeypatch, capsys
     assert "Not measured" in report.render(dict(document, failed=[dict(document["failed"][0], error="")],
                                                 load_after=[0, 0, 0]), "x.json")
 
-    # A fault every config meets stops the run after MAX_FAILED_IN_A_ROW configs, rather than building each.
+    # A fault tied to one policy fails each of its shapes, and the other policy's configs still run ...
+    saved.clear()
+    tied = run.run(["inference", "train"], ["base"], ["float16", "float32"], 3, None, "python -m benchmarks run",
+                   log=lines.append, save=lambda d: saved.append(json.loads(json.dumps(d))))
+    assert [(r["config"]["job"], r["config"]["dtype"]) for r in tied["results"]] == [("inference", "float32")] * 3 + [
+        ("train", "float32")]
+    assert len(tied["failed"]) == 4 and "stopped" not in tied
+    # ... while one met in a second group with nothing measured between (the environment's) stops the run.
     monkeypatch.setattr(run, "run_config", lambda config, *a: run_config(dict(config, dtype="float16"), *a))
-    stopped = run.run(["inference"], ["base"], ["float32"], 3, None, "python -m benchmarks run", log=lines.append)
-    assert len(stopped["failed"]) == run.MAX_FAILED_IN_A_ROW == 2 < len(run.SHAPES["inference"])
-    assert stopped["stopped"] == "2 configs in a row failed; the rest were not run"
-    assert "Stopped: 2 configs in a row failed" in report.render(dict(stopped, load_after=[0, 0, 0]), "x.json")
+    saved.clear()
+    stopped = run.run(["inference", "train"], ["base"], ["float32", "bfloat16"], 3, None, "python -m benchmarks run",
+                      log=lines.append, save=lambda d: saved.append(json.loads(json.dumps(d))))
+    # float32's three shapes, then bfloat16's first: 4 of 8 configs tried.
+    assert len(stopped["failed"]) == 4 and not stopped["results"]
+    assert stopped["stopped"] == "configs of two groups (job, size, dtype, XLA) failed with none measured between; 4 not run"
+    assert saved[-1]["stopped"] == stopped["stopped"]  # the file says so too
+    assert "Stopped: configs of two groups" in report.render(dict(stopped, load_after=[0, 0, 0]), "x.json")
+    # With nothing left to run, nothing is said to be left out.
+    assert "stopped" not in run.run(["train"], ["base"], ["float32", "bfloat16"], 3, None, "python -m benchmarks run",
+                                    log=lines.append)
 
     # The command says so: exit status 1, the file written all the same.
     monkeypatch.setattr(run, "run", lambda *a, **k: document)
@@ -146,7 +160,10 @@ def test_results_name_the_commit_that_ran(monkeypatch):
     assert machine.source_commit() in (head, head + "+changes")
     assert results_file.new_document("python benchmarks/x.py")["commit"] == machine.source_commit()
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no git")))
+    monkeypatch.delenv("BENCHMARKS_COMMIT", raising=False)
     assert machine.source_commit() is None and "commit" not in results_file.new_document("python benchmarks/x.py")
+    monkeypatch.setenv("BENCHMARKS_COMMIT", "b93840f")  # a copy with no git says which commit it is
+    assert results_file.new_document("python benchmarks/x.py")["commit"] == "b93840f"
 
 
 def test_configs_cover_every_dtype_and_xla_setting_of_the_shapes_asked_for():
