@@ -4,6 +4,7 @@ import os
 import warnings
 
 import h5py
+import keras
 import numpy as np
 import pytest
 
@@ -285,12 +286,21 @@ def test_models_of_different_widths_in_one_process():
         assert tuple(backbone(inputs)["sequence_output"].shape) == (2, 10, hidden)
 
 
+# Which layers `quantize(..., filters=)` takes: all it can, or only some of the encoder's projections.
+QUANTIZED_LAYERS = {"all": None, "feed-forward only": lambda layer: "intermediate" in layer.name,
+                    "attention only": lambda layer: layer.name in ("query", "key", "value", "attention_output")}
+
+
 @pytest.mark.filterwarnings("ignore:Layer .* does not have a `quantize` method")
-@pytest.mark.parametrize("dtype, atol", [("float32", 1e-4), ("mixed_bfloat16", 5e-2)])
-def test_int8_quantized_backbone_computes_what_keras_hub_computes(dtype, atol):
+@pytest.mark.parametrize("dtype, atol, quantized_layers", [("float32", 1e-4, "all"), ("mixed_bfloat16", 5e-2, "all"),
+                                                           ("float32", 1e-4, "feed-forward only"),
+                                                           ("mixed_bfloat16", 5e-2, "attention only")])
+def test_int8_quantized_backbone_computes_what_keras_hub_computes(dtype, atol, quantized_layers):
     """After Keras' quantize("int8") the encoder applies the int8 kernels and
     their scales as keras-hub's quantized BertBackbone does, close to float.
-    Under a mixed policy too (Keras' int8 embedding returns float32 there)."""
+    Under a mixed policy too (Keras' int8 embedding returns float32 there),
+    and when a filter quantizes only some projections (the CPU path read
+    such int8 kernels without their scales)."""
     import keras_hub
 
     config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
@@ -305,13 +315,45 @@ def test_int8_quantized_backbone_computes_what_keras_hub_computes(dtype, atol):
 
     float_output = output(ours)
     for model in (ours, hub):
-        model.quantize("int8")
+        model.quantize("int8", filters=QUANTIZED_LAYERS[quantized_layers])
     quantized = output(ours)
     assert ours(inputs)["sequence_output"].dtype == dtype.removeprefix("mixed_")
     np.testing.assert_allclose(quantized, output(hub), atol=atol)
     cosine = (quantized * float_output).sum(-1) / np.linalg.norm(quantized, axis=-1) / np.linalg.norm(float_output, axis=-1)
     assert cosine.min() > 0.98
     assert not np.allclose(quantized, float_output, atol=1e-4), "quantize() changed nothing"
+
+
+@pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("mixed_bfloat16", 5e-2)])
+def test_lora_on_the_encoder_computes_what_keras_hub_computes(dtype, atol):
+    """Keras' `enable_lora` on the encoder's projections: the low-rank update
+    is applied as keras-hub's backbone applies it (the CPU path read the
+    kernel as a variable and failed), and trains only the LoRA weights."""
+    import keras_hub
+
+    config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
+    ours = kbz.BertBackbone(**config, dtype=dtype)
+    hub = keras_hub.models.BertBackbone(**config, dtype=dtype)
+    hub.set_weights(ours.get_weights())
+    inputs = _inputs(length=12)
+    real = inputs["padding_mask"].astype(bool)
+    float_output = np.asarray(ours(inputs)["sequence_output"], "float32")[real]
+    rng = np.random.default_rng(0)
+    for model in (ours, hub):
+        for layer in model._flatten_layers():
+            if isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense)) and "transformer" in layer.path:
+                layer.enable_lora(4)
+    # LoRA's B starts at zero; the same random updates in both make them count.
+    for ours_weight, hub_weight in zip(ours.weights, hub.weights):
+        if "lora" in ours_weight.path:
+            value = rng.normal(0, 0.1, ours_weight.shape).astype("float32")
+            ours_weight.assign(value)
+            hub_weight.assign(value)
+    outputs = [np.asarray(model(inputs)["sequence_output"], "float32")[real] for model in (ours, hub)]
+    np.testing.assert_allclose(outputs[0], outputs[1], atol=atol)
+    assert not np.allclose(outputs[0], float_output, atol=1e-2), "the LoRA updates changed nothing"
+    trained = {v.path.split("/")[-1] for v in ours.trainable_weights if "transformer" in v.path}
+    assert "kernel" not in trained and {"lora_kernel_a", "lora_kernel_b"} <= trained  # Keras' LoRA: kernels frozen
 
 
 def test_pooler_dense_is_a_deprecated_alias_of_pooled_dense():

@@ -59,10 +59,16 @@ def test_a_traced_graph_keeps_the_copies_it_was_traced_with():
 
 
 @pytest.mark.filterwarnings("ignore:Layer .* does not have a `quantize` method")
-def test_nothing_is_copied_in_float32_for_a_gpu_or_after_int8_quantization():
+def test_nothing_is_copied_in_float32_for_a_gpu_or_after_int8_quantization_or_lora():
     assert WeightCopies(kbz.BertBackbone(**SMALL)).variables == []
     mixed = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
     with bert_encoder_layer.encoder_device("gpu"):  # keras-hub's forward pass reads Keras' variables itself
         assert WeightCopies(mixed).variables == []
+    partly = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
+    partly.quantize("int8", filters=lambda layer: "intermediate" in layer.name)
+    assert WeightCopies(partly).variables == []  # an int8 kernel in 16 bits would lose its scale
+    lora = kbz.BertBackbone(**SMALL, dtype="mixed_bfloat16")
+    lora.get_layer("transformer_layer_0")._self_attention_layer._query_dense.enable_lora(2)
+    assert [v for v in WeightCopies(lora).variables if "transformer_layer_0" in v.name] == []
     mixed.quantize("int8")
     assert WeightCopies(mixed).variables == []

@@ -96,8 +96,9 @@ class BertEncoderLayer(TransformerEncoder):
     error (see `fused_ops`).
 
     All of this is shaped for CPUs. On a GPU, and after Keras'
-    `quantize(...)` (whose kernels and scales Keras' own layer calls apply),
-    the layer runs keras-hub's forward pass, the same function: head by head,
+    `quantize(...)` or `enable_lora(...)` of any projection (whose kernels and
+    scales, or low-rank updates, Keras' own layer calls apply), the layer
+    runs keras-hub's forward pass, the same function: head by head,
     BERT-Base's graph holds 4x the attention matmuls (288) and 12x the
     softmaxes (144) of keras-hub's, each a kernel launch, and on an H100
     (TensorFlow 2.21) it ran 0.49-0.71x keras-hub's speed on single
@@ -124,7 +125,7 @@ class BertEncoderLayer(TransformerEncoder):
 
     def call(self, inputs, padding_mask=None, training=None, query_positions=None):
         on_gpu = runs_on_gpu()
-        if on_gpu or self._feedforward_output_dense.quantization_mode is not None:
+        if on_gpu or self._keras_applies_projections():
             # keras-hub's forward pass (see the class docstring); on a GPU its GELU as plain ops too, as keras-hub's.
             with fused_ops.xla_fusion(fused_ops.xla_fusion_enabled() and not on_gpu):
                 outputs = super().call(inputs, padding_mask=padding_mask, training=training)
@@ -141,11 +142,17 @@ class BertEncoderLayer(TransformerEncoder):
         return (attention._query_dense, attention._key_dense, attention._value_dense, attention._output_dense,
                 self._feedforward_intermediate_dense, self._feedforward_output_dense)
 
+    def _keras_applies_projections(self):
+        """Whether any projection's kernel is more than its variable: after
+        Keras' `quantize(...)` (int8 values and their scales) or
+        `enable_lora(...)` (plus a low-rank update), whatever layers a filter
+        chose; only Keras' own layer calls apply those."""
+        return any(dense.quantization_mode is not None or dense.lora_enabled for dense in self._projections())
+
     def cast_on_read(self):
         """The weights every call casts to the compute dtype: the kernels and
         biases, under a mixed policy on the CPU path (see `WeightCopies`)."""
-        if (self.compute_dtype == self.variable_dtype or runs_on_gpu()
-                or self._feedforward_output_dense.quantization_mode is not None):
+        if self.compute_dtype == self.variable_dtype or runs_on_gpu() or self._keras_applies_projections():
             return []
         return [variable for dense in self._projections() for variable in (dense.kernel, dense.bias)]
 
