@@ -99,13 +99,13 @@ def test_encode_on_a_real_corpus_slice(default_preset_dir):
 
 
 @pytest.mark.slow
-def test_export_in_bfloat16_or_mixed_stores_bfloat16_weights_and_serves_as_float32(tiny_checkpoint, tmp_path, capsys):
+def test_export_in_bfloat16_or_mixed_stores_16_bit_weights_and_serves_as_float32(tiny_checkpoint, tmp_path, capsys):
     import tensorflow as tf
 
     from keras_bert_zoo.export.export_for_serving import load_export
     from keras_bert_zoo.presets.loader import load_backbone_config
 
-    dtypes = ("float32", "bfloat16", "mixed_bfloat16")
+    dtypes = ("float32", "bfloat16", "mixed_bfloat16", "mixed_float16")
     for dtype in dtypes:
         assert main(["export", "--model", tiny_checkpoint, "--output_dir", str(tmp_path), "--model_name", dtype,
                      "--max_seq_length", "16", "--dtype", dtype]) == 0
@@ -117,6 +117,7 @@ def test_export_in_bfloat16_or_mixed_stores_bfloat16_weights_and_serves_as_float
     # Mixed: the encoder's kernels and biases (12 a layer) in bfloat16, the rest (embeddings, LayerNorms) float32.
     assert stored["mixed_bfloat16"].count(tf.bfloat16) == 12 * load_backbone_config(tiny_checkpoint)["num_layers"]
     assert tf.float32 in stored["mixed_bfloat16"]
+    assert stored["mixed_float16"].count(tf.float16) == stored["mixed_bfloat16"].count(tf.bfloat16)
     exports = {dtype: load_export(str(tmp_path / dtype)) for dtype in dtypes}
     texts = tf.constant(["Aspirin inhibits COX-1.", "The cat sat."])
     pooled = {dtype: export.signatures["embed"](text=texts)["mean_pooled"].numpy() for dtype, export in exports.items()}

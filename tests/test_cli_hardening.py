@@ -522,6 +522,22 @@ def test_export_refuses_an_existing_version_and_an_unwritable_base_before_tracin
              "keras-bert-zoo export: error: Cannot write in")
     _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--model_name", ".."],
              "model_name '..'")
+    # An existing version, named: refused before loading, naming the flags that fix it (it was refused only
+    # after the model loaded, with the Python API's words).
+    _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--model_name", "m",
+                      "--version", "2"], "--version: ", "m/2 already exists", "another --version", "--overwrite")
+
+
+def test_export_refuses_max_seq_length_for_a_fine_tuned_model_before_loading(tmp_path, capsys):
+    """A fine-tuned model exports at its own length; the flag, meant for bare presets, was ignored in silence."""
+    from keras_bert_zoo.cli.finetune_command import MODEL_DIR, TASK_CONFIG_FILE
+    from keras_bert_zoo.cli.library_defaults import library_constant
+
+    model = tmp_path / "run"
+    (model / library_constant(*MODEL_DIR)).mkdir(parents=True)
+    (model / library_constant(*MODEL_DIR) / library_constant(*TASK_CONFIG_FILE)).write_text("{}")  # never read
+    _refused(capsys, ["export", "--model", str(model), "--output", str(tmp_path / "e"), "--max_seq_length", "64"],
+             "--max_seq_length is for a bare preset's embedding export", "drop the flag")
 
 
 # --- A killed export's temporaries are removed by the next write; live or foreign ones are kept ---

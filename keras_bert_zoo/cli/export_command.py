@@ -1,5 +1,7 @@
 """`keras-bert-zoo export`: a fine-tuned model (or any preset) to a TF Serving version."""
 
+import os
+
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
@@ -26,12 +28,14 @@ def add_parser(subparsers):
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
     parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a bare preset's embedding export: at most the preset's positions "
-                             f"(default {DEFAULT_SEQUENCE_LENGTH}).")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16"),
+                             f"(default {DEFAULT_SEQUENCE_LENGTH}). A fine-tuned model exports at its own length.")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16", "mixed_float16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
                              "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it "
                              "is slower. mixed_bfloat16 computes in bfloat16 as well but keeps the embeddings and "
-                             "LayerNorm weights in float32 (the encoder's kernels are stored in bfloat16).")
+                             "LayerNorm weights in float32 (for a CPU, --serving_device cpu, the encoder's kernels "
+                             "are stored in bfloat16; for a GPU in float32, as Keras keeps them). mixed_float16: "
+                             "likewise in float16, for GPUs.")
     parser.add_argument("--serving_device", choices=("cpu", "gpu"),
                         help=default_help("The device TF Serving runs the export on, whichever machine exports it: "
                                           "the encoder's graph is shaped for it.", "export.export_for_serving",
@@ -50,6 +54,9 @@ def _load(model, max_seq_length, dtype):
     from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 
     if fine_tuned_model_dir(model) is not None:
+        if max_seq_length is not None:
+            raise UsageError(f"--max_seq_length is for a bare preset's embedding export; {model} is a fine-tuned "
+                             "model, which exports at the sequence length it was fine-tuned with: drop the flag.")
         return _load_task(model, dtype=dtype), None
     try:
         config = load_backbone_config(model)
@@ -66,12 +73,23 @@ def run(args):
     from keras_bert_zoo.export.export_for_serving import export_for_serving
     from keras_bert_zoo.utils.atomic import ensure_writable_directory
 
-    # Before loading and tracing: a bad name or an unwritable base fails in a second, not after ~25 s.
+    # Before loading and tracing: a bad name, an unwritable base or a version already there fails in a second,
+    # not after ~25 s.
     if args.model_name is not None:
         check_model_name(args.model_name)
+        if args.version is not None:
+            _check_new_version(os.path.join(args.output, args.model_name, str(args.version)), args.overwrite)
     ensure_writable_directory(args.output)
     model, preprocessor = _load(args.model, args.max_seq_length, args.dtype)
+    if args.version is not None:  # the name is the task's: known once loaded
+        _check_new_version(os.path.join(args.output, args.model_name or model.name, str(args.version)), args.overwrite)
     path = export_for_serving(model, args.output, version=args.version, model_name=args.model_name,
                               preprocessor=preprocessor, overwrite=args.overwrite, **given(args, "serving_device"),
                               job_args={"argv": args.argv, "model": args.model})
     print(path)
+
+
+def _check_new_version(version_dir, overwrite):
+    if os.path.exists(version_dir) and not overwrite:
+        raise UsageError(f"--version: {version_dir} already exists: pass another --version (or none, for the next "
+                         "number), or --overwrite to replace it.")
