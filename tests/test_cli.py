@@ -118,6 +118,8 @@ def test_export_in_bfloat16_or_mixed_stores_16_bit_weights_and_serves_as_float32
     assert stored["mixed_bfloat16"].count(tf.bfloat16) == 12 * load_backbone_config(tiny_checkpoint)["num_layers"]
     assert tf.float32 in stored["mixed_bfloat16"]
     assert stored["mixed_float16"].count(tf.float16) == stored["mixed_bfloat16"].count(tf.bfloat16)
+    for dtype in dtypes:  # the version says which policy wrote it (the weights' dtypes alone do not)
+        assert json.load(open(tmp_path / dtype / "1" / "job.json"))["dtype_policy"] == dtype
     exports = {dtype: load_export(str(tmp_path / dtype)) for dtype in dtypes}
     texts = tf.constant(["Aspirin inhibits COX-1.", "The cat sat."])
     pooled = {dtype: export.signatures["embed"](text=texts)["mean_pooled"].numpy() for dtype, export in exports.items()}

@@ -164,7 +164,8 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         write_warmup_requests(os.path.join(tmp, WARMUP_FILE), model_name, signatures)
         write_job(tmp, finished_job_record(
             "export", model=type(model).__name__, model_name=model_name, version=version,
-            serving_device=serving_device, weights_sha256=content_digest([w.numpy() for w in model.weights]),
+            serving_device=serving_device, dtype_policy=model.dtype_policy.name,
+            weights_sha256=content_digest([w.numpy() for w in model.weights]),
             signatures=sorted(functions), args=job_args or {},
         ))
     write_batching_parameters(model_dir)
