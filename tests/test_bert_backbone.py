@@ -152,11 +152,14 @@ def test_training_fuses_the_epilogues_forward_and_backward_with_xla_and_keeps_no
     for op in graph(True).get_operations() + graph(True, persistent=True).get_operations():
         if op.type == "PartitionedCall" and "forward" in op.get_attr("f").name:
             # Outputs, then what the backward pass reads: the GELU's slope, the LayerNorm's normalized input
-            # and per-row scale (and gamma), the dropout's mask as bools; nothing from the head split.
+            # and per-row scale (and gamma), the dropout's mask as bools; from the head split, one number per
+            # sequence (whether it has a real token).
             sizes = [o.shape.num_elements() for o in op.outputs]
-            kinds = {"split_heads": 3, "bias_dropout_add_layer_norm": 5, "bias_add_layer_norm": 4}
+            kinds = {"split_heads": 4, "bias_dropout_add_layer_norm": 5, "bias_add_layer_norm": 4}
             kept = kinds.get(next((k for k in kinds if k in op.get_attr("f").name), ""), 2)
             assert len(sizes) == kept, (op.get_attr("f").name, sizes)
+            if "split_heads" in op.get_attr("f").name:
+                assert sizes[-1] == 2, sizes  # the batch's two sequences
             assert all(o.dtype in (op.outputs[0].dtype, tf.bool) for o in op.outputs
                        if o.shape.num_elements() >= activations)
             assert sum(o.dtype == tf.bool for o in op.outputs) == (kept == 5)
@@ -226,11 +229,15 @@ def test_epilogue_gradients_are_those_of_tensorflows_gelu_and_keras_layer_norm(x
 @pytest.mark.parametrize("asked_by", ["tape", "tf.gradients"])
 @pytest.mark.parametrize("xla", [False, True], ids=["plain", "xla"])
 @pytest.mark.parametrize("dtype, atol", [("float32", 1e-5), ("mixed_bfloat16", 5e-2)])
-def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pass(asked_by, xla, dtype, atol):
+@pytest.mark.parametrize("mask", [[[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], [[0, 0, 0, 0, 0], [1, 1, 1, 0, 0]]],
+                         ids=["ragged", "all_padding_row"])
+def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pass(asked_by, xla, dtype, atol, mask):
     """Every written-out gradient of the layer (head split, bias + GELU, bias + residual + LayerNorm) at once:
     the input's and every weight's, with padding and asked-for positions, against TensorFlow's autodiff of
     keras-hub's own `TransformerEncoder.call` on the same weights (float32). Asked by a GradientTape, or by a
-    symbolic `tf.gradients` with no tape recording (the forward pass then kept nothing for it)."""
+    symbolic `tf.gradients` with no tape recording (the forward pass then kept nothing for it). A sequence of
+    padding only attends uniformly whatever its queries and keys, which then get no gradient from it (they got
+    the softmax's gradient at the uniform point: the query kernel's was 6.2 where it is 0)."""
     import tensorflow as tf
     from keras_hub.layers import TransformerEncoder
 
@@ -242,7 +249,7 @@ def test_an_encoder_layers_gradients_are_autodiffs_through_keras_hubs_forward_pa
     # Keras' own GELU (erf form) in the reference, differentiated by TensorFlow.
     reference = BertEncoderLayer(intermediate_dim=24, num_heads=3, activation="gelu")
     inputs = tf.constant(rng.normal(size=(2, 5, 12)), "float32")
-    mask = tf.constant([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    mask = tf.constant(mask)
     positions = tf.constant([[0, 2], [4, 1]])
     layer.build(inputs.shape)
     reference.build(inputs.shape)

@@ -7,13 +7,17 @@ from keras_bert_zoo.layers import fused_ops
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 def gelu(x):
-    """Exact GELU, `x * Phi(x)` with erf: HF's `gelu`."""
+    """Exact GELU, `x * Phi(x)` with erf: HF's `gelu`. Its gradient is
+    first-order only (see `fused_ops`): for second derivatives use Keras'
+    `keras.activations.gelu`."""
     return fused_ops.gelu_erf(x)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 def gelu_tanh(x):
-    """GELU, tanh approximation: google-research/bert and HF's `gelu_new`."""
+    """GELU, tanh approximation: google-research/bert and HF's `gelu_new`.
+    First-order gradient only, as `gelu`'s (Keras': `keras.activations.gelu(x,
+    approximate=True)`)."""
     return fused_ops.gelu_tanh(x)
 
 

@@ -93,7 +93,9 @@ class BertEncoderLayer(TransformerEncoder):
 
     The epilogues' gradients are written out, first-order only: a gradient
     of a gradient through this layer (a gradient penalty) is wrong, with no
-    error (see `fused_ops`).
+    error (see `fused_ops`). On keras-hub's pass too, below, the GELU is
+    `activations.gelu` (or `gelu_tanh`), such an op: build the layer with
+    Keras' `"gelu"` for second derivatives.
 
     All of this is shaped for CPUs. On a GPU, and after Keras'
     `quantize(...)` or `enable_lora(...)` of any projection (whose kernels and

@@ -235,18 +235,24 @@ def _split_heads_forward(query, key, value, query_bias, key_bias, value_bias, pa
     mask_bias = (1.0 - tf.cast(padding_mask, tf.float32)) * _large_negative_number(query.dtype)
     query = with_column(heads(query, query_bias, query_length, scale), tf.ones([batch, query_length]))
     key = with_column(heads(key, key_bias, length), mask_bias)
-    return (query, key, tf.cast(heads(value, value_bias, length), query.dtype)), ()
+    # A sequence with no real token: every score is masked, the same large number once rounded, so its softmax
+    # is uniform whatever its queries and keys; their gradient must be zero too (see the backward pass).
+    attends = tf.cast(tf.reduce_any(tf.cast(padding_mask, tf.bool), axis=1), tf.float32)
+    return (query, key, tf.cast(heads(value, value_bias, length), query.dtype)), (attends,)
 
 
-def _split_heads_backward(d_query, d_key, d_value, num_heads, scale):
-    # The mask and ones columns take no gradient; each head's part goes back to its columns of the rows.
+def _split_heads_backward(d_query, d_key, d_value, attends, num_heads, scale):
+    # The mask and ones columns take no gradient; each head's part goes back to its columns of the rows. The
+    # scores' gradient reaches a sequence with no real token as if its softmax followed its scores (a
+    # softmax's gradient at the uniform point): its queries and keys get none, as its forward pass uses none.
     head_dim, dtype = d_value.shape[-1], d_value.dtype
 
     def rows(d, factor=1.0):
         d = tf.transpose(_f32(d[..., :head_dim]) * factor, [1, 2, 0, 3])
         return tf.reshape(d, [-1, num_heads * head_dim])
 
-    d_query, d_key, d_value = rows(d_query, scale), rows(d_key), rows(d_value)
+    per_sequence = attends[None, :, None, None]
+    d_query, d_key, d_value = rows(d_query, scale * per_sequence), rows(d_key, per_sequence), rows(d_value)
     # query, key, value, then their biases.
     return (*(tf.cast(d, dtype) for d in (d_query, d_key, d_value)),
             *(_bias_gradient(d) for d in (d_query, d_key, d_value)))
