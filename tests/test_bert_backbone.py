@@ -438,6 +438,18 @@ def test_attention_computes_keras_hubs_encoder(monkeypatch, mask, dtype, atol, m
     np.testing.assert_allclose(np.asarray(ours, "float32"), np.asarray(reference, "float32"), atol=atol)
 
 
+def test_any_nonzero_padding_mask_value_is_a_real_token_as_in_keras():
+    """A mask of 0/2 (or bools) means what 0/1 means; 2 had become a +1e9 bias on that key's scores."""
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2)
+    inputs = np.random.default_rng(0).normal(size=(2, 4, 8)).astype("float32")
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 0]], "int32")
+    expected = np.asarray(layer(inputs, padding_mask=mask))
+    for other in (2 * mask, mask.astype(bool), -mask):
+        np.testing.assert_allclose(np.asarray(layer(inputs, padding_mask=other)), expected, atol=1e-6)
+
+
 @pytest.mark.parametrize("batch, length, heads_at_once", [(1, 128, True), (5, 128, True), (6, 128, False),
                                                           (1, 512, False)])
 def test_inference_runs_all_heads_at_once_up_to_a_million_scores_and_training_head_by_head(batch, length,

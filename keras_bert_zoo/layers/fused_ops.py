@@ -232,12 +232,13 @@ def _split_heads_forward(query, key, value, query_bias, key_bias, value_bias, pa
         column = tf.broadcast_to(column[None, :, :, None], tf.concat([tf.shape(x)[:3], [1]], 0))
         return tf.cast(tf.concat([x, column], axis=-1), query.dtype)
 
-    mask_bias = (1.0 - tf.cast(padding_mask, tf.float32)) * _large_negative_number(query.dtype)
+    real = tf.cast(tf.cast(padding_mask, tf.bool), tf.float32)  # any nonzero is a real token, as in Keras
+    mask_bias = (1.0 - real) * _large_negative_number(query.dtype)
     query = with_column(heads(query, query_bias, query_length, scale), tf.ones([batch, query_length]))
     key = with_column(heads(key, key_bias, length), mask_bias)
     # A sequence with no real token: every score is masked, the same large number once rounded, so its softmax
     # is uniform whatever its queries and keys; their gradient must be zero too (see the backward pass).
-    attends = tf.cast(tf.reduce_any(tf.cast(padding_mask, tf.bool), axis=1), tf.float32)
+    attends = tf.reduce_max(real, axis=1)
     return (query, key, tf.cast(heads(value, value_bias, length), query.dtype)), (attends,)
 
 
