@@ -448,6 +448,12 @@ def test_any_nonzero_padding_mask_value_is_a_real_token_as_in_keras():
     expected = np.asarray(layer(inputs, padding_mask=mask))
     for other in (2 * mask, mask.astype(bool), -mask):
         np.testing.assert_allclose(np.asarray(layer(inputs, padding_mask=other)), expected, atol=1e-6)
+    # Mean pooling weighs real tokens alike whatever their mask value.
+    from keras_bert_zoo.layers.pooling import pool
+
+    by_hand = np.stack([expected[0, :2].mean(0), expected[1, :3].mean(0)])
+    for other in (mask, 2 * mask, mask.astype(bool)):
+        np.testing.assert_allclose(np.asarray(pool({"sequence_output": expected}, other)), by_hand, atol=1e-6)
 
 
 @pytest.mark.parametrize("batch, length, heads_at_once", [(1, 128, True), (5, 128, True), (6, 128, False),

@@ -10,7 +10,7 @@ def pool(outputs, padding_mask, pooling="mean"):
 
     Args:
         outputs: the backbone's output dict.
-        padding_mask: int `[batch, seq]`, 1 on real tokens.
+        padding_mask: int or bool `[batch, seq]`, nonzero on real tokens.
         pooling: `"mean"` (average over real tokens, as sentence-transformers),
             `"cls"` (the `[CLS]` token vector) or `"pooled"` (BERT's tanh
             pooler).
@@ -22,5 +22,5 @@ def pool(outputs, padding_mask, pooling="mean"):
         return sequence[:, 0, :]
     if pooling != "mean":
         raise ValueError(f"pooling must be one of {POOLINGS}; got '{pooling}'.")
-    mask = tf.cast(padding_mask, sequence.dtype)[:, :, None]
+    mask = tf.cast(tf.cast(padding_mask, tf.bool), sequence.dtype)[:, :, None]  # any nonzero is real, as in Keras
     return tf.reduce_sum(sequence * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
