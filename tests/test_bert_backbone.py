@@ -293,6 +293,18 @@ def test_models_of_different_widths_in_one_process():
         assert tuple(backbone(inputs)["sequence_output"].shape) == (2, 10, hidden)
 
 
+def _with_keras_hubs_twin(dtype):
+    """Ours and keras-hub's BertBackbone on the same weights, inputs, and their real tokens."""
+    import keras_hub
+
+    config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
+    ours = kbz.BertBackbone(**config, dtype=dtype)
+    hub = keras_hub.models.BertBackbone(**config, dtype=dtype)
+    hub.set_weights(ours.get_weights())
+    inputs = _inputs(length=12)
+    return ours, hub, inputs, inputs["padding_mask"].astype(bool)
+
+
 # Which layers `quantize(..., filters=)` takes: all it can, or only some of the encoder's projections.
 QUANTIZED_LAYERS = {"all": None, "feed-forward only": lambda layer: "intermediate" in layer.name,
                     "attention only": lambda layer: layer.name in ("query", "key", "value", "attention_output")}
@@ -308,14 +320,7 @@ def test_int8_quantized_backbone_computes_what_keras_hub_computes(dtype, atol, q
     Under a mixed policy too (Keras' int8 embedding returns float32 there),
     and when a filter quantizes only some projections (the CPU path read
     such int8 kernels without their scales)."""
-    import keras_hub
-
-    config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
-    ours = kbz.BertBackbone(**config, dtype=dtype)
-    hub = keras_hub.models.BertBackbone(**config, dtype=dtype)
-    hub.set_weights(ours.get_weights())
-    inputs = _inputs(length=12)
-    real = inputs["padding_mask"].astype(bool)
+    ours, hub, inputs, real = _with_keras_hubs_twin(dtype)
 
     def output(model):
         return np.asarray(model(inputs)["sequence_output"], "float32")[real]
@@ -336,14 +341,7 @@ def test_lora_on_the_encoder_computes_what_keras_hub_computes(dtype, atol):
     """Keras' `enable_lora` on the encoder's projections: the low-rank update
     is applied as keras-hub's backbone applies it (the CPU path read the
     kernel as a variable and failed), and trains only the LoRA weights."""
-    import keras_hub
-
-    config = dict(SMALL, hidden_dim=32, intermediate_dim=64, num_heads=4)
-    ours = kbz.BertBackbone(**config, dtype=dtype)
-    hub = keras_hub.models.BertBackbone(**config, dtype=dtype)
-    hub.set_weights(ours.get_weights())
-    inputs = _inputs(length=12)
-    real = inputs["padding_mask"].astype(bool)
+    ours, hub, inputs, real = _with_keras_hubs_twin(dtype)
     float_output = np.asarray(ours(inputs)["sequence_output"], "float32")[real]
     rng = np.random.default_rng(0)
     for model in (ours, hub):
