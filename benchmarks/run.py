@@ -11,13 +11,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 # Importing it sets its TensorFlow defaults (oneDNN kernels on x86; it starts
 # no TensorFlow), which every worker then inherits: keras-hub and the matmul
 # chain load the same kernels as ours (`run_config` checks what they report).
 import keras_bert_zoo  # noqa: F401
-from benchmarks import machine, stats
+from benchmarks import machine, results_file, stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OURS = "keras_bert_zoo"
@@ -128,11 +127,8 @@ def run(jobs, sizes, dtypes, rounds, torch_python, command, log=print, save=lamb
     """Measure every config; returns the results document, which `save` also
     gets after every config (so a long run interrupted keeps what it measured)."""
     have_torch = torch_python and os.path.exists(torch_python)
-    document = {"command": command, "machine": machine.cpu_description(), "load_before": machine.load_average(),
-                "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": rounds, "versions": {}, "results": []}
-    commit = machine.source_commit()
-    if commit:
-        document["commit"] = commit
+    # The workers add what they ran on (the kernels TensorFlow loaded too).
+    document = dict(results_file.new_document(command), rounds=rounds, results=[])
     gpus = machine.gpu_description()
     if gpus:
         document["gpus"] = gpus
