@@ -436,6 +436,23 @@ def test_attention_computes_keras_hubs_encoder(monkeypatch, mask, dtype, atol, m
     np.testing.assert_allclose(np.asarray(ours, "float32"), np.asarray(reference, "float32"), atol=atol)
 
 
+@pytest.mark.parametrize("shape", [(2, 0, 8), (0, 4, 8)], ids=["no_tokens", "no_sequences"])
+def test_training_gradients_of_empty_inputs_are_finite(shape):
+    import tensorflow as tf
+
+    from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
+
+    layer = BertEncoderLayer(intermediate_dim=16, num_heads=2)
+    inputs = tf.zeros(shape)
+    with tf.GradientTape() as tape:
+        tape.watch(inputs)
+        outputs = layer(inputs, padding_mask=tf.zeros(shape[:2], "int32"), training=True)
+    gradients = tape.gradient(tf.reduce_sum(outputs), [inputs] + layer.trainable_variables)
+    assert outputs.shape == shape
+    for gradient in gradients:  # nothing flows, and nothing is NaN
+        assert gradient is None or (np.isfinite(np.asarray(gradient)).all() and not np.asarray(gradient).any())
+
+
 def test_any_nonzero_padding_mask_value_is_a_real_token_as_in_keras():
     """A mask of 0/2 (or bools) means what 0/1 means; 2 had become a +1e9 bias on that key's scores."""
     from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer

@@ -238,7 +238,7 @@ def _split_heads_forward(query, key, value, query_bias, key_bias, value_bias, pa
     key = with_column(heads(key, key_bias, length), mask_bias)
     # A sequence with no real token: every score is masked, the same large number once rounded, so its softmax
     # is uniform whatever its queries and keys; their gradient must be zero too (see the backward pass).
-    attends = tf.reduce_max(real, axis=1)
+    attends = tf.cast(tf.reduce_any(real > 0, axis=1), tf.float32)  # 0, not reduce_max's -inf, with no keys
     return (query, key, tf.cast(heads(value, value_bias, length), query.dtype)), (attends,)
 
 
