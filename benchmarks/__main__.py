@@ -39,20 +39,24 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     measure = commands.add_parser("run", help="measure and write a results file",
                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    measure.add_argument("--jobs", type=_csv(("inference", "train", "pretrain")), default=["inference", "train", "pretrain"])
-    measure.add_argument("--sizes", type=_csv(("minilm", "base")), default=["minilm", "base"])
+    measure.add_argument("--jobs", type=_csv(("inference", "train", "pretrain")), default=["inference", "train", "pretrain"],
+                         help="comma-separated: a backbone's forward pass, a classifier's training step (AdamW), "
+                              "a pretraining step (masked LM + next sentence)")
+    measure.add_argument("--sizes", type=_csv(("minilm", "base")), default=["minilm", "base"],
+                         help="comma-separated: minilm (6 layers, hidden 384), base (BERT-Base: 12 layers, hidden 768)")
     measure.add_argument("--dtypes", type=_csv(DTYPES), default=["float32", "bfloat16"],
                          help="bfloat16 and float16 are Keras' mixed policies (float16: for GPUs)")
     measure.add_argument("--xla", type=_csv(("off", "on")), default=["off"],
                          help="compile the TensorFlow peers' steps with XLA (torch runs eagerly either way)")
     measure.add_argument("--shapes", type=_csv(sorted({f"{b}x{n}" for shapes in run.SHAPES.values() for b, n in shapes})),
-                         help="only these batch x length shapes of each job (default: all)")
-    measure.add_argument("--rounds", type=int, default=5)
+                         default=argparse.SUPPRESS, help="only these batch x length shapes of each job (default: all)")
+    measure.add_argument("--rounds", type=int, default=5, help="timed rounds per config, the peers' order rotating "
+                                                               "each round")
     measure.add_argument("--torch_python", default=argparse.SUPPRESS, help=f"interpreter with torch and transformers, for the HF torch peer: a "
                                                  f"path relative to the repository, or a command on PATH (python3) "
                                                  f"(default: {DEFAULT_TORCH_PYTHON}, the CPU build `make benchmark` "
                                                  f"installs, if it is there; else no HF torch peer)")
-    measure.add_argument("--output_file", required=True, help=f"results JSON, relative to the repository, e.g. "
+    measure.add_argument("--output_file", required=True, default=argparse.SUPPRESS, help=f"results JSON, relative to the repository, e.g. "
                                                               f"{RESULTS}/cpu2_amx.json")
     commands.add_parser("readme", help="rewrite README.md's benchmark tables from benchmarks/results/ "
                                        f"({', '.join(report.RESULTS_FILES)})")
@@ -72,9 +76,10 @@ def main(argv=None):
         if asked is not None and torch_python is None:
             parser.error(f"--torch_python {args.torch_python}: no such interpreter (neither an executable file under "
                          f"the repository nor a command on PATH)")
-        shapes = args.shapes and [tuple(int(n) for n in shape.split("x")) for shape in args.shapes]
+        asked_shapes = getattr(args, "shapes", None)
+        shapes = asked_shapes and [tuple(int(n) for n in shape.split("x")) for shape in asked_shapes]
         if shapes and not any((b, n) in shapes for job in args.jobs for b, n in run.SHAPES[job]):
-            parser.error(f"--shapes {','.join(args.shapes)} matches none of the shapes of --jobs {','.join(args.jobs)} ("
+            parser.error(f"--shapes {','.join(asked_shapes)} matches none of the shapes of --jobs {','.join(args.jobs)} ("
                          + "; ".join(f"{job}: {','.join(f'{b}x{n}' for b, n in run.SHAPES[job])}" for job in args.jobs)
                          + ")")
         document = run.run(args.jobs, args.sizes, args.dtypes, args.rounds, torch_python, command,
