@@ -7,6 +7,7 @@ import sys
 
 import keras
 
+from keras_bert_zoo.training.atomic_backup_and_restore import AtomicBackupAndRestore
 from keras_bert_zoo.training.training_logs import LOGS_DIR
 from keras_bert_zoo.training.training_logs import tensorboard_callback
 from keras_bert_zoo.utils.atomic import atomic_file
@@ -53,7 +54,7 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
     """Train `task` on `(x, y)`, resumable, and save it to `output_dir/model`.
 
     Training state is backed up to `output_dir/backup` after every epoch
-    (`keras.callbacks.BackupAndRestore`): running the same job again after a
+    (`AtomicBackupAndRestore`, written atomically): running the same job again after a
     crash or kill continues from the last completed epoch. The fine-tuned
     task is written as a preset (`from_preset` loads it).
 
@@ -90,8 +91,7 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
             # A live progress bar on a terminal; one line per epoch in a log file.
             verbose = 1 if sys.stdout.isatty() else 2
         os.makedirs(output_dir, exist_ok=True)
-        backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
-                                                  double_checkpoint=True)
+        backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR))
         history = task.fit(
             x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
             callbacks=[backup, tensorboard_callback(output_dir)], verbose=verbose,

@@ -25,6 +25,7 @@ from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataCo
 from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert_zoo.training.atomic_backup_and_restore import AtomicBackupAndRestore
 from keras_bert_zoo.training.finetune import BACKUP_DIR
 from keras_bert_zoo.training.finetune import METRICS_FILE
 from keras_bert_zoo.training.finetune import MODEL_DIR
@@ -232,9 +233,7 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
                 metrics["unigram_baseline_accuracy"] = baseline
             metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
         os.makedirs(output_dir, exist_ok=True)
-        # double_checkpoint: a kill while the backup is written falls back to the one before.
-        backup = keras.callbacks.BackupAndRestore(os.path.join(output_dir, BACKUP_DIR), delete_checkpoint=True,
-                                                  double_checkpoint=True)
+        backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR))
         resumed = _ResumedAt()
         if chunk is None:
             fit_args = {"epochs": epochs}

@@ -15,7 +15,8 @@ import time
 
 # A temporary whose writer cannot be checked (another host) is stale after this long.
 STALE_AFTER_SECONDS = 24 * 3600
-_TEMPORARY = re.compile(r"\.(?:tmp|old)-.*-(?P<pid>\d+)@(?P<host>[^/]+)-[A-Za-z0-9_]+")
+# The random part may carry a suffix a writer needs (`atomic_path(..., suffix=".weights.h5")`).
+_TEMPORARY = re.compile(r"\.(?:tmp|old)-.*-(?P<pid>\d+)@(?P<host>[^/]+)-[A-Za-z0-9_]+(?:\.[A-Za-z0-9_.]+)?")
 
 
 def _umask():
@@ -137,6 +138,31 @@ def atomic_file(final_path, mode="wb"):
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final_path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_path(final_path, suffix=""):
+    """Yield a temporary path whose file replaces `final_path` on success.
+
+    For writers that take a path, not a file object (Keras' `.weights.h5`
+    saving): `suffix` ends the temporary's name, as such a writer may demand.
+    """
+    final_path = os.path.abspath(final_path)
+    parent = os.path.dirname(final_path)
+    os.makedirs(parent, exist_ok=True)
+    remove_stale_temporaries(parent)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix("tmp", final_path), suffix=suffix, dir=parent)
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, final_path)
     except BaseException:

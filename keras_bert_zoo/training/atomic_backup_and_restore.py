@@ -1,0 +1,51 @@
+"""Keras' `BackupAndRestore`, whose backup a kill never leaves half-written."""
+
+import json
+import os
+
+import keras
+
+from keras_bert_zoo.utils.atomic import atomic_file, atomic_path
+from keras_bert_zoo.utils.job_record import OutputDirectoryError
+
+
+class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
+    """`keras.callbacks.BackupAndRestore` with atomic writes.
+
+    Keras writes `latest.weights.h5` in place: a kill while it is written
+    (seconds for BERT-Base) leaves a file no later run can load, and its
+    `double_checkpoint` fallback exists only from the second backup on. Here
+    the weights and the training metadata are each written beside their final
+    path and renamed over it, weights first: a kill leaves the backup before
+    or the backup after (between the two renames, the new weights with the
+    last epoch counted before them: that epoch is trained again).
+
+    Args:
+        backup_dir: where the backup lives; removed when training ends.
+
+    Examples:
+    >>> callback = AtomicBackupAndRestore("/tmp/run/backup")
+    >>> callback.delete_checkpoint
+    True
+    """
+
+    def __init__(self, backup_dir):
+        super().__init__(backup_dir, delete_checkpoint=True)
+
+    def on_train_begin(self, logs=None):
+        try:
+            super().on_train_begin(logs)
+        except OSError as e:
+            raise OutputDirectoryError(
+                f"The backup in {self.backup_dir} cannot be read ({e}): it was damaged or written by another "
+                f"program. Remove {self.backup_dir} to train this job from its start, or run with "
+                f"overwrite_output_dir=True (--overwrite_output_dir on the command line)."
+            ) from None
+
+    def _save_model(self):
+        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
+        # Nested so that the weights are renamed into place first (see the class docstring).
+        with atomic_file(self._training_metadata_path, "w") as f:
+            with atomic_path(self._weights_path, suffix=".weights.h5") as weights:
+                self.model.save_weights(weights, overwrite=True)
+            f.write(json.dumps(metadata))
