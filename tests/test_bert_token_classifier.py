@@ -92,6 +92,7 @@ def test_split_words_offsets():
 @pytest.mark.parametrize("text", [
     "Naïve T-cells (CD4+) rose 3.5×, café\u00a0au\u2003lait; x_y",
     "e\u0301 \u4e2d\u6587 \u0661\u0662 \u00b2 \u2167 \x1cword\x85end\u2028",
+    "cancer\x00 breast cancer\x00x \x01\x00",  # NUL, which tensorflow-text's own split stops at
     "",
     "   ",
 ])

@@ -23,6 +23,9 @@ def split_words_with_offsets(texts):
         `(words, starts, ends)`: ragged `[batch, None]` words and their UTF-8
         byte offsets in each text.
     """
+    # tensorflow-text's split stops at the first NUL byte, dropping every word after it: NUL becomes \x01, another
+    # control character (the same byte length, so the offsets hold), a symbol of its own as NUL is.
+    texts = tf.strings.regex_replace(texts, r"\x00", "\x01")
     return tf_text.regex_split_with_offsets(texts, f"[{_SPACE}]+|{_SYMBOL}", _SYMBOL)
 
 
