@@ -79,19 +79,6 @@ def finetune(task, train, dev, args):
                  **given(args, epochs="num_train_epochs", batch_size="train_batch_size"))
 
 
-def boolean(value):
-    """`--flag`, `--flag=true` or `--flag=false`, as absl's boolean flags take them."""
-    if value.lower() in ("1", "true", "yes"):
-        return True
-    if value.lower() in ("0", "false", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"{value} is not true or false")
-
-
-def add_boolean(parser, name, help):
-    parser.add_argument(name, type=boolean, nargs="?", const=True, help=help)
-
-
 def apply_quick(args, recipe, **small_values):
     """Fill the flags the user left unset: the quick values under --quick; the output directory always."""
     import keras_bert_zoo as kbz

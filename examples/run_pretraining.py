@@ -21,7 +21,8 @@ after) and backups (rerun the same command to resume). Records written by
 import glob
 import json
 
-from recipe import add_boolean
+from keras_bert_zoo.cli.flag_types import add_boolean_flag
+
 from recipe import apply_quick
 from recipe import given
 from recipe import positive_int
@@ -50,7 +51,7 @@ def main(argv=None):
                         help="sentences: one per line, blank line between documents (default).")
     parser.add_argument("--from_scratch", action="store_true", help="A new model with a vocabulary learned from the corpus.")
     parser.add_argument("--vocab_size", type=positive_int, help="--from_scratch: size of the learned vocabulary.")
-    add_boolean(parser, "--do_lower_case", help="--from_scratch: an uncased vocabulary (default true).")
+    add_boolean_flag(parser, "--do_lower_case", help="--from_scratch: an uncased vocabulary (default true).")
     sizes = parser.add_argument_group("--from_scratch: model size (bert_config.json's names; BERT-Base: 12, 768, 12, 3072)")
     for flag in SIZE_FLAGS:
         sizes.add_argument(flag, type=positive_int)
@@ -59,7 +60,7 @@ def main(argv=None):
     parser.add_argument("--masked_lm_prob", type=float, help="Share of pieces masked.")
     parser.add_argument("--short_seq_prob", type=float, help="Share of instances made shorter on purpose.")
     parser.add_argument("--dupe_factor", type=positive_int, help="Passes over the corpus with different masks.")
-    add_boolean(parser, "--do_whole_word_mask", help="Mask all pieces of a word together.")
+    add_boolean_flag(parser, "--do_whole_word_mask", help="Mask all pieces of a word together.")
     parser.add_argument("--train_batch_size", type=positive_int, help="Global batch (split over the replicas).")
     parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
     parser.add_argument("--num_train_steps", type=positive_int, help="Steps to train (the data repeats as needed).")
@@ -68,7 +69,7 @@ def main(argv=None):
     parser.add_argument("--strategy", default="auto", choices=("auto", "cpu", "gpus", "tpu", "multiworker"),
                         help="auto: a TPU if --tpu / TPU_NAME names one, else TF_CONFIG's workers, GPUs, the CPU.")
     parser.add_argument("--tpu", help="TPU name or grpc:// address (--strategy tpu / auto).")
-    add_boolean(parser, "--use_bf16", help="Train in mixed bfloat16 (TPUs, GPUs, CPUs with AMX).")
+    add_boolean_flag(parser, "--use_bf16", help="Train in mixed bfloat16 (TPUs, GPUs, CPUs with AMX).")
     args = parser.parse_args(argv)
     if args.from_scratch and args.preset:
         parser.error("--preset and --from_scratch: continue a preset, or pretrain a new model, not both")

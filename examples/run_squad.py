@@ -15,7 +15,8 @@ and OUTPUT_DIR/model.
 import json
 import os
 
-from recipe import add_boolean
+from keras_bert_zoo.cli.flag_types import add_boolean_flag
+
 from recipe import add_finetuning_flags
 from recipe import apply_quick
 from recipe import finetune
@@ -36,7 +37,7 @@ def main(argv=None):
     parser.add_argument("--max_query_length", type=int, help="Question pieces kept.")
     parser.add_argument("--n_best_size", type=int, help="Spans considered per question.")
     parser.add_argument("--max_answer_length", type=int, help="Longest answer, in pieces.")
-    add_boolean(parser, "--version_2_with_negative", help="SQuAD v2.0: questions may have no answer.")
+    add_boolean_flag(parser, "--version_2_with_negative", help="SQuAD v2.0: questions may have no answer.")
     parser.add_argument("--null_score_diff_threshold", type=float, help="v2.0: answer only above this margin.")
     args = parser.parse_args(argv)
     apply_quick(args, "squad", max_train_examples=160, max_eval_examples=80, max_seq_length=128, doc_stride=64,

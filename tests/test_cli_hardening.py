@@ -564,3 +564,32 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     with atomic.atomic_directory(str(tmp_path / "7")) as tmp:
         assert os.path.basename(tmp).startswith(f".tmp-7-{os.getpid()}@{host}-")
     assert sorted(os.listdir(tmp_path)) == sorted(["7", live.name, new_remote.name, foreign.name])
+
+
+# --- create-pretraining-data takes google-research/bert's boolean flags, with its defaults ---
+
+def test_create_pretraining_data_reads_booleans_as_googles_script_does(tiny_checkpoint, files):
+    from keras_bert_zoo.cli.create_pretraining_data_command import _tokenizer
+    from keras_bert_zoo.cli.main import build_parser
+
+    vocab = os.path.join(TINY_CHECKPOINT, "vocab.txt")
+    base = ["create-pretraining-data", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/r",
+            "--vocab_file", vocab]
+    parse = build_parser().parse_args
+    # create_pretraining_data.py: do_lower_case defaults to True, do_whole_word_mask to False.
+    cases = {(): True, ("--do_lower_case",): True, ("--do_lower_case=True",): True, ("--do_lower_case=false",): False,
+             ("--nodo_lower_case",): False, ("--no-do_lower_case",): False}
+    for flags, lowercase in cases.items():
+        assert _tokenizer(parse(base + list(flags))).lowercase is lowercase, flags
+    assert parse(base).do_whole_word_mask is None  # PretrainingDataConfig's default (False) applies
+    assert parse(base + ["--do_whole_word_mask=true"]).do_whole_word_mask is True
+    assert parse(base + ["--do_whole_word_mask", "--random_seed", "3"]).do_whole_word_mask is True
+
+
+def test_create_pretraining_data_refuses_casing_with_a_preset_and_a_directory_output(files, capsys, no_model):
+    common = ["create-pretraining-data", "--input_file", files["corpus"]]
+    _refused(capsys, common + ["--output_file", files["tmp"] + "/r", "--preset", "minilm_l6_h384_en_uncased",
+                               "--do_lower_case=false"], "--do_lower_case goes with --vocab_file")
+    _refused(capsys, common + ["--output_file", files["tmp"], "--vocab_file", files["file"]],
+             f"--output_file {files['tmp']} is a directory")
+    _refused(capsys, ["create-pretraining-data", "--do_lower_case=maybe"] + common[1:], "true or false")

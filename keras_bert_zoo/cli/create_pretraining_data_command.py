@@ -3,6 +3,9 @@
 Flag names and semantics are google-research/bert's `create_pretraining_data.py`.
 """
 
+import os
+
+from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import file_patterns
 from keras_bert_zoo.cli.flag_types import fraction
@@ -10,6 +13,7 @@ from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import probability
 from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_default
 
@@ -35,8 +39,8 @@ def add_instance_arguments(parser, note=""):
                         help=helped("Times each document is used, with different masks.", "dupe_factor"))
     parser.add_argument("--short_seq_prob", type=probability,
                         help=helped("Chance of a shorter instance.", "short_seq_prob"))
-    parser.add_argument("--do_whole_word_mask", action="store_true", default=None,
-                        help=helped("Mask whole words, not single word-pieces.", "do_whole_word_mask"))
+    add_boolean_flag(parser, "--do_whole_word_mask",
+                     help=helped("Mask whole words, not single word-pieces.", "do_whole_word_mask"))
     parser.add_argument("--random_seed", type=non_negative_int, help=helped("Seed of the instances.", "random_seed"))
 
 
@@ -60,7 +64,10 @@ def add_parser(subparsers):
     vocabulary = parser.add_mutually_exclusive_group(required=True)
     vocabulary.add_argument("--vocab_file", type=existing_file, help="WordPiece vocabulary (one token per line).")
     vocabulary.add_argument("--preset", help="Take the vocabulary and casing from a preset instead of --vocab_file.")
-    parser.add_argument("--do_lower_case", action="store_true", help="Lower-case and strip accents (uncased vocabularies).")
+    add_boolean_flag(parser, "--do_lower_case",
+                     help=default_help("With --vocab_file: lower-case and strip accents (uncased vocabularies; "
+                                       "--nodo_lower_case for cased ones). A preset's tokenizer has its own casing.",
+                                       "tokenizers.bert_tokenizer", "BertTokenizer.__init__", "lowercase"))
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
                         help=default_help("sentences: one per line, blank line between documents (the original "
                                           "format); documents: one document per line; wikitext: WikiText articles.",
@@ -74,10 +81,17 @@ def _tokenizer(args):
 
     if args.preset:
         return BertTokenizer.from_preset(args.preset)
-    return BertTokenizer(args.vocab_file, lowercase=args.do_lower_case)
+    return BertTokenizer(args.vocab_file, **given(args, do_lower_case="lowercase"))
 
 
 def run(args):
+    for output in args.output_file.split(","):
+        if os.path.isdir(output):
+            raise UsageError(f"--output_file {output} is a directory; pass a file name (with --num_shards, the "
+                             f"shards are named after it).")
+    if args.preset and args.do_lower_case is not None:
+        raise UsageError("--do_lower_case goes with --vocab_file: with --preset, the preset's tokenizer sets the "
+                         "casing (an uncased preset lower-cases). Leave the flag out.")
     import tensorflow as tf
 
     from keras_bert_zoo.cli.preset_limits import check_sequence_length

@@ -129,3 +129,24 @@ def add_flag(parser, flag, *old_spellings, **kwargs):
     action = parser.add_argument(flag, *old_spellings, **kwargs)
     action.option_strings = [flag]  # the parser still maps the old spellings to it
     return action
+
+
+_TRUE, _FALSE = ("true", "t", "1", "yes", "y"), ("false", "f", "0", "no", "n")
+
+
+def boolean(text):
+    """`true` / `false` (absl's spellings: also 1/0, yes/no, t/f; any case)."""
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false; got '{text}'")
+
+
+def add_boolean_flag(parser, flag, help):
+    """A boolean flag as google-research/bert's scripts (absl flags) take it: `--flag`, `--flag=true|false`,
+    `--noflag`; `--no-flag` too, argparse's spelling. Not given, it is None: the library's default applies."""
+    name = flag.removeprefix("--")
+    parser.add_argument(flag, nargs="?", const=True, type=boolean, metavar="true|false", help=help)
+    parser.add_argument(f"--no{name}", f"--no-{name}", f"--no_{name}", dest=name, action="store_false", default=None,
+                        help=argparse.SUPPRESS)

@@ -12,6 +12,7 @@ import json
 from keras_bert_zoo.cli.create_pretraining_data_command import DATA_CONFIG
 from keras_bert_zoo.cli.create_pretraining_data_command import INSTANCE_FLAGS
 from keras_bert_zoo.cli.create_pretraining_data_command import add_instance_arguments
+from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import file_patterns
@@ -66,9 +67,9 @@ def add_parser(subparsers):
                         help="Records with --config: the vocabulary the records were written with.")
     parser.add_argument("--vocab_from_corpus", type=positive_int, metavar="SIZE",
                         help="Text corpus with --config: learn a WordPiece vocabulary of at most SIZE tokens.")
-    parser.add_argument("--do_lower_case", action=argparse.BooleanOptionalAction,
-                        help=default_help("Casing of a new vocabulary (--vocab_file, --vocab_from_corpus).",
-                                          *PRETRAIN, "lowercase"))
+    add_boolean_flag(parser, "--do_lower_case",
+                     help=default_help("Casing of a new vocabulary (--vocab_file, --vocab_from_corpus).",
+                                       *PRETRAIN, "lowercase"))
     parser.add_argument("--corpus_format", choices=("sentences", "documents", "wikitext"),
                         help=default_help("Text corpus: see create-pretraining-data.", *PRETRAIN, "corpus_format"))
     add_instance_arguments(parser, note="Text corpus: ")
