@@ -123,6 +123,8 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
      r"sciie.txt:4: expected 4 space-separated columns \(as on line 3\), found 3"),
     ("MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n", read_glue,
      r"train.tsv, line 3: expected 5 tab-separated columns \(as line 1\), found 6; does a text hold a tab"),
+    ("SST-2/train.tsv", "", read_glue, r"train.tsv is empty: a SST-2 file holds a header line, then one example"),
+    ("CoLA/train.tsv", "", read_glue, r"train.tsv is empty: a CoLA file holds one example per line"),
     ("a.jsonl", '{"text": "a", "label": "x"}\n5\n', read_jsonl,
      r"a.jsonl, line 2: expected a JSON object \{...\}, found int 5"),
     ("b.jsonl", '{"text": "a", "label": "x"}\n{"text": 7, "label": "y"}\n', read_jsonl,

@@ -75,6 +75,9 @@ def read_glue(path, task=None, on_error="raise"):
     if lines and lines[-1] == "":
         lines.pop()
     first_line = 1
+    if not lines:
+        raise DataFormatError(f"{path} is empty: a {task} file holds " + ("a header line, then " if spec.header else "")
+                              + "one example per line.")
     if spec.header:
         header = lines[0].split("\t")
         columns = {}
