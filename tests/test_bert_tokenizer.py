@@ -6,6 +6,7 @@ import unicodedata
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 import keras_bert_zoo as kbz
 from tests.conftest import shared_path
@@ -122,3 +123,16 @@ def test_from_preset_matches_reference_vocab(default_preset_dir):
     reference = _references("bert-base-uncased")[:50]
     assert tokenizer([r["text"] for r in reference]).to_list() == [r["ids"] for r in reference]
     np.testing.assert_equal(tokenizer.lowercase, True)
+
+
+def test_a_repeated_vocabulary_token_is_named_with_its_lines(tmp_path):
+    lines = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "cell", "##s", "cell"]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(lines) + "\n")
+    # tensorflow-text's own refusal names neither the token nor the file.
+    with pytest.raises(RuntimeError, match="must be unique"):
+        tf_text.FastWordpieceTokenizer(lines)
+    with pytest.raises(ValueError, match=r"vocab.txt: the token 'cell' is on line 6 and again on line 8"):
+        kbz.BertTokenizer(str(vocab))
+    with pytest.raises(ValueError, match=r"The vocabulary: the token 'cell' is on line 6 and again on line 8"):
+        kbz.BertTokenizer(lines)

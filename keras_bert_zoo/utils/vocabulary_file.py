@@ -36,6 +36,14 @@ def load_vocabulary(vocabulary):
         tokens = [str(t) for t in vocabulary]
     if not tokens:
         raise ValueError("The vocabulary is empty: it must list at least the special tokens.")
+    first_line = {}
+    for line, token in enumerate(tokens, 1):
+        if token and first_line.setdefault(token, line) != line:
+            # tensorflow-text's WordPiece refuses a repeat, naming neither the token nor the file.
+            source = f"{os.fspath(vocabulary)}: " if isinstance(vocabulary, (str, os.PathLike)) else "The vocabulary: "
+            raise ValueError(f"{source}the token {token!r} is on line {first_line[token]} and again on line {line}; "
+                             "each token must be listed once (a token's id is its line number - 1): remove the "
+                             "repeat, or the vocabulary does not belong to this model.")
     return [t if t else EMPTY_TOKEN_PLACEHOLDER.format(i) for i, t in enumerate(tokens)]
 
 
