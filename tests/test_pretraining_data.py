@@ -1,5 +1,8 @@
 """Pretraining instances: google-research/bert's masking and NSP semantics, records, CLI."""
 
+import os
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -208,3 +211,32 @@ def test_dynamic_masking_draws_fresh_masks_each_epoch(tokenizer, wikitext):
         chosen += w.sum()
         real += inputs["padding_mask"].sum()
     assert abs(chosen / real - 0.15) < 0.02
+
+
+def _records_with_an_id(tmp_path, tokenizer, wikitext, row, token_id):
+    config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
+    instances = create_pretraining_instances(wikitext[:4], tokenizer, config)
+    instances["token_ids"][row, 1] = token_id
+    path = str(tmp_path / "r.tfrecord")
+    write_pretraining_records(instances, path)
+    return path, len(instances["token_ids"])
+
+
+@pytest.mark.parametrize("token_id", [30522, -1])
+def test_records_with_ids_outside_the_vocabulary_stop_with_a_message(tokenizer, wikitext, tmp_path, token_id):
+    from keras_bert_zoo.data.pretraining_records import OUT_OF_VOCABULARY
+
+    size = tokenizer.vocabulary_size()
+    assert size == 30522
+    path, count = _records_with_an_id(tmp_path, tokenizer, wikitext, row=3, token_id=token_id)
+    assert len(list(read_pretraining_records(path, 32, 5))) == count  # unchecked, as before
+    records = read_pretraining_records(path, 32, 5, vocabulary_size=size).as_numpy_iterator()
+    for _ in range(3):
+        next(records)  # the rows before it
+    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(OUT_OF_VOCABULARY)):
+        next(records)
+    # Training refuses them before a model loads, naming the file (they were a CPU error steps in, garbage on a GPU).
+    with pytest.raises(ValueError, match=rf"r\.tfrecord: {re.escape(OUT_OF_VOCABULARY)} \(30522 tokens\)"):
+        kbz.pretrain_from_records(str(tmp_path / "run"), path, num_train_steps=1, preset=kbz.DEFAULT_PRESET,
+                                  batch_size=2)
+    assert not os.path.exists(tmp_path / "run" / "model")

@@ -9,6 +9,7 @@ host, so it can feed a TPU.
 """
 
 import os
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -70,13 +71,22 @@ def write_pretraining_records(instances, output_files, progress=False):
     return count
 
 
-def _parse_fn(max_seq_length, max_predictions_per_seq):
+def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size):
     lengths = {"next_sentence_label": 1, "mask_positions": max_predictions_per_seq, "mask_ids": max_predictions_per_seq,
                "mask_weights": max_predictions_per_seq}
     spec = {name: tf.io.FixedLenFeature([lengths.get(name, max_seq_length)], tf.int64) for name in FEATURES}
 
     def parse(record):
         example = tf.io.parse_single_example(record, spec)
+        if vocabulary_size is not None:
+            # An id past the embeddings fails deep in a training step on a CPU and reads garbage on a GPU or TPU.
+            ids = tf.concat([example["token_ids"], example["mask_ids"]], 0)
+            in_range = tf.reduce_all((ids >= 0) & (ids < vocabulary_size))
+            message = (f"{OUT_OF_VOCABULARY} ({vocabulary_size} tokens): they were written with another vocabulary. "
+                       "Write them with the vocabulary of the model (create-pretraining-data --preset or "
+                       "--vocab_file).")
+            with tf.control_dependencies([tf.debugging.Assert(in_range, [message])]):
+                example = {name: tf.identity(value) for name, value in example.items()}
         features = {name: tf.cast(value, tf.int32) for name, value in example.items()}
         features["next_sentence_label"] = features["next_sentence_label"][0]
         return features
@@ -84,13 +94,18 @@ def _parse_fn(max_seq_length, max_predictions_per_seq):
     return parse
 
 
-def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20):
+# No apostrophes: TensorFlow escapes them in the error it raises.
+OUT_OF_VOCABULARY = "The pretraining records hold token ids outside the vocabulary of the model"
+
+
+def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20, vocabulary_size=None):
     """A `tf.data.Dataset` of feature dicts (int32, fixed shapes) from TFRecord
     files (a path, a glob, or a list of them), shards read interleaved.
 
     `max_seq_length` / `max_predictions_per_seq` are the records' shapes, named
     as the `PretrainingDataConfig` (create_pretraining_data.py's flags) that
-    wrote them.
+    wrote them. With `vocabulary_size`, a record holding an id outside
+    `[0, vocabulary_size)` stops the dataset with an error that says so.
     """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
     files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))})
@@ -100,7 +115,24 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     ds = tf.data.Dataset.from_tensor_slices(files)
     ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq), num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size),
+                  num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def check_first_records(records, files, count=1000):
+    """Read the first `count` records of `read_pretraining_records(...)`, so that a record its checks refuse is
+    named before any model loads, not steps into training.
+
+    Raises:
+        ValueError: naming the files and what is wrong.
+    """
+    try:
+        for _ in records.take(count):
+            pass
+    except tf.errors.InvalidArgumentError as e:
+        found = re.search(rf"\[({re.escape(OUT_OF_VOCABULARY)}[^\]]*)\]", e.message)
+        raise ValueError(f"{', '.join(files[:3])}{' ...' if len(files) > 3 else ''}: "
+                         f"{found.group(1) if found else e.message}") from None
 
 
 def record_files(input_files):

@@ -14,6 +14,7 @@ import sys
 import keras
 
 from keras_bert_zoo.data.pretraining_corpus import read_documents
+from keras_bert_zoo.data.pretraining_records import check_first_records
 from keras_bert_zoo.data.pretraining_records import dynamic_masking
 from keras_bert_zoo.data.pretraining_records import pretraining_batches
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records
@@ -338,12 +339,14 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     length, predictions = _shapes(files, max_seq_length, max_predictions_per_seq, "training")
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
-    train_ds = pretraining_batches(read_pretraining_records(files, length, predictions), batch_size,
-                                   shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
+    records = read_pretraining_records(files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
+    check_first_records(records, files)
+    train_ds = pretraining_batches(records, batch_size, shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
     eval_ds, eval_steps = None, max_eval_steps
     if eval_files:
         _shapes(eval_files, length, predictions, "evaluation")
-        held = read_pretraining_records(eval_files, length, predictions)
+        held = read_pretraining_records(eval_files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
+        check_first_records(held, eval_files)
         count = int(held.reduce(0, lambda n, _: n + 1))
         if count == 0:
             raise ValueError(f"The evaluation records ({eval_files[0]} ...) hold no instances.")
