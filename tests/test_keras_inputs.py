@@ -562,3 +562,23 @@ def test_squad_result_fits_and_evaluates(qa, tmp_path):
     history = qa.fit(data, epochs=1, batch_size=2, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert _evaluate(qa, data) == pytest.approx(_evaluate(qa, QA_EXAMPLES))
+
+
+def test_predict_takes_a_dataset_of_examples_and_labels_as_keras_does(clf):
+    """Keras' predict ignores the y of a Dataset of (x, y); the labels were read as a second text column."""
+    expected = clf.predict(DEV)
+    for ds in (tf.data.Dataset.from_tensor_slices((DEV, DEV_Y)),
+               tf.data.Dataset.from_tensor_slices((DEV, DEV_Y)).batch(3),
+               tf.data.Dataset.from_tensor_slices((DEV, DEV_Y, [1.0] * 4)).batch(2)):
+        np.testing.assert_allclose(clf.predict(ds), expected, atol=1e-6)
+    pairs = clf.predict(list(zip(DEV, DEV_B)))
+    assert not np.allclose(pairs, expected, atol=1e-3)
+    np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices((DEV, DEV_B)).batch(2)), pairs, atol=1e-6)
+    np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices(((DEV, DEV_B), DEV_Y)).batch(2)), pairs,
+                               atol=1e-6)
+
+
+def test_fit_refuses_a_dataset_without_labels_before_tracing(clf):
+    for ds in (tf.data.Dataset.from_tensor_slices(TRAIN).batch(2), tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN))):
+        with pytest.raises(ValueError, match=r"The Dataset holds texts but no labels"):
+            clf.fit(ds, verbose=0)

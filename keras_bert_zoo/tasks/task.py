@@ -50,6 +50,17 @@ def _packed_spec(element_spec):
     return first if isinstance(first, dict) else None
 
 
+def _only_text(spec):
+    return all(t.dtype == tf.string for t in tf.nest.flatten(spec))
+
+
+def _holds_labels(element_spec):
+    """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone (a text, a `(text_a, text_b)` pair
+    of strings): a nested first part, or a part after it that is not text (a label, a weight)."""
+    return (isinstance(element_spec, tuple) and len(element_spec) > 1
+            and (isinstance(element_spec[0], tuple) or not _only_text(element_spec[1:])))
+
+
 def _example_count(x):
     """How many examples in-memory inputs hold (None for a Dataset)."""
     if isinstance(x, tf.data.Dataset):
@@ -447,6 +458,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             if first.shape.rank == 0:
                 ds = ds.batch(batch_size)
             if not labeled:
+                if _holds_labels(ds.element_spec):
+                    ds = ds.map(lambda x, *labels: x)  # as Keras' predict, which ignores y
                 ds = ds.map(lambda *example: (example if len(example) > 1 else example[0],))
         else:
             x = check_texts(x)
@@ -531,6 +544,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
             raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
+        if labeled and isinstance(x, tf.data.Dataset) and _only_text(x.element_spec) \
+                and not _holds_labels(x.element_spec):
+            raise ValueError(f"The Dataset holds texts but no labels (its elements: {x.element_spec}); fit and "
+                             "evaluate take a Dataset of (text, label) or ((text_a, text_b), label).")
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}  # tasks without it
         return self.make_dataset(x, y if labeled else None, batch_size=batch_size, shuffle=shuffle,
                                  labeled=labeled, **weights), None
