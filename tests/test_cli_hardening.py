@@ -593,3 +593,13 @@ def test_create_pretraining_data_refuses_casing_with_a_preset_and_a_directory_ou
     _refused(capsys, common + ["--output_file", files["tmp"], "--vocab_file", files["file"]],
              f"--output_file {files['tmp']} is a directory")
     _refused(capsys, ["create-pretraining-data", "--do_lower_case=maybe"] + common[1:], "true or false")
+
+
+def test_a_held_out_split_with_nothing_in_it_is_refused_before_training(files, capsys):
+    conll = os.path.join(files["tmp"], "three.tsv")
+    with open(conll, "w") as f:
+        f.write("BRCA1\tB-Gene\nis\tO\n\nAPC2\tB-Gene\n\nTP53\tB-Gene\nmutated\tO\n")
+    # round(3 * 0.1) = 0 held out: it was trained on, then scored as entity F1 0.0 over no sentences.
+    _refused(capsys, ["finetune", "--task", "ner", "--train_file", conll, "--output_dir", files["tmp"] + "/o"],
+             "--eval_fraction 0.1 of the 3 examples", "leaves 3 to train on and 0 to score", "--eval_file")
+    assert not os.path.exists(os.path.join(files["tmp"], "o", "model"))

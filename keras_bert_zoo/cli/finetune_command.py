@@ -171,7 +171,13 @@ def _split_or_read_eval(args, read):
     if args.eval:
         evaluation = read(args.eval, train.label_names)
     else:
+        total = len(train)
         train, evaluation = train.split(args.eval_fraction, seed=args.seed)
+        if not len(evaluation) or not len(train):
+            # An empty held-out set would be scored 0.0 after training; an empty training set fails inside fit.
+            raise UsageError(f"--eval_fraction {args.eval_fraction} of the {total} examples of {args.train} leaves "
+                             f"{len(train)} to train on and {len(evaluation)} to score: pass --eval_file, or another "
+                             "--eval_fraction, or more examples.")
     if args.max_train_examples:
         train = train.head(args.max_train_examples)
     return train, evaluation
