@@ -5,6 +5,7 @@ Numbers refer to the problems of issue 8. Tiny models, no training beyond one st
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -423,3 +424,38 @@ def test_labels_as_a_column_vector_are_accepted(classifier):
     assert classifier.prepare_labels(np.array([[0], [1], [1]])).tolist() == [0, 1, 1]
     with pytest.raises(ValueError, match=r"2 examples but 3 labels"):
         classifier.fit(["the cat", "a dog"], np.array([[0], [1], [1]]), verbose=0)
+
+
+# --- text that is not UTF-8 is named by file, line and byte (Python's codec message named neither) ---
+
+_LATIN1 = [  # (file name, lines before the bad one, the bad line's prefix, a reader)
+    ("SST-2/train.tsv", "sentence\tlabel\ngood\t1\n", b"caf", read_glue),
+    ("a.csv", "text,label\ngood,1\n", b"caf", lambda p: read_csv(p, "text", "label")),
+    ("a.jsonl", '{"text": "a", "label": "x"}\n{"text": "b", "label": "y"}\n', b'{"text": "caf', read_jsonl),
+    ("ner.tsv", "BRCA1\tB-Gene\nis\tO\n", b"caf", read_conll),
+    ("squad.json", '{"version": "1.1",\n"data": []\n', b'"x": "caf', read_squad),
+    ("vocab.txt", "[PAD]\n[UNK]\n", b"caf", kbz.BertTokenizer),
+]
+
+
+@pytest.mark.parametrize("name,before,bad,reader", _LATIN1, ids=[c[0] for c in _LATIN1])
+def test_text_that_is_not_utf8_is_named_by_file_line_and_byte(tmp_path, name, before, bad, reader):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(before.encode() + bad + b"\xe9 au lait\n")
+    column = len(bad) + 1
+    with pytest.raises(ValueError, match=rf"{re.escape(name)}, line 3: byte 0xe9 \(byte {column} of the line\) is not "
+                                         r"UTF-8 text: save the file as UTF-8"):
+        reader(str(path))
+
+
+def test_text_lines_and_corpora_that_are_not_utf8_are_named(tmp_path, default_preset_dir):
+    from keras_bert_zoo.cli.text_lines import read_text_lines
+    from keras_bert_zoo.data.pretraining_corpus import read_documents
+
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"one\ncaf\xe9\n")
+    with pytest.raises(ValueError, match=r"in.txt, line 2: byte 0xe9 \(byte 4 of the line\)"):
+        read_text_lines(str(path), "--input_file")
+    with pytest.raises(ValueError, match=r"in.txt, line 2: byte 0xe9"):
+        read_documents([str(path)], kbz.BertTokenizer.from_preset(default_preset_dir))

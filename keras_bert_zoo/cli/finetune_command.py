@@ -22,6 +22,7 @@ from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
 from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 TASKS = ("classify", "ner", "qa")
 
@@ -389,7 +390,7 @@ def run_predict(args):
 
     found, task_class = _fine_tuned_task(args.model)
     if hasattr(task_class, "predict_answers"):  # JSON lines: blank ones separate nothing
-        with open(args.input, encoding="utf-8") as f:
+        with utf8_errors_named(args.input), open(args.input, encoding="utf-8") as f:
             lines = [line for line in f.read().splitlines() if line.strip()]
     else:
         lines = read_text_lines(args.input, "--input_file")

@@ -25,6 +25,7 @@ from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
 from keras_bert_zoo.cli.usage_error import UsageError
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 PRETRAIN = ("training.pretrain", "pretrain")
 FROM_RECORDS = ("training.pretrain", "pretrain_from_records")
@@ -105,7 +106,7 @@ def read_config(path):
     from keras_bert_zoo.cli.library_defaults import backbone_arguments
 
     try:
-        with open(path, encoding="utf-8") as f:
+        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
             config = json.load(f)
     except ValueError as e:
         raise ValueError(f"--config {path} is not valid JSON ({e}).") from None

@@ -1,6 +1,9 @@
 """Files of one text per line, as `predict`, `encode` and `extract-features` read them."""
 
+import contextlib
 import sys
+
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
 def read_text_lines(path, flag):
@@ -16,7 +19,7 @@ def read_text_lines(path, flag):
         ValueError: an empty (or blank) line before the last text.
     """
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8", newline="")
-    with stream:
+    with utf8_errors_named(path) if path != "-" else contextlib.nullcontext(), stream:
         lines = [line.removesuffix("\r") for line in stream.read().split("\n")]
     while lines and not lines[-1].strip():
         lines.pop()

@@ -5,6 +5,7 @@ import csv
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.glue import GLUE_TASKS
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
 def read_csv(path, text_column, label_column, text_b_column=None, label_names=None, delimiter=None,
@@ -23,7 +24,7 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
     """
     delimiter = delimiter or ("\t" if path.endswith(".tsv") else ",")
     builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error, multi_label=multi_label)
-    with open(path, encoding="utf-8-sig", newline="") as f:
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig", newline="") as f:
         reader = csv.DictReader(f, delimiter=delimiter)
         wanted = [c for c in (text_column, text_b_column, label_column) if c]
         missing = [c for c in wanted if c not in (reader.fieldnames or [])]

@@ -5,6 +5,7 @@ import os
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +71,7 @@ def read_glue(path, task=None, on_error="raise"):
     spec = GLUE_TASKS[task]
     builder = ExampleBuilder(path, spec.label_names or None, regression=spec.regression, on_error=on_error)
     # utf-8-sig: the official MRPC file starts with a byte-order mark.
-    with open(path, encoding="utf-8-sig") as f:
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         lines = f.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()

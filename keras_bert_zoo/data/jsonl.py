@@ -3,6 +3,7 @@
 import json
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
 def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_names=None, on_error="raise",
@@ -18,7 +19,7 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
             `[]`: none), or names separated by commas; labels are multi-hot rows.
     """
     builder = ExampleBuilder(path, label_names, on_error=on_error, multi_label=multi_label)
-    with open(path, encoding="utf-8") as f:
+    with utf8_errors_named(path), open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue

@@ -12,6 +12,7 @@ import re
 import tensorflow as tf
 
 from keras_bert_zoo.utils.progress_bar import progress_bar
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 _BATCH_LINES = 4096
 FORMATS = ("sentences", "documents", "wikitext")
@@ -70,7 +71,7 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
     for path in progress_bar(files, progress, desc="tokenizing", unit="file"):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"Corpus file {path} does not exist.")
-        with tf.io.gfile.GFile(path, "r") as f:
+        with utf8_errors_named(path), tf.io.gfile.GFile(path, "r") as f:
             lines = _as_sentence_lines(f.readlines(), corpus_format)
         # A document boundary after each blank line (and at the end of a file).
         boundaries = {i for i, line in enumerate(lines) if not line}

@@ -6,6 +6,7 @@ from keras_bert_zoo.data.csv_reader import read_csv
 from keras_bert_zoo.data.glue import infer_glue_task
 from keras_bert_zoo.data.glue import read_glue
 from keras_bert_zoo.data.jsonl import read_jsonl
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 FORMATS = ("glue", "jsonl", "csv")
 
@@ -13,7 +14,7 @@ FORMATS = ("glue", "jsonl", "csv")
 def guess_format(path):
     if infer_glue_task(path) and path.endswith(".tsv"):
         return "glue"
-    with open(path, encoding="utf-8-sig") as f:
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         first = f.readline().lstrip()
     if first.startswith("{"):
         return "jsonl"

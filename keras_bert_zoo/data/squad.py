@@ -6,6 +6,7 @@ import numbers
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
 @dataclasses.dataclass
@@ -117,7 +118,7 @@ def read_squad(path):
             or an answer not found in its context.
     """
     try:
-        with open(path, encoding="utf-8") as f:
+        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
             document = json.load(f)
     except json.JSONDecodeError as e:
         raise DataFormatError(f"{path} is not a SQuAD-format file ({e}).") from e

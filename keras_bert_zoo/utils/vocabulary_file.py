@@ -2,6 +2,8 @@
 
 import os
 
+from keras_bert_zoo.utils.text_files import utf8_errors_named
+
 # tensorflow-text cannot hold an empty token (SciBERT's vocab.txt has one at
 # line 30107). It is replaced by a string no text can produce, so every other
 # token keeps the id of its line.
@@ -26,7 +28,7 @@ def load_vocabulary(vocabulary):
                 f"Vocabulary file not found: '{path}'. Pass the path of a BERT "
                 "`vocab.txt` (one token per line) or a list of tokens."
             )
-        with open(path, encoding="utf-8") as f:
+        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
             tokens = f.read().split("\n")
         # A trailing newline ends the last line; it is not an extra token.
         if tokens and tokens[-1] == "":
