@@ -21,6 +21,18 @@ def test_stray_inside_tags_start_entities_like_conlleval():
     assert extract_chunks(["B-PER", "I-LOC"]) == [("PER", 0, 1), ("LOC", 1, 2)]
 
 
+def test_tags_without_a_type_are_chunks_of_the_empty_type_as_in_conlleval_pl():
+    # BioBERT's NER files tag B / I / O. conlleval.pl splits a tag at its first hyphen, and one without a hyphen
+    # is its own prefix with the type "" (they were read as O: no entity, F1 0).
+    assert extract_chunks(["B", "I", "O", "I", "B", "B-X"]) == [("", 0, 2), ("", 3, 4), ("", 4, 5), ("X", 5, 6)]
+    gold = [["B", "I", "O", "B"], ["O", "B", "I"]]
+    pred = [["B", "I", "O", "O"], ["B", "I", "I"]]
+    # Hand count: gold (0,2) (3,4) | (1,3); predicted (0,2) | (0,3) -> 1 correct of 2 predicted, 3 gold.
+    scores = entity_scores(gold, pred)
+    assert (scores["precision"], scores["recall"]) == (0.5, pytest.approx(1 / 3))
+    assert scores["per_type"][""]["gold_entities"] == 3
+
+
 def test_scores_hand_computed():
     gold = [["B-D", "I-D", "O", "B-C"], ["O", "B-D"]]
     pred = [["B-D", "I-D", "O", "O"], ["B-D", "I-D"]]

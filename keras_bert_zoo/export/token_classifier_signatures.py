@@ -29,10 +29,10 @@ def _tag_scheme(labels):
             prefixes.append(_OUTSIDE)
             kinds.append(-1)
             continue
-        prefix, _, kind = label.partition("-")
-        if prefix not in ("B", "I") or not kind:
+        prefix, _, kind = label.partition("-")  # "B" / "I" alone: the empty type, as conlleval reads them
+        if prefix not in ("B", "I"):
             raise ValueError(f"Cannot export tag '{label}': the exported decoder reads BIO/IOB tags "
-                             "('O', 'B-<type>', 'I-<type>').")
+                             "('O', 'B-<type>', 'I-<type>', or 'B' and 'I' without a type).")
         if kind not in names:
             names.append(kind)
         prefixes.append(_BEGIN if prefix == "B" else _INSIDE)

@@ -3,6 +3,7 @@
 A chunk starts at B-X, or at I-X when no chunk of type X is open (after O or
 after another type: IOB1 and stray I- tags start entities, as conlleval
 counts them). A chunk ends before O, before B-, and at a change of type. A
+tag without a type (`B`, `I`: BioBERT's NER files) has the empty type. A
 predicted entity is correct only if its type and both boundaries match a
 gold entity.
 """
@@ -13,9 +14,10 @@ from keras_bert_zoo.metrics.scored_set_size import warn_if_too_few
 
 
 def _split(tag):
-    if tag == "O" or "-" not in tag:
+    if tag == "O":
         return "O", None
-    prefix, kind = tag.split("-", 1)
+    # As conlleval.pl: a tag without a type (BioBERT's B / I) is a chunk of the empty type, not an O.
+    prefix, _, kind = tag.partition("-")
     return prefix, kind
 
 
