@@ -27,6 +27,10 @@ class TaggedSentences(LabelledExamples):
     _PARALLEL = ("words", "tags")
 
 
+# BIO / IOB tags, and IOBES' and BILOU's prefixes (read, though scored as conlleval scores them).
+_TAG_PREFIXES = ("B", "I", "E", "S", "L", "U")
+
+
 def _split(line, layout):
     return line.split("\t") if layout == "tab" else line.split()
 
@@ -52,7 +56,8 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
     Raises:
         DataFormatError: naming file and line: a line whose columns differ
             from the first token line's, an empty word or tag, a word or tag
-            column the layout lacks, or an unknown tag.
+            column the layout lacks (or both the same), a tag that is not an
+            entity tag (a POS tag: the wrong column), or an unknown tag.
     """
     words, tags, sentence_words, sentence_tags = [], [], [], []
     layout = None  # ("tab" | "space", column count, line number that set it)
@@ -78,6 +83,9 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                             f"{path}:{number}: {name}={column} is not among the {layout[1]} "
                             f"{separator}-separated column(s) of the first token line {line!r}."
                         )
+                if word_column % layout[1] == tag_column % layout[1]:
+                    raise DataFormatError(f"{path}:{number}: word_column={word_column} and tag_column={tag_column} "
+                                          f"are the same of the {layout[1]} columns of {line!r}.")
             separator, count, first = layout
             fields = _split(line, separator)
             if len(fields) != count or (separator == "space" and "\t" in line):
@@ -91,6 +99,11 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                 raise DataFormatError(
                     f"{path}:{number}: expected one word and one tag, found word {word!r} and tag {tag!r} "
                     "(one token per line, without spaces)."
+                )
+            if tag != "O" and tag.partition("-")[0] not in _TAG_PREFIXES:
+                raise DataFormatError(
+                    f"{path}:{number}: {tag!r} is not an entity tag (O, B-<type>, I-<type>, or B / I without a "
+                    f"type): is tag_column={tag_column} the column of the tags in {line!r}?"
                 )
             if label_names is not None and tag not in label_names:
                 raise DataFormatError(f"{path}:{number}: unknown tag '{tag}'; expected one of {list(label_names)}.")
