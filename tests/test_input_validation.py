@@ -128,6 +128,8 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
      r"sciie.txt:1: 'NN' is not an entity tag .*is tag_column=1 the column of the tags"),
     ("ner.tsv", "BRCA1\tB-Gene\n", lambda p: read_conll(p, word_column=0, tag_column=-2),
      r"ner.tsv:1: word_column=0 and tag_column=-2 are the same of the 2 columns"),
+    ("r.csv", "text,score\na,0.5\nb,nan\n", lambda p: read_csv(p, "text", "score", regression=True),
+     r"r.csv, line 3: label 'nan' is not a finite number \(regression task\)"),
     ("SST-2/train.tsv", "", read_glue, r"train.tsv is empty: a SST-2 file holds a header line, then one example"),
     ("CoLA/train.tsv", "", read_glue, r"train.tsv is empty: a CoLA file holds one example per line"),
     ("a.jsonl", '{"text": "a", "label": "x"}\n5\n', read_jsonl,

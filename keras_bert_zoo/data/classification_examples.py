@@ -1,6 +1,7 @@
 """Labelled text (or text-pair) examples, built row by row with checks."""
 
 import dataclasses
+import math
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
@@ -83,6 +84,8 @@ class ExampleBuilder:
                 value = float(label)
             except ValueError:
                 return self.fail(line, f"label '{label}' is not a number (regression task).")
+            if not math.isfinite(value):
+                return self.fail(line, f"label '{label}' is not a finite number (regression task).")
         elif self.label_names is not None and label not in self.label_names:
             return self.fail(
                 line, f"unknown label '{label}'; expected one of {self.label_names}. Fix the row or the label list."
