@@ -603,3 +603,17 @@ def test_a_held_out_split_with_nothing_in_it_is_refused_before_training(files, c
     _refused(capsys, ["finetune", "--task", "ner", "--train_file", conll, "--output_dir", files["tmp"] + "/o"],
              "--eval_fraction 0.1 of the 3 examples", "leaves 3 to train on and 0 to score", "--eval_file")
     assert not os.path.exists(os.path.join(files["tmp"], "o", "model"))
+
+
+def test_cli_errors_give_the_flag_not_the_python_argument(files, capsys):
+    one_label = os.path.join(files["tmp"], "one.csv")
+    with open(one_label, "w") as f:
+        f.write("text,label\ngood film,pos\ngreat cast,pos\nfine plot,pos\nnice one,pos\n"
+                "a gem,pos\nsuperb,pos\nlovely,pos\nbrilliant,pos\nclever,pos\nwitty,pos\n")
+    _refused(capsys, ["finetune", "--task", "classify", "--train_file", one_label, "--output_dir", files["tmp"] + "/o"],
+             "holds one label ('pos')", "--problem_type regression")
+    empty_text = os.path.join(files["tmp"], "empty.csv")
+    with open(empty_text, "w") as f:
+        f.write("text,label\ngood,pos\n ,neg\n")
+    _refused(capsys, ["finetune", "--task", "classify", "--train_file", empty_text, "--output_dir", files["tmp"] + "/o"],
+             "line 3: empty text", "--skip_bad_rows")

@@ -191,6 +191,9 @@ def _finetune_classifier(args):
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type)
     )
+    if args.problem_type in (None, "multi_class") and len(train.label_names) < 2:
+        raise UsageError(f"{args.train} holds one label ({train.label_names[0]!r}): a classifier learns to tell two "
+                         "or more apart. Add examples of the others, or --problem_type regression for scores.")
     task = BertClassifier.from_preset(
         args.preset,
         num_classes=1 if regression else len(train.label_names),

@@ -68,7 +68,7 @@ class ExampleBuilder:
             if text is not None and not isinstance(text, str):
                 return self.fail(line, f"the text {text!r} ({type(text).__name__}) is not a string.")
             if text is None or not text.strip():
-                return self.fail(line, "empty text. Remove the row or pass on_error='skip'.")
+                return self.fail(line, "empty text. Remove the row, or skip bad rows (on_error='skip'; --skip_bad_rows on the command line).")
         if self.multi_label:
             names = label if isinstance(label, list) else str(label or "").split(",")
             value = tuple(sorted({str(name).strip() for name in names} - {""}))

@@ -66,7 +66,7 @@ def read_glue(path, task=None, on_error="raise"):
     task = task or infer_glue_task(path)
     if task not in GLUE_TASKS:
         raise ValueError(
-            f"Unknown GLUE task '{task}' for {path}; pass task= one of {sorted(GLUE_TASKS)}."
+            f"Unknown GLUE task '{task}' for {path}; pass task= (--glue_task on the command line) one of {sorted(GLUE_TASKS)}."
         )
     spec = GLUE_TASKS[task]
     builder = ExampleBuilder(path, spec.label_names or None, regression=spec.regression, on_error=on_error)
