@@ -136,3 +136,17 @@ def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, caps
     assert report["final_epoch"]["train_loss"] == pytest.approx(history.history["loss"][-1], rel=1e-6)
     assert main(["report", str(tmp_path / "nowhere")]) == 2
     assert "RUN " + str(tmp_path / "nowhere") + " is not a directory" in capsys.readouterr().err
+
+
+def test_a_run_stopped_before_its_first_epoch_is_named_so(tmp_path):
+    import tensorflow as tf
+
+    from keras_bert_zoo.training.training_logs import read_training_logs
+
+    # What Keras' TensorBoard callback leaves when a run dies in its first epoch: an event file, no epoch scalars.
+    writer = tf.summary.create_file_writer(str(tmp_path / "logs" / "train"))
+    with writer.as_default():
+        tf.summary.text("keras", "the model's config", step=0)
+    writer.close()
+    with pytest.raises(FileNotFoundError, match=r"holds TensorBoard logs but no finished epoch in them.*job.json"):
+        read_training_logs(str(tmp_path))

@@ -174,3 +174,13 @@ def test_a_bad_override_is_named_as_the_callers_argument(preset):
         kbz.BertBackbone.from_preset(preset, dropout=2)
     assert "from_preset(dropout=...) is not a valid BERT config: dropout must be a rate in [0, 1); got 2" in str(
         error.value)
+
+
+def test_a_missing_weights_file_is_named_missing_not_corrupt(preset):
+    os.remove(os.path.join(preset, "task.weights.h5"))
+    with pytest.raises(CheckpointError, match=r"task.weights.h5 is missing: the preset directory is incomplete"):
+        kbz.BertPretrainer.from_preset(preset)
+    os.remove(os.path.join(preset, "model.weights.h5"))
+    with pytest.raises(PresetError, match=r"is a directory but not a preset: expected a saved preset \(config.json "
+                                          r"\+ model.weights.h5\)"):
+        kbz.BertBackbone.from_preset(preset)

@@ -142,6 +142,9 @@ def _stored_arrays(path):
         elif _ENCODER_LAYER.search(name):
             encoder_layers.add(name)
 
+    if not os.path.isfile(path):
+        raise CheckpointError(f"The weights file {path} is missing: the preset directory is incomplete (copied in part, "
+                              "or its writer was stopped). Save the preset again.")
     try:
         with h5py.File(path, "r") as f:
             f.visititems(visit)

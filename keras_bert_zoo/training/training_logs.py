@@ -33,9 +33,10 @@ def read_training_logs(run_dir):
     """
     import tensorflow as tf
 
-    logs = {}
+    logs, event_files = {}, 0
     for split in ("train", "validation"):
         for path in sorted(glob.glob(os.path.join(run_dir, LOGS_DIR, split, "events.out.tfevents.*"))):
+            event_files += 1
             for record in tf.data.TFRecordDataset(path):
                 event = tf.compat.v1.Event.FromString(record.numpy())
                 for value in event.summary.value:
@@ -43,6 +44,9 @@ def read_training_logs(run_dir):
                         continue  # the model's config, written as text
                     number = float(tf.make_ndarray(value.tensor))
                     logs.setdefault(split, {}).setdefault(value.tag, []).append((int(event.step), number))
+    if not logs and event_files:
+        raise FileNotFoundError(f"{run_dir} holds TensorBoard logs but no finished epoch in them: the run stopped "
+                                f"before its first epoch ended ({run_dir}/job.json says how it ended).")
     if not logs:
         raise FileNotFoundError(f"{run_dir} holds no training logs ({LOGS_DIR}/train/events.out.tfevents.*): "
                                 "pass the output directory of a finetune or pretrain run.")
