@@ -138,6 +138,7 @@ def ids_cases(inputs, vocabulary_size, max_positions):
     cases = [
         ("valid", request([[2, 5, 6, 3], [2, 7, 3, 0]], padding_mask=[[1, 1, 1, 1], [1, 1, 1, 0]]), "ok", ""),
         ("batch_0", request(np.zeros((0, 4))), "ok", ""),
+        ("no_tokens", request(np.zeros((2, 0))), _REFUSED, r"token_ids must hold at least one token per row \(\[CLS\]\)"),
         ("token_id_too_large", request([[2, vocabulary_size, 3]]), _REFUSED,
          f"token_ids must be < the vocabulary size, {vocabulary_size}"),
         ("token_id_negative", request([[2, -1, 3]]), _REFUSED, "token_ids must be >= 0"),

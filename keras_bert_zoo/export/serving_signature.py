@@ -36,7 +36,10 @@ def _checked_ids(backbone, inputs):
     token_ids = inputs["token_ids"]
     length = tf.shape(token_ids)[1]
     checks = [tf.debugging.assert_less_equal(length, backbone.max_sequence_length, message=(
-        f"token_ids are longer than the {backbone.max_sequence_length} positions of the model"))]
+        f"token_ids are longer than the {backbone.max_sequence_length} positions of the model")),
+              # Heads read [CLS] at position 0: a row needs it (an empty batch needs nothing).
+              tf.debugging.Assert((length > 0) | (tf.shape(token_ids)[0] == 0),
+                                  ["token_ids must hold at least one token per row ([CLS])"])]
     for name in ("segment_ids", "padding_mask"):
         checks.append(tf.debugging.assert_equal(tf.shape(inputs[name]), tf.shape(token_ids),
                                                 message=f"{name} must have the shape of token_ids"))
