@@ -163,3 +163,7 @@ def test_qa_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 0
     record = json.loads(capsys.readouterr().out.strip())
     assert record["answer"] == context[record["start"]:record["end"]]
+    # A text file (a classifier's input) for the QA model: named by file and line, before the model loads.
+    questions.write_text(json.dumps({"question": "Who won?", "context": context}) + "\n\nWho won?\tthe game\n")
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2
+    assert f"--input_file {questions}, line 3: not a JSON object (Expecting value)" in capsys.readouterr().err

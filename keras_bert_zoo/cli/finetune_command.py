@@ -388,18 +388,29 @@ def _classification_records(task, texts, batch_size):
                    "probabilities": [round(float(p), 6) for p in row]}
 
 
+def _question(path, number, line):
+    try:
+        example = json.loads(line)
+    except json.JSONDecodeError as e:
+        example = e.msg
+    if not isinstance(example, dict):
+        raise UsageError(f"--input_file {path}, line {number}: not a JSON object ({str(example)[:80]}); a question "
+                         'answering model reads one {"question": ..., "context": ...} per line.')
+    return example
+
+
 def run_predict(args):
     from keras_bert_zoo.tasks.task import Task
 
     found, task_class = _fine_tuned_task(args.model)
     if hasattr(task_class, "predict_answers"):  # JSON lines: blank ones separate nothing
         with utf8_errors_named(args.input), open(args.input, encoding="utf-8") as f:
-            lines = [line for line in f.read().splitlines() if line.strip()]
+            examples = [_question(args.input, number, line) for number, line in enumerate(f.read().splitlines(), 1)
+                        if line.strip()]
     else:
         lines = read_text_lines(args.input, "--input_file")
     task = Task.from_preset(found)
     if hasattr(task, "predict_answers"):
-        examples = [json.loads(line) for line in lines]
         records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))
     elif hasattr(task, "predict_entities"):
         records = ({"text": t, "entities": e} for t, e in zip(lines, task.predict_entities(lines, args.batch_size)))
