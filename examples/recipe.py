@@ -9,6 +9,9 @@ data in a minute or two.
 import argparse
 import os
 
+from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import whole_epochs
+
 SHARED_DATA = os.environ.get(
     "KERAS_BERT_ZOO_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
 
@@ -27,21 +30,6 @@ def recipe_parser(description):
     return parser
 
 
-def whole_number(value):
-    """google-research's float epoch flags (`--num_train_epochs=3.0`), kept whole as Keras trains."""
-    number = float(value)
-    if number != int(number) or number < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a whole number of epochs (1, 2, 3.0 ...)")
-    return int(number)
-
-
-def positive_int(value):
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
-    return number
-
-
 def fraction(value):
     number = float(value)
     if not 0 < number < 1:
@@ -57,7 +45,7 @@ def add_finetuning_flags(parser, unit, held_out_when):
     parser.add_argument("--max_seq_length", type=positive_int, help="Packed length in word pieces.")
     parser.add_argument("--train_batch_size", type=positive_int, help="Examples (windows) per step.")
     parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
-    parser.add_argument("--num_train_epochs", type=whole_number, help="Passes over the training data.")
+    parser.add_argument("--num_train_epochs", type=whole_epochs, help="Passes over the training data.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the held-out split and the training.")
 
 

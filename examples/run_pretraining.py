@@ -22,10 +22,10 @@ import glob
 import json
 
 from keras_bert_zoo.cli.flag_types import add_boolean_flag
+from keras_bert_zoo.cli.flag_types import positive_int
 
 from recipe import apply_quick
 from recipe import given
-from recipe import positive_int
 from recipe import recipe_parser
 from recipe import run
 from recipe import shared_data

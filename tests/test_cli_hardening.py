@@ -74,7 +74,9 @@ def files(tmp_path):
 
 # An old spelling's error names the flag as --help shows it (--epochs -> --num_train_epochs).
 PARSER_CASES = [
-    (["finetune", "--epochs", "-1"], ["argument --num_train_epochs: must be a positive integer; got -1"]),
+    (["finetune", "--epochs", "-1"], ["argument --num_train_epochs: must be a whole number of epochs (1, 2, 3.0 ...); "
+                                      "got -1"]),
+    (["finetune", "--num_train_epochs", "2.5"], ["--num_train_epochs", "whole number of epochs", "got 2.5"]),
     (["finetune", "--batch_size", "0"], ["argument --train_batch_size: must be a positive integer; got 0"]),
     (["finetune", "--eval_fraction", "1.5"], ["--eval_fraction", "between 0 and 1"]),
     (["finetune", "--learning_rate", "0"], ["--learning_rate", "positive number"]),
@@ -91,7 +93,7 @@ PARSER_CASES = [
     (["create-pretraining-data", "--masked_lm_prob", "2"], ["--masked_lm_prob", "between 0 and 1"]),
     (["create-pretraining-data", "--short_seq_prob", "-0.1"], ["--short_seq_prob", "probability"]),
     (["create-pretraining-data", "--dupe_factor", "0"], ["--dupe_factor", "positive integer"]),
-    (["pretrain", "--num_train_epochs", "0"], ["--num_train_epochs", "positive integer"]),
+    (["pretrain", "--num_train_epochs", "0"], ["--num_train_epochs", "whole number of epochs (1, 2, 3.0 ...); got 0"]),
     (["pretrain", "--num_warmup_steps", "-5"], ["--num_warmup_steps", "integer >= 0"]),
     (["pretrain", "--save_checkpoints_steps", "0"], ["--save_checkpoints_steps", "positive integer"]),
     (["pretrain", "--vocab-from-corpus", "0"], ["--vocab_from_corpus", "positive integer"]),

@@ -195,10 +195,10 @@ def test_recipes_refuse_bad_flags_before_any_work(example_env, tmp_path):
          "--input_file: nothing matches"),
         (["run_glue.py", "--task_name", "SST-3", "--data_dir", str(tmp_path)], "--task_name SST-3: not a GLUE task"),
         (["run_glue.py", "--task_name", "sst-2", "--data_dir", str(tmp_path), "--num_train_epochs", "2.5"],
-         "2.5 is not a whole number of epochs"),
+         "--num_train_epochs: must be a whole number of epochs (1, 2, 3.0 ...); got 2.5"),
         (["serving_clients.py", "--model_name", "m", "--text", "a", "--text", "b", "--text_b", "c"],
          "every input needs one value per example"),
-        (["run_ner.py", "--quick", "--max_train_examples", "0"], "0 is not a positive integer"),
+        (["run_ner.py", "--quick", "--max_train_examples", "0"], "--max_train_examples: must be a positive integer; got 0"),
         (["run_squad.py", "--quick", "--eval_fraction", "1.5"], "1.5 is not between 0 and 1"),
         # An error the library finds after start-up is one line too (an empty training file).
         (["run_ner.py", "--data_dir", str(empty), "--output_dir", str(tmp_path / "ner")], "error: "),

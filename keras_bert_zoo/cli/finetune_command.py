@@ -12,6 +12,7 @@ from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import whole_epochs
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_constant
@@ -78,7 +79,7 @@ def add_parser(subparsers):
                                           "\"sports,politics\", empty for none; in JSON lines as a list, "
                                           "[\"sports\", \"politics\"]) or regression (a number).",
                                           "tasks.bert_classifier", "BertClassifier.__init__", "problem_type"))
-    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=positive_int,
+    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=whole_epochs,
              help=default_help("", *FINETUNE, "epochs"))
     add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
              help=default_help("", *FINETUNE, "batch_size"))

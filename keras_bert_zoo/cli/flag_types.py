@@ -24,6 +24,15 @@ def positive_int(text):
     return value
 
 
+def whole_epochs(text):
+    """A positive whole number of epochs, also as google-research/bert's float flags write it (`3.0`): Keras trains
+    whole epochs."""
+    value = _number(text, float, "a whole number of epochs (1, 2, 3.0 ...)")
+    if value != int(value) or value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of epochs (1, 2, 3.0 ...); got {text}")
+    return int(value)
+
+
 def non_negative_int(text):
     """An integer >= 0 (warm-up steps, seeds)."""
     value = _number(text, int, "an integer >= 0")

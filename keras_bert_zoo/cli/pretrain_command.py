@@ -19,6 +19,7 @@ from keras_bert_zoo.cli.flag_types import file_patterns
 from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import whole_epochs
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
@@ -87,7 +88,7 @@ def add_parser(subparsers):
                         help="Stop after N steps (records: default "
                              f"{library_default(*FROM_RECORDS, 'num_train_steps')}; "
                              "text corpus: default --num_train_epochs passes over the instances).")
-    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=positive_int,
+    add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=whole_epochs,
              help=default_help("Text corpus: passes over the instances.", *PRETRAIN, "epochs"))
     parser.add_argument("--learning_rate", type=positive_float,
                         help=default_help("Peak learning rate.", *PRETRAIN, "learning_rate"))
