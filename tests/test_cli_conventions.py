@@ -305,12 +305,18 @@ def test_a_bad_config_key_is_one_line_listing_the_valid_keys(tmp_path, capsys):
 
 # --- presets, vocabulary size, progress bar ---
 
-def test_presets_marks_the_default_and_the_cached_presets(capsys):
+def test_presets_marks_the_default_and_what_loads_offline(capsys, monkeypatch, tmp_path):
     code, out = _run(capsys, ["presets"])
     lines = out.out.splitlines()
-    assert code == 0 and lines[0].split()[-1] == "cached"
+    assert code == 0 and lines[0].split()[-1] == "offline"
     assert any(line.startswith("minilm_l6_h384_en_uncased *") for line in lines)
-    assert "* default preset (minilm_l6_h384_en_uncased); cached: loads offline." in out.out
+    assert "* default preset (minilm_l6_h384_en_uncased). offline: cached" in out.out
+    # A fresh cache: the default preset still loads offline, from its installed package; the others need a download.
+    monkeypatch.setenv("KERAS_BERT_ZOO_CACHE", str(tmp_path))
+    code, out = _run(capsys, ["presets"])
+    offline = {line.split()[0]: line.split()[-1] for line in out.out.splitlines()[2:] if line.strip()
+               and not line.startswith("*")}
+    assert offline["minilm_l6_h384_en_uncased"] == "installed" and offline["bert_base_en_uncased"] == "no"
 
 
 def test_a_small_corpus_says_what_vocabulary_size_it_reached_and_why(tmp_path):

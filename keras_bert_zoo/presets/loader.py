@@ -244,6 +244,18 @@ def _package_dir(source):
     return os.path.join(list(spec.submodule_search_locations)[0], source.get("path", ""))
 
 
+def offline_status(name):
+    """How the registered preset `name` loads without a network: "cached" (converted already), "installed" (read
+    from an installed package and converted at first use) or "no" (a download first)."""
+    if preset_io.is_saved_preset_dir(cached_preset_dir(name)):
+        return "cached"
+    for source in get_preset_spec(name)["sources"]:
+        directory = _package_dir(source) if "package" in source else None
+        if directory is not None and os.path.isdir(directory):
+            return "installed"
+    return "no"
+
+
 def _source_fetcher(source):
     """A `fetch(tmp_dir)` for one entry of a preset's `sources` (None, and the reason, where it cannot be used
     here), and what to do when it fails, in one line. A fetch's own errors hold no advice: the preset's error
