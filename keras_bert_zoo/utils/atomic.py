@@ -128,22 +128,8 @@ def atomic_directory(final_path):
 @contextlib.contextmanager
 def atomic_file(final_path, mode="wb"):
     """Yield a file object whose content replaces `final_path` on success."""
-    final_path = os.path.abspath(final_path)
-    parent = os.path.dirname(final_path)
-    os.makedirs(parent, exist_ok=True)
-    remove_stale_temporaries(parent)
-    fd, tmp = tempfile.mkstemp(prefix=_prefix("tmp", final_path), dir=parent)
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private
-    try:
-        with os.fdopen(fd, mode) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final_path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
-        raise
+    with atomic_path(final_path) as tmp, open(tmp, mode) as f:
+        yield f
 
 
 @contextlib.contextmanager
