@@ -240,3 +240,15 @@ def test_records_with_ids_outside_the_vocabulary_stop_with_a_message(tokenizer, 
         kbz.pretrain_from_records(str(tmp_path / "run"), path, num_train_steps=1, preset=kbz.DEFAULT_PRESET,
                                   batch_size=2)
     assert not os.path.exists(tmp_path / "run" / "model")
+
+
+def test_a_record_outside_the_vocabulary_past_the_first_checked_stops_training_naming_it(
+        tokenizer, wikitext, tmp_path, monkeypatch):
+    from keras_bert_zoo.data.pretraining_records import OUT_OF_VOCABULARY
+    from keras_bert_zoo.training import pretrain as pretrain_module
+
+    path, count = _records_with_an_id(tmp_path, tokenizer, wikitext, row=3, token_id=40_000)
+    monkeypatch.setattr(pretrain_module, "check_first_records", lambda records, files: None)  # as if past them
+    with pytest.raises(ValueError, match=rf"r\.tfrecord: {re.escape(OUT_OF_VOCABULARY)}"):
+        kbz.pretrain_from_records(str(tmp_path / "run"), path, num_train_steps=count, preset=kbz.DEFAULT_PRESET,
+                                  batch_size=2, checkpoint_every=count, verbose=0)

@@ -8,6 +8,7 @@ shapes and int32 types, batches with `drop_remainder=True`, and runs on the
 host, so it can feed a TPU.
 """
 
+import contextlib
 import os
 import re
 
@@ -119,6 +120,19 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
                   num_parallel_calls=tf.data.AUTOTUNE)
 
 
+@contextlib.contextmanager
+def out_of_vocabulary_named(files):
+    """Inside, the error of a record `read_pretraining_records(..., vocabulary_size=...)` refuses becomes a
+    `ValueError` naming `files` and what is wrong (TensorFlow's names a graph node)."""
+    try:
+        yield
+    except tf.errors.InvalidArgumentError as e:
+        found = re.search(rf"\[({re.escape(OUT_OF_VOCABULARY)}[^\]]*)\]", e.message)
+        if not found:
+            raise
+        raise ValueError(f"{', '.join(files[:3])}{' ...' if len(files) > 3 else ''}: {found.group(1)}") from None
+
+
 def check_first_records(records, files, count=1000):
     """Read the first `count` records of `read_pretraining_records(...)`, so that a record its checks refuse is
     named before any model loads, not steps into training.
@@ -126,13 +140,9 @@ def check_first_records(records, files, count=1000):
     Raises:
         ValueError: naming the files and what is wrong.
     """
-    try:
+    with out_of_vocabulary_named(files):
         for _ in records.take(count):
             pass
-    except tf.errors.InvalidArgumentError as e:
-        found = re.search(rf"\[({re.escape(OUT_OF_VOCABULARY)}[^\]]*)\]", e.message)
-        raise ValueError(f"{', '.join(files[:3])}{' ...' if len(files) > 3 else ''}: "
-                         f"{found.group(1) if found else e.message}") from None
 
 
 def record_files(input_files):

@@ -16,6 +16,7 @@ import keras
 from keras_bert_zoo.data.pretraining_corpus import read_documents
 from keras_bert_zoo.data.pretraining_records import check_first_records
 from keras_bert_zoo.data.pretraining_records import dynamic_masking
+from keras_bert_zoo.data.pretraining_records import out_of_vocabulary_named
 from keras_bert_zoo.data.pretraining_records import pretraining_batches
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records
 from keras_bert_zoo.data.pretraining_records import record_files
@@ -363,7 +364,8 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
                              "positions: write the records with a smaller --max_seq_length.")
         return model
 
-    return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
-                None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
-                {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
-                eval_steps=eval_steps)
+    with out_of_vocabulary_named(files + eval_files):  # a record past the first ones checked
+        return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
+                    None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
+                    {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
+                    eval_steps=eval_steps)
