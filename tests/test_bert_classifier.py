@@ -185,3 +185,59 @@ def test_a_saved_task_loads_in_a_fresh_interpreter(tiny_checkpoint, tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == "['no', 'yes']"
+
+
+@pytest.mark.slow
+def test_a_classifier_takes_only_the_form_it_was_fine_tuned_on(tiny_checkpoint, tmp_path):
+    """An SST-2 model given sentence pairs (or an MRPC model single sentences) answers with numbers that mean
+    nothing: after fit, the other form is refused in every form and entry point, and left out of the export."""
+    from keras_bert_zoo.export.export_for_serving import load_export
+
+    clf = _tiny_classifier()
+    both = ["classify", "classify_pairs"]
+    assert clf.text_pairs is None and [s.name for s in clf.task_signatures(None)] == both
+    clf.predict([("all work", "no play")])  # not known yet: either form
+    clf.fit(["all work", "no play"] * 4, [0, 1] * 4, epochs=1, batch_size=4, verbose=0)
+    assert clf.text_pairs is False
+    pairs_forms = [[("a", "b")], (["a"], ["b"]), np.array([["a", "b"]]),
+                   tf.data.Dataset.from_tensor_slices(((["a"], ["b"]), [0]))]
+    for pairs in pairs_forms:
+        with pytest.raises(ValueError, match=r"fine-tuned on single texts \(text_pairs=False\) but is given "
+                                             r"sentence pairs.*set its text_pairs = None"):
+            clf.predict(pairs)
+    for call in (lambda: clf.evaluate([("a", "b")], [0], verbose=0), lambda: clf.predict_proba([("a", "b")]),
+                 lambda: clf.evaluate_glue([("a", "b")], [0]),
+                 lambda: clf.fit(["a", "b"], [0, 1], validation_data=([("a", "b")], [0]), verbose=0)):
+        with pytest.raises(ValueError, match="given sentence pairs"):
+            call()
+    # A Dataset of two strings is now a text and its label name, which predict ignores, as Keras does.
+    np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices((["a"], ["yes"]))), clf.predict(["a"]),
+                               atol=1e-6)
+    # Packed inputs carry no form; single texts still pass, long ones too (by windows).
+    packed = clf.preprocessor(["all work"])
+    np.testing.assert_allclose(clf.predict({k: v.numpy() for k, v in packed.items()}), clf.predict(["all work"]),
+                               atol=1e-5)
+    assert clf.predict_proba(["all work " * 20]).shape == (1, 2)
+
+    # Fitting on the other form says so, and from then on takes that form; a refused fit changes nothing.
+    with pytest.warns(UserWarning, match="fine-tuned on single texts; fit now trains it on sentence pairs"):
+        clf.fit([("a", "b"), ("c", "d")], [0, 1], epochs=1, verbose=0)
+    assert clf.text_pairs is True
+    with pytest.raises(ValueError, match="is 2, outside the classes"), pytest.warns(UserWarning, match="now trains it on single"):
+        clf.fit(["a", "b"], [0, 2], verbose=0)
+    assert clf.text_pairs is True
+    with pytest.raises(ValueError, match="fine-tuned on sentence pairs .* given single texts"):
+        clf.predict_proba(["all work"])
+
+    # Saved and exported with it: the export serves only classify_pairs (serving_default too).
+    restored = preset_round_trip(clf, tmp_path)
+    assert restored.text_pairs is True
+    clf.export(str(tmp_path / "export"), model_name="mrpc")
+    served = load_export(str(tmp_path / "export" / "mrpc"))
+    assert "classify" not in served.signatures and "classify_pairs" in served.signatures
+    np.testing.assert_allclose(served.signatures["serving_default"](text=tf.constant(["a"]), text_b=tf.constant(["b"]))
+                               ["probabilities"].numpy(), clf.predict_proba([("a", "b")]), atol=1e-5)
+    clf.text_pairs = None
+    assert clf.predict(["all work"]).shape == (1, 2)
+    with pytest.raises(ValueError, match="text_pairs must be True, False or None"):
+        kbz.BertClassifier(clf.backbone, clf.preprocessor, num_classes=2, text_pairs="yes")

@@ -94,6 +94,14 @@ def clf():
     return _classifier()
 
 
+@pytest.fixture(autouse=True)
+def _either_text_form(request):
+    """The module's classifier is fitted on texts and on pairs by turns: each test starts it taking either
+    (`text_pairs`, which fit records, is tested in test_bert_classifier)."""
+    if "clf" in request.fixturenames:
+        request.getfixturevalue("clf").text_pairs = None
+
+
 @pytest.fixture(scope="module")
 def ner():
     return _tagger()
@@ -277,6 +285,7 @@ def test_repeated_calls_trace_the_preprocessing_once_per_input_form(monkeypatch)
     assert {"BertPreprocessor", "TokenClassificationPreprocessor"} <= set(warmed_up)
     calls(4)
     clf.fit(TRAIN[:5], TRAIN_Y[:5], epochs=1, verbose=0)  # fit packs labelled texts as evaluate does
+    clf.text_pairs = None  # fit recorded single texts; `calls` predicts pairs too
     calls(1)
     assert traced == warmed_up
 
@@ -581,6 +590,22 @@ def test_predict_takes_a_dataset_of_examples_and_labels_as_keras_does(clf):
 
 
 def test_fit_refuses_a_dataset_without_labels_before_tracing(clf):
-    for ds in (tf.data.Dataset.from_tensor_slices(TRAIN).batch(2), tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN))):
+    for ds in (tf.data.Dataset.from_tensor_slices(TRAIN).batch(2), tf.data.Dataset.from_tensor_slices(TRAIN)):
         with pytest.raises(ValueError, match=r"The Dataset holds texts but no labels"):
             clf.fit(ds, verbose=0)
+
+
+def test_a_dataset_of_texts_and_label_names_trains_as_their_ids():
+    """fit and evaluate read a Dataset's second string as the label's name, as Keras reads (x, y): it was refused
+    as a pair without labels; predict then ignores it, on a classifier fine-tuned on single texts."""
+    names = ["neg", "pos"]
+    by_id, by_name = _classifier(dropout=0.0), _classifier(dropout=0.0)
+    by_name.set_weights(by_id.get_weights())
+    by_name.label_names = names
+    named = tf.data.Dataset.from_tensor_slices((TRAIN, [names[y] for y in TRAIN_Y])).batch(3)
+    ids = tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN_Y)).batch(3)
+    np.testing.assert_allclose(by_name.evaluate(named, verbose=0), by_id.evaluate(ids, verbose=0), rtol=1e-5)
+    trained = [model.fit(data, epochs=2, verbose=0).history["loss"] for model, data in ((by_id, ids), (by_name, named))]
+    np.testing.assert_allclose(trained[1], trained[0], rtol=1e-5)
+    assert by_name.text_pairs is False
+    np.testing.assert_allclose(by_name.predict(named), by_name.predict(TRAIN), atol=1e-6)

@@ -18,6 +18,11 @@ def classifier_signatures(classifier):
     `label_ids` (0/1 per class) and `labels` (names over the threshold,
     comma-joined); regression `predictions`. Every signature also returns
     `truncated`: the text was cut to the model's `sequence_length`.
+
+    A classifier fine-tuned on single texts exports `classify` alone, one
+    fine-tuned on pairs `classify_pairs` alone (see `text_pairs`): a client
+    asking for the other form gets an unknown signature, not answers that
+    mean nothing.
     """
     names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
     names = tf.constant(names)
@@ -46,8 +51,11 @@ def classifier_signatures(classifier):
     def classify_pairs(text, text_b):
         return outputs(*pack_texts(classifier.preprocessor, *checked_request(text=text, text_b=text_b)))
 
-    return [
-        ServingSignature("classify", classify, {"text": ["A warm, funny film."]}),
-        ServingSignature("classify_pairs", classify_pairs,
-                         {"text": ["He said hi."], "text_b": ["He greeted them."]}),
-    ]
+    signatures = {
+        False: ServingSignature("classify", classify, {"text": ["A warm, funny film."]}),
+        True: ServingSignature("classify_pairs", classify_pairs,
+                               {"text": ["He said hi."], "text_b": ["He greeted them."]}),
+    }
+    if classifier.text_pairs is None:
+        return [signatures[False], signatures[True]]
+    return [signatures[classifier.text_pairs]]

@@ -14,6 +14,7 @@ from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_labels
 from keras_bert_zoo.tasks.task import Task
+from keras_bert_zoo.tasks.task import examples_are_pairs
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
@@ -33,6 +34,13 @@ class BertClassifier(Task):
         dropout: dropout rate before the output layer (BERT: 0.1).
         threshold: probability above which a multi-label class is predicted.
         label_names: optional class names for `predict_labels`.
+        text_pairs: whether the examples are `(text_a, text_b)` pairs
+            (True) or single texts (False); None: not known yet. `fit` on
+            texts or pairs sets it, and from then on `evaluate`, `predict`
+            and the export take only that form: an SST-2 model given
+            sentence pairs, or an MRPC model single sentences, would
+            answer with numbers that mean nothing. Set it to None to accept
+            either.
 
     Examples:
     >>> clf = BertClassifier.from_preset("minilm_l6_h384_en_uncased",
@@ -52,6 +60,7 @@ class BertClassifier(Task):
         dropout=0.1,
         threshold=0.5,
         label_names=None,
+        text_pairs=None,
         **kwargs,
     ):
         if problem_type not in PROBLEM_TYPES:
@@ -65,6 +74,8 @@ class BertClassifier(Task):
                 "Use num_classes=2 for a yes/no task, problem_type='regression' for one score, or "
                 "problem_type='multi_label' for one independent yes/no."
             )
+        if text_pairs not in (None, True, False):
+            raise ValueError(f"text_pairs must be True, False or None; got {text_pairs!r}.")
         if label_names is not None and len(label_names) != num_classes:
             raise ValueError(f"{len(label_names)} label_names for num_classes={num_classes}.")
         if label_names is not None and len(set(label_names)) != len(label_names):
@@ -89,7 +100,44 @@ class BertClassifier(Task):
         self.dropout = dropout
         self.threshold = threshold
         self.label_names = list(label_names) if label_names is not None else None
+        self.text_pairs = text_pairs
         self.compile()
+
+    @staticmethod
+    def _form_name(pairs):
+        return "sentence pairs" if pairs else "single texts"
+
+    def takes_pairs_now(self):
+        return self.text_pairs is not False
+
+    def check_example_form(self, x, labeled=True):
+        """Refuse single texts to a classifier trained on pairs, and pairs to one trained on single texts."""
+        pairs = examples_are_pairs(x, labeled, self.takes_pairs_now())
+        if pairs is None or self.text_pairs is None or pairs == self.text_pairs:
+            return
+        raise ValueError(
+            f"This classifier was fine-tuned on {self._form_name(self.text_pairs)} (text_pairs={self.text_pairs}) "
+            f"but is given {self._form_name(pairs)}: its outputs would mean nothing. Pass "
+            + ("(text_a, text_b) pairs" if self.text_pairs else "single texts")
+            + ", as it was trained; to use it on either regardless, set its text_pairs = None."
+        )
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        """`Task.fit`; fitting on texts or pairs records which in `text_pairs`
+        (a warning where that changes it)."""
+        x, y = self.standardize_examples(x, y)
+        pairs, previous = examples_are_pairs(x, labeled=True), self.text_pairs
+        if pairs is not None and previous is not None and pairs != previous:
+            warnings.warn(f"This classifier was fine-tuned on {self._form_name(previous)}; fit now trains it on "
+                          f"{self._form_name(pairs)}, which it will take from now on (text_pairs={pairs}).",
+                          stacklevel=2)
+        if pairs is not None:
+            self.text_pairs = pairs
+        try:
+            return super().fit(x, y, *args, **kwargs)
+        except Exception:
+            self.text_pairs = previous  # mostly refused before a step: nothing learnt from the new form
+            raise
 
     def default_loss(self):
         if self.problem_type == "multi_class":
@@ -132,6 +180,7 @@ class BertClassifier(Task):
         texts = check_texts(texts)
         if any(isinstance(t, (tuple, list)) for t in texts):
             return self.predict(texts, batch_size=batch_size)
+        self.check_example_form(texts)
         tokenizer = self.preprocessor.tokenizer
         window = self.preprocessor.sequence_length - special_token_count(1)
         if stride is not None:
@@ -225,4 +274,5 @@ class BertClassifier(Task):
             "dropout": self.dropout,
             "threshold": self.threshold,
             "label_names": self.label_names,
+            "text_pairs": self.text_pairs,
         }

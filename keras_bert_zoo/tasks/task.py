@@ -54,11 +54,40 @@ def _only_text(spec):
     return all(t.dtype == tf.string for t in tf.nest.flatten(spec))
 
 
-def _holds_labels(element_spec):
-    """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone (a text, a `(text_a, text_b)` pair
-    of strings): a nested first part, or a part after it that is not text (a label, a weight)."""
-    return (isinstance(element_spec, tuple) and len(element_spec) > 1
-            and (isinstance(element_spec[0], tuple) or not _only_text(element_spec[1:])))
+def _holds_labels(element_spec, labeled, pairs_possible):
+    """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone.
+
+    Where labels are wanted (`fit`, `evaluate`) any tuple is `(x, y[, w])`,
+    as in Keras: `(text, label_name)` too. Otherwise (`predict`) an element
+    of two strings is a `(text_a, text_b)` pair where the task may take pairs
+    (`pairs_possible`), else a text and its label name; a nested first part,
+    or a later part that is not text (a label, a weight), is `(x, y[, w])`.
+    """
+    if not isinstance(element_spec, tuple) or len(element_spec) < 2:
+        return False
+    if labeled or not pairs_possible or isinstance(element_spec[0], tuple):
+        return True
+    return not _only_text(element_spec[1:])
+
+
+def examples_are_pairs(x, labeled=False, pairs_possible=True):
+    """Whether standardized examples (see `Task.standardize_examples`) are
+    `(text_a, text_b)` pairs: True, False for single texts, None where that
+    cannot be told (packed inputs, an empty list, other examples). For a
+    Dataset, `labeled` and `pairs_possible` as in `_holds_labels`."""
+    if isinstance(x, tf.data.Dataset):
+        spec = x.element_spec
+        if _packed_spec(spec) is not None:
+            return None
+        spec = spec[0] if _holds_labels(spec, labeled, pairs_possible) else spec
+        if isinstance(spec, tf.TensorSpec):
+            return False if spec.dtype == tf.string else None
+        return True if isinstance(spec, tuple) and len(spec) == 2 and _only_text(spec) else None
+    if isinstance(x, np.ndarray) and x.ndim in (1, 2):
+        return x.ndim == 2
+    if isinstance(x, (list, tuple)) and len(x) and not isinstance(x[0], dict):
+        return isinstance(x[0], (tuple, list))
+    return None
 
 
 def _example_count(x):
@@ -386,6 +415,18 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         what the model trains on. Tasks with class labels override this."""
         return y
 
+    def takes_pairs_now(self):
+        """Whether an example may be a `(text_a, text_b)` pair now: a task that
+        records the form it was trained on (`BertClassifier`) narrows
+        `takes_pairs`."""
+        return self.takes_pairs
+
+    def check_example_form(self, x, labeled=True):
+        """Refuse standardized examples of another form than the task was
+        trained on, before any graph work (`labeled`: whether a Dataset's
+        elements hold labels, see `_holds_labels`); tasks that record one
+        override this (`BertClassifier`: pairs or single texts)."""
+
     def _check_packed_inputs(self, x):
         expected = sorted(self.input)
         unknown = sorted(set(x) - set(expected))
@@ -458,7 +499,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             if first.shape.rank == 0:
                 ds = ds.batch(batch_size)
             if not labeled:
-                if _holds_labels(ds.element_spec):
+                if _holds_labels(ds.element_spec, labeled, self.takes_pairs_now()):
                     ds = ds.map(lambda x, *labels: x)  # as Keras' predict, which ignores y
                 ds = ds.map(lambda *example: (example if len(example) > 1 else example[0],))
         else:
@@ -535,6 +576,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """
         batch_size = checked_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
+        self.check_example_form(x, labeled)
         if isinstance(x, dict):
             return x, None if y is None else self.prepare_labels(y)
         self._check_sample_weight_taken(x, sample_weight)
@@ -544,8 +586,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
             raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
-        if labeled and isinstance(x, tf.data.Dataset) and _only_text(x.element_spec) \
-                and not _holds_labels(x.element_spec):
+        if labeled and isinstance(x, tf.data.Dataset) and not _holds_labels(x.element_spec, labeled, True):
             raise ValueError(f"The Dataset holds texts but no labels (its elements: {x.element_spec}); fit and "
                              "evaluate take a Dataset of (text, label) or ((text_a, text_b), label).")
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}  # tasks without it
