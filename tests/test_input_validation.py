@@ -153,6 +153,20 @@ def test_conll_layouts_read_correctly(tmp_path):
     assert (spaced.words, spaced.tags) == ([["English", "is"]], [["I-M", "O"]])
 
 
+def test_a_byte_order_mark_and_blank_lines_at_the_end_are_not_data(tmp_path):
+    """Windows editors start a file with U+FEFF and leave blank lines at its end: the mark stayed in the first
+    word or text (and shifted NER offsets), and a GLUE TSV with two newlines at its end was refused."""
+    bom = "\ufeff"
+    conll = read_conll(_write(tmp_path, "a.tsv", bom + "BRCA1\tB-Gene\nis\tO\n"))
+    assert conll.words == [["BRCA1", "is"]]
+    lines = read_jsonl(_write(tmp_path, "a.jsonl", bom + '{"text": "a", "label": "x"}\n{"text": "b", "label": "y"}\n'))
+    assert list(lines.texts) == ["a", "b"]
+    glue = read_glue(_write(tmp_path, "SST-2/train.tsv", "sentence\tlabel\na film\t1\ndull\t0\n\n\r\n \n"))
+    assert (list(glue.texts), list(glue.labels)) == (["a film", "dull"], [1, 0])
+    with pytest.raises(DataFormatError, match=r"train.tsv, line 3: expected at least 2 tab-separated columns"):
+        read_glue(_write(tmp_path, "SST-2/train.tsv", "sentence\tlabel\na film\t1\n\ndull\t0\n"))
+
+
 # --- 8: class labels are checked before any graph is traced ---
 
 @pytest.mark.parametrize("labels, error, message", [
@@ -453,6 +467,24 @@ def test_text_that_is_not_utf8_is_named_by_file_line_and_byte(tmp_path, name, be
     with pytest.raises(ValueError, match=rf"{re.escape(name)}, line 3: byte 0xe9 \(byte {column} of the line\) is not "
                                          r"UTF-8 text: save the file as UTF-8"):
         reader(str(path))
+
+
+def test_utf16_and_compressed_files_are_told_apart_from_latin1(tmp_path):
+    """Excel's "Unicode Text" is UTF-16 and a .tsv.gz is gzip: the Latin-1 advice (iconv -f latin1) made
+    mojibake of the one and nothing of the other."""
+    import gzip
+
+    utf16 = tmp_path / "SST-2" / "train.tsv"
+    utf16.parent.mkdir()
+    utf16.write_bytes("sentence\tlabel\ncafé\t1\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=r"train.tsv, line 1: byte 0xff \(byte 1 of the line\) is not UTF-8 text: "
+                                         r"it is UTF-16 .*iconv -f utf-16 -t utf-8"):
+        read_glue(str(utf16))
+    packed = tmp_path / "ner.tsv.gz"
+    packed.write_bytes(gzip.compress(b"BRCA1\tB-Gene\n" * 50))
+    with pytest.raises(ValueError, match=r"ner.tsv.gz, line 1: .* is not UTF-8 text: it is gzip-compressed: "
+                                         r"decompress it first"):
+        read_conll(str(packed))
 
 
 def test_text_lines_and_corpora_that_are_not_utf8_are_named(tmp_path, default_preset_dir):

@@ -18,7 +18,7 @@ def read_text_lines(path, flag):
     Raises:
         ValueError: an empty (or blank) line before the last text.
     """
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", newline="")
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig", newline="")
     with utf8_errors_named(path) if path != "-" else contextlib.nullcontext(), stream:
         lines = [line.removesuffix("\r") for line in stream.read().split("\n")]
     while lines and not lines[-1].strip():

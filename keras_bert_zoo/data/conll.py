@@ -61,7 +61,7 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
     """
     words, tags, sentence_words, sentence_tags = [], [], [], []
     layout = None  # ("tab" | "space", column count, line number that set it)
-    with utf8_errors_named(path), open(path, encoding="utf-8") as f:
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
             line = line.rstrip("\r\n")
             if not line.strip():

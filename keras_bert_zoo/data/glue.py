@@ -73,7 +73,7 @@ def read_glue(path, task=None, on_error="raise"):
     # utf-8-sig: the official MRPC file starts with a byte-order mark.
     with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         lines = f.read().split("\n")
-    if lines and lines[-1] == "":
+    while lines and not lines[-1].strip():  # blank lines at the end (an editor's) hold no example
         lines.pop()
     first_line = 1
     if not lines:

@@ -19,7 +19,7 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
             `[]`: none), or names separated by commas; labels are multi-hot rows.
     """
     builder = ExampleBuilder(path, label_names, on_error=on_error, multi_label=multi_label)
-    with utf8_errors_named(path), open(path, encoding="utf-8") as f:
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue

@@ -118,7 +118,7 @@ def read_squad(path):
             or an answer not found in its context.
     """
     try:
-        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
+        with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
             document = json.load(f)
     except json.JSONDecodeError as e:
         raise DataFormatError(f"{path} is not a SQuAD-format file ({e}).") from e

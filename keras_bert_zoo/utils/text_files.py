@@ -4,8 +4,18 @@ import contextlib
 import os
 
 
+# Files that are text in another encoding, or not text at all, by their first bytes: what to do about each.
+_KNOWN_STARTS = (
+    ((b"\xff\xfe", b"\xfe\xff"), "it is UTF-16 (it starts with UTF-16's byte-order mark, as Excel's 'Unicode Text' "
+                                   "does): save it as UTF-8 (iconv -f utf-16 -t utf-8)"),
+    ((b"\x1f\x8b",), "it is gzip-compressed: decompress it first (gunzip)"),
+    ((b"PK\x03\x04",), "it is a zip archive: unzip it first"),
+)
+_OTHER = "save the file as UTF-8 (from Latin-1: iconv -f latin1 -t utf-8)"
+
+
 def _where(path):
-    """`", line L: byte 0xBB (byte C of the line)"` of the first bytes of `path` that are not UTF-8."""
+    """`(", line L: byte 0xBB (byte C of the line)", advice)` for the first bytes of `path` that are not UTF-8."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -13,10 +23,11 @@ def _where(path):
     except UnicodeDecodeError as e:
         newline = b"\n"
         line, column = data.count(newline, 0, e.start) + 1, e.start - data.rfind(newline, 0, e.start)
-        return f", line {line}: byte 0x{data[e.start]:02x} (byte {column} of the line)"
+        advice = next((advice for starts, advice in _KNOWN_STARTS if data.startswith(starts)), _OTHER)
+        return f", line {line}: byte 0x{data[e.start]:02x} (byte {column} of the line)", advice
     except OSError:
         pass
-    return ""
+    return "", _OTHER
 
 
 @contextlib.contextmanager
@@ -36,5 +47,5 @@ def utf8_errors_named(path):
     try:
         yield
     except UnicodeDecodeError:
-        raise ValueError(f"{os.fspath(path)}{_where(path)} is not UTF-8 text: save the file as UTF-8 (from Latin-1: "
-                         "iconv -f latin1 -t utf-8).") from None
+        where, advice = _where(path)
+        raise ValueError(f"{os.fspath(path)}{where} is not UTF-8 text: {advice}.") from None
