@@ -253,3 +253,9 @@ def test_labels_is_the_deprecated_name_of_label_names(tiny_checkpoint):
         assert kbz.BertTokenClassifier.from_config(config).label_names == LABELS
     with pytest.raises(ValueError, match="Pass label_names only"):
         kbz.BertTokenClassifier.from_preset(tiny_checkpoint, labels=LABELS, label_names=LABELS, sequence_length=8)
+
+
+def test_a_tagger_of_one_tag_is_refused(tiny_checkpoint):
+    # It would predict that tag everywhere, and Keras' loss failed on its one-logit head naming no tag.
+    with pytest.raises(ValueError, match=r"label_names holds one tag \['O'\]: a tagger tells entity tags"):
+        kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=["O"], sequence_length=8)

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -20,6 +21,7 @@ from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.utils import atomic
 from keras_bert_zoo.utils.job_record import JOB_FILE
 from tests.conftest import TINY_CHECKPOINT
+from tests.conftest import shared_path
 
 
 def _refused(capsys, argv, *words):
@@ -77,6 +79,8 @@ PARSER_CASES = [
     (["finetune", "--epochs", "-1"], ["argument --num_train_epochs: must be a whole number of epochs (1, 2, 3.0 ...); "
                                       "got -1"]),
     (["finetune", "--num_train_epochs", "2.5"], ["--num_train_epochs", "whole number of epochs", "got 2.5"]),
+    (["finetune", "--num_train_epochs", "inf"], ["--num_train_epochs", "whole number of epochs", "got inf"]),
+    (["pretrain", "--num_train_epochs", "nan"], ["--num_train_epochs", "whole number of epochs", "got nan"]),
     (["finetune", "--batch_size", "0"], ["argument --train_batch_size: must be a positive integer; got 0"]),
     (["finetune", "--eval_fraction", "1.5"], ["--eval_fraction", "between 0 and 1"]),
     (["finetune", "--learning_rate", "0"], ["--learning_rate", "positive number"]),
@@ -419,16 +423,23 @@ def test_another_job_cannot_resume_a_backup(tmp_path, capsys, monkeypatch):
     assert os.path.isdir(os.path.join(out, "backup"))  # the other job's work is untouched
 
 
-def test_the_same_job_resumes_even_with_more_epochs(tmp_path, capsys, monkeypatch):
+def test_the_same_job_resumes_but_not_with_other_epochs(tmp_path, capsys, monkeypatch):
+    """BERT's schedule decays over all the epochs: a rerun asking for another count is another job (asked for
+    fewer, it trained nothing and saved the backup's half-decayed model as finished)."""
     train, out, seen = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run"), []
     _killed_after_a_backup(monkeypatch)
     assert main(_finetune(train, out, "--epochs", "2")) == 130
     _reached(monkeypatch, seen)
-    assert main(_finetune(train, out, "--epochs", "5")) == 2
+    for other in ("1", "5"):
+        _refused(capsys, _finetune(train, out, "--num_train_epochs", other),
+                 f"--num_train_epochs differs: {out} was written by a job with --num_train_epochs 2 (this one: {other})",
+                 "--overwrite_output_dir")
+    assert seen == []
+    assert main(_finetune(train, out, "--epochs", "2.0")) == 2
     assert "Resuming the same finetune job" in capsys.readouterr().err
     assert seen == [["backup", JOB_FILE]]
     job = json.load(open(os.path.join(out, JOB_FILE)))
-    assert job["resumed"] is True and job["status"] == "failed" and job["args"]["epochs"] == 5
+    assert job["resumed"] is True and job["status"] == "failed" and job["args"]["epochs"] == 2
 
 
 def test_overwrite_output_dir_clears_the_other_jobs_work(tmp_path, capsys, monkeypatch):
@@ -582,10 +593,38 @@ def test_create_pretraining_data_reads_booleans_as_googles_script_does(tiny_chec
     cases = {(): True, ("--do_lower_case",): True, ("--do_lower_case=True",): True, ("--do_lower_case=false",): False,
              ("--nodo_lower_case",): False, ("--no-do_lower_case",): False}
     for flags, lowercase in cases.items():
-        assert _tokenizer(parse(base + list(flags))).lowercase is lowercase, flags
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # false on this uncased vocabulary: warned of below
+            assert _tokenizer(parse(base + list(flags))).lowercase is lowercase, flags
     assert parse(base).do_whole_word_mask is None  # PretrainingDataConfig's default (False) applies
     assert parse(base + ["--do_whole_word_mask=true"]).do_whole_word_mask is True
     assert parse(base + ["--do_whole_word_mask", "--random_seed", "3"]).do_whole_word_mask is True
+
+
+def test_create_pretraining_data_warns_of_casing_that_does_not_match_the_vocabulary(files):
+    """The default lower-cases (as Google's script): a cased vocabulary's capitalised tokens then go unused, in
+    silence; false on an uncased vocabulary turns capitalised words into [UNK]."""
+    from keras_bert_zoo.cli.create_pretraining_data_command import _tokenizer
+    from keras_bert_zoo.cli.main import build_parser
+
+    def tokenizer(vocab, *flags):
+        argv = ["create-pretraining-data", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/r",
+                "--vocab_file", vocab, *flags]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _tokenizer(build_parser().parse_args(argv))
+        return [str(w.message) for w in caught]
+
+    cased, uncased, scivocab = (shared_path("vocab", name, "vocab.txt") for name in
+                                ("bert-base-cased", "bert-base-uncased", "scibert_scivocab_uncased"))
+    assert tokenizer(cased) == [f"--vocab_file {cased} is cased (8366 of its 28996 tokens hold capitals) but "
+                                "--do_lower_case is true (the default): the instances are lower-cased and never use "
+                                "those tokens. Pass --do_lower_case=false for a cased model (BioBERT, ClinicalBERT, "
+                                "BERT cased)."]
+    assert any("is uncased (0 of its 30522 tokens hold capitals) but --do_lower_case is false" in w
+               for w in tokenizer(uncased, "--nodo_lower_case"))
+    # What matches says nothing; SciVocab's few capitals (pieces of formulas) still make it uncased.
+    assert tokenizer(cased, "--do_lower_case=false") == tokenizer(uncased) == tokenizer(scivocab) == []
 
 
 def test_create_pretraining_data_refuses_casing_with_a_preset_and_a_directory_output(files, capsys, no_model):
@@ -595,6 +634,25 @@ def test_create_pretraining_data_refuses_casing_with_a_preset_and_a_directory_ou
     _refused(capsys, common + ["--output_file", files["tmp"], "--vocab_file", files["file"]],
              f"--output_file {files['tmp']} is a directory")
     _refused(capsys, ["create-pretraining-data", "--do_lower_case=maybe"] + common[1:], "true or false")
+    # pretrain's casing is a new vocabulary's: with --preset it was ignored in silence.
+    _refused(capsys, ["pretrain", "--preset", "minilm_l6_h384_en_uncased", "--input_file", files["corpus"],
+                      "--output_dir", files["tmp"] + "/p", "--nodo_lower_case"], "--do_lower_case sets the casing")
+
+
+def test_every_boolean_flag_takes_absl_forms(files):
+    """The README promises absl booleans (--flag=true|false, --noflag) from keras-bert-zoo: --version_2_with_negative
+    and --dynamic_masking were plain switches that refused '=true'."""
+    from keras_bert_zoo.cli.main import build_parser
+
+    parse = build_parser().parse_args
+    finetune = ["finetune", "--task", "qa", "--train_file", files["file"], "--output_dir", "o"]
+    pretrain = ["pretrain", "--preset", "p", "--input_file", files["corpus"], "--output_dir", "o"]
+    for argv, name in ((finetune, "version_2_with_negative"), (pretrain, "dynamic_masking"),
+                       (pretrain, "mixed_precision")):
+        assert getattr(parse(argv), name) is None  # the library's default applies
+        for flag, value in ((f"--{name}", True), (f"--{name}=true", True), (f"--{name}=false", False),
+                            (f"--no{name}", False)):
+            assert getattr(parse(argv + [flag]), name) is value, flag
 
 
 def test_a_held_out_split_with_nothing_in_it_is_refused_before_training(files, capsys):
@@ -614,6 +672,12 @@ def test_cli_errors_give_the_flag_not_the_python_argument(files, capsys):
                 "a gem,pos\nsuperb,pos\nlovely,pos\nbrilliant,pos\nclever,pos\nwitty,pos\n")
     _refused(capsys, ["finetune", "--task", "classify", "--train_file", one_label, "--output_dir", files["tmp"] + "/o"],
              "holds one label ('pos')", "--problem_type regression")
+    # A tagger of O alone crashed inside Keras (a one-logit head) after the model loaded.
+    all_o = os.path.join(files["tmp"], "all_o.tsv")
+    with open(all_o, "w") as f:
+        f.write("".join(f"word{i}\tO\n" + ("\n" if i % 3 == 2 else "") for i in range(30)))
+    _refused(capsys, ["finetune", "--task", "ner", "--train_file", all_o, "--output_dir", files["tmp"] + "/o"],
+             "holds one tag ('O')", "--tag_column")
     empty_text = os.path.join(files["tmp"], "empty.csv")
     with open(empty_text, "w") as f:
         f.write("text,label\ngood,pos\n ,neg\n")

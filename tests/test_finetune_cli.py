@@ -57,6 +57,14 @@ def test_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
                  "--output_file", str(tmp_path / "p.jsonl")]) == 2
     assert f"--input_file {texts}: line 2 is empty" in capsys.readouterr().err
     assert not (tmp_path / "p.jsonl").exists()
+    # A tab makes a line a pair: named by its line, before the model loads (it was "Text 1 is a 3-item tuple"),
+    # and refused by a model fine-tuned on single texts.
+    for content, words in (("all work\tno\tplay\n", "line 1: 3 tab-separated fields"),
+                           ("all work\njack\ta dull boy\n", "line 2 is a pair (text_a<TAB>text_b) but line 1 is one"),
+                           ("all work\tno play\n", "holds pairs (a tab on each line) but")):
+        texts.write_text(content)
+        assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts)]) == 2
+        assert f"--input_file {texts}" in (err := capsys.readouterr().err) and words in err, err
 
 
 @pytest.mark.slow
@@ -167,3 +175,21 @@ def test_qa_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     questions.write_text(json.dumps({"question": "Who won?", "context": context}) + "\n\nWho won?\tthe game\n")
     assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2
     assert f"--input_file {questions}, line 3: not a JSON object (Expecting value)" in capsys.readouterr().err
+    # Each other mistake is named by its line too, before the model loads (it was an example index, 0-based, after).
+    good = json.dumps({"question": "Who won?", "context": context})
+    for bad, words in (({"question": "Who won?"}, "line 3: no 'context' (found ['question'])"),
+                       ({"question": 5, "context": "c"}, "line 3: 'question' is 5 (int), not a string"),
+                       ({"question": "q", "context": "c", "answer": "x"},
+                        "line 3: predict writes its answer to ['answer'], which the line holds: rename it")):
+        questions.write_text(good + "\n\n" + json.dumps(bad) + "\n")
+        assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2
+        assert f"--input_file {questions}, {words}" in capsys.readouterr().err
+    # The SQuAD file itself: said so, pretty-printed or not.
+    for indent in (None, 1):
+        questions.write_text(json.dumps({"data": [article], "version": "1.1"}, indent=indent))
+        assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2
+        assert f"--input_file {questions} is a SQuAD file" in capsys.readouterr().err
+    # A byte-order mark (Windows editors) is not part of the first line.
+    questions.write_text("\ufeff" + good + "\n", encoding="utf-8")
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 0
+    assert json.loads(capsys.readouterr().out.strip())["question"] == "Who won?"

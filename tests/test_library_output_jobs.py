@@ -3,6 +3,8 @@ directory, the same job resumes, a finished model is not replaced without `overw
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -85,8 +87,13 @@ def test_another_job_cannot_continue_a_backup_but_the_same_one_does(classifier, 
             kbz.finetune(classifier, TEXTS, y, out, epochs=2, batch_size=batch_size)
         assert words in str(error.value) and "overwrite_output_dir=True" in str(error.value)
         assert os.path.isdir(os.path.join(out, "backup"))  # the other job's work is untouched
-    # The same job, even asked for more epochs, resumes (and finishes) there.
-    kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=3, batch_size=2, verbose=0)
+    # Another epochs count is another job: BERT's schedule decays over all of them (asked for fewer, the rerun
+    # trained nothing and saved the backup's half-decayed model as finished).
+    for epochs in (1, 3):
+        with pytest.raises(OutputDirectoryError, match=f"epochs differs: .* with epochs 2 \\(this one: {epochs}\\)"):
+            kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=epochs, batch_size=2, verbose=0)
+    # The same job resumes (and finishes) there.
+    kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=2, batch_size=2, verbose=0)
     assert "Resuming the same finetune job" in capsys.readouterr().err
     job = json.load(open(os.path.join(out, JOB_FILE)))
     assert job["resumed"] is True and job["status"] == "finished"
@@ -134,6 +141,20 @@ def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, caps
     report = json.loads(capsys.readouterr().out)
     assert report["curves"] == os.path.join(out, "curves.png") and os.path.isfile(report["curves"])
     assert report["final_epoch"]["train_loss"] == pytest.approx(history.history["loss"][-1], rel=1e-6)
+    assert report["status"] == "finished"
+    # A run killed in a later epoch looked finished: job.json still says "running", its process is gone.
+    from keras_bert_zoo.utils.job_record import read_job
+    from keras_bert_zoo.utils.job_record import write_job
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    write_job(out, {**read_job(out), "status": "running", "pid": dead.pid})
+    assert main(["report", out]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["status"] == "killed"
+    assert f"{out} did not finish (job.json: killed, its process gone)" in captured.err
+    write_job(out, {**read_job(out), "status": "running", "pid": os.getpid()})
+    assert main(["report", out]) == 0 and json.loads(capsys.readouterr().out)["status"] == "running"
     assert main(["report", str(tmp_path / "nowhere")]) == 2
     assert "RUN " + str(tmp_path / "nowhere") + " is not a directory" in capsys.readouterr().err
 

@@ -4,6 +4,7 @@ Flag names and semantics are google-research/bert's `create_pretraining_data.py`
 """
 
 import os
+import warnings
 
 from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import existing_file
@@ -81,7 +82,27 @@ def _tokenizer(args):
 
     if args.preset:
         return BertTokenizer.from_preset(args.preset)
-    return BertTokenizer(args.vocab_file, **given(args, do_lower_case="lowercase"))
+    tokenizer = BertTokenizer(args.vocab_file, **given(args, do_lower_case="lowercase"))
+    _check_casing(args.vocab_file, tokenizer)
+    return tokenizer
+
+
+def _check_casing(path, tokenizer):
+    """Warn where --do_lower_case does not match the vocabulary: google-research/bert's script defaults it to true
+    and says nothing when it turns a cased vocabulary's words (BioBERT's, ClinicalBERT's) into lower-case ones,
+    nor when false leaves capitals that an uncased vocabulary holds as [UNK]."""
+    from keras_bert_zoo.utils.vocabulary_file import tokens_with_capitals
+
+    tokens = tokenizer.get_vocabulary()
+    capitals = tokens_with_capitals(tokens)
+    if tokenizer.lowercase and capitals > 0.01 * len(tokens):
+        warnings.warn(f"--vocab_file {path} is cased ({capitals} of its {len(tokens)} tokens hold capitals) but "
+                      "--do_lower_case is true (the default): the instances are lower-cased and never use those "
+                      "tokens. Pass --do_lower_case=false for a cased model (BioBERT, ClinicalBERT, BERT cased).")
+    elif not tokenizer.lowercase and capitals <= 0.01 * len(tokens):
+        warnings.warn(f"--vocab_file {path} is uncased ({capitals} of its {len(tokens)} tokens hold capitals) but "
+                      "--do_lower_case is false: words with capitals become [UNK]. Leave the flag out (true) for an "
+                      "uncased model.")
 
 
 def run(args):

@@ -4,6 +4,7 @@ import json
 import os
 import sys
 
+from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import finite_float
@@ -99,8 +100,7 @@ def add_parser(subparsers):
                         help=default_help("QA: spans considered per question.", *QA, "n_best_size"))
     parser.add_argument("--max_answer_length", type=positive_int,
                         help=default_help("QA: longest answer, in pieces.", *QA, "max_answer_length"))
-    parser.add_argument("--version_2_with_negative", action="store_true", default=None,
-                        help="QA: SQuAD v2.0 (may not answer).")
+    add_boolean_flag(parser, "--version_2_with_negative", help="QA: SQuAD v2.0 (may not answer).")
     parser.add_argument("--null_score_diff_threshold", type=finite_float,
                         help=default_help("QA v2.0: answer only above this score margin.", *QA,
                                           "null_score_diff_threshold"))
@@ -212,6 +212,9 @@ def _finetune_ner(args):
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: read_conll(path, label_names=names, **given(args, "word_column", "tag_column"))
     )
+    if len(train.label_names) < 2:
+        raise UsageError(f"{args.train} holds one tag ({train.label_names[0]!r}): a tagger learns entities from their "
+                         "B-/I- tags. Is --tag_column the tags' column (CoNLL-2003 and SciERC files hold others)?")
     task = BertTokenClassifier.from_preset(args.preset, label_names=train.label_names, sequence_length=args.max_seq_length)
 
     def evaluate():
@@ -389,34 +392,90 @@ def _classification_records(task, texts, batch_size):
                    "probabilities": [round(float(p), 6) for p in row]}
 
 
+# What predict writes beside each question: an input field of one of these names would be overwritten.
+_ANSWER_FIELDS = ("answer", "start", "end", "score")
+
+
 def _question(path, number, line):
+    where = f"--input_file {path}, line {number}"
     try:
         example = json.loads(line)
     except json.JSONDecodeError as e:
         example = e.msg
     if not isinstance(example, dict):
-        raise UsageError(f"--input_file {path}, line {number}: not a JSON object ({str(example)[:80]}); a question "
-                         'answering model reads one {"question": ..., "context": ...} per line.')
+        raise UsageError(f"{where}: not a JSON object ({str(example)[:80]}); a question answering model reads one "
+                         '{"question": ..., "context": ...} per line.')
+    for key in ("question", "context"):
+        if key not in example:
+            raise UsageError(f"{where}: no {key!r} (found {sorted(example)[:8]}); a question answering model reads "
+                             'one {"question": ..., "context": ...} per line.')
+        if not isinstance(example[key], str):
+            raise UsageError(f"{where}: {key!r} is {str(example[key])[:40]} ({type(example[key]).__name__}), not a "
+                             "string.")
+    clash = [key for key in _ANSWER_FIELDS if key in example]
+    if clash:
+        raise UsageError(f"{where}: predict writes its answer to {clash}, which the line holds: rename "
+                         f"{'it' if len(clash) == 1 else 'them'} (e.g. gold_{clash[0]}).")
     return example
+
+
+def _read_questions(path):
+    """A question answering model's `--input_file`: JSON lines, each checked and named by its line."""
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
+        text = f.read()
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and "data" in whole:
+        raise UsageError(f"--input_file {path} is a SQuAD file ({{'data': ...}}); predict reads JSON lines, one "
+                         '{"question": ..., "context": ...} per line (kbz.data.read_squad reads SQuAD files).')
+    # JSON lines: blank ones separate nothing.
+    return [_question(path, number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _classifier_texts(path, lines):
+    """A classifier's `--input_file` lines: single texts, or `(text_a, text_b)` pairs where each line holds one tab."""
+    fields = [line.split("\t") for line in lines]
+    for number, parts in enumerate(fields, 1):
+        if len(parts) > 2:
+            raise UsageError(f"--input_file {path}, line {number}: {len(parts)} tab-separated fields; a line is one "
+                             "text, or a pair as text_a<TAB>text_b.")
+    pairs = [len(parts) == 2 for parts in fields]
+    if any(pairs) and not all(pairs):
+        number = pairs.index(not pairs[0]) + 1
+
+        def kind(pair):
+            return "a pair (text_a<TAB>text_b)" if pair else "one text (no tab)"
+
+        raise UsageError(f"--input_file {path}, line {number} is {kind(not pairs[0])} but line 1 is "
+                         f"{kind(pairs[0])}: a file holds one kind.")
+    return [tuple(parts) for parts in fields] if pairs and pairs[0] else lines
 
 
 def run_predict(args):
     from keras_bert_zoo.tasks.task import Task
 
     found, task_class = _fine_tuned_task(args.model)
-    if hasattr(task_class, "predict_answers"):  # JSON lines: blank ones separate nothing
-        with utf8_errors_named(args.input), open(args.input, encoding="utf-8") as f:
-            examples = [_question(args.input, number, line) for number, line in enumerate(f.read().splitlines(), 1)
-                        if line.strip()]
+    if hasattr(task_class, "predict_answers"):
+        examples = _read_questions(args.input)
     else:
         lines = read_text_lines(args.input, "--input_file")
+        if not hasattr(task_class, "predict_entities"):
+            texts = _classifier_texts(args.input, lines)
     task = Task.from_preset(found)
     if hasattr(task, "predict_answers"):
         records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))
     elif hasattr(task, "predict_entities"):
         records = ({"text": t, "entities": e} for t, e in zip(lines, task.predict_entities(lines, args.batch_size)))
     else:
-        texts = [tuple(line.split("\t")) if "\t" in line else line for line in lines]
+        given_pairs = bool(texts) and isinstance(texts[0], tuple)
+        if task.text_pairs is not None and texts and given_pairs != task.text_pairs:
+            raise UsageError(f"--input_file {args.input} holds "
+                             + ("pairs (a tab on each line)" if given_pairs else "single texts (no tab)")
+                             + f" but {found} was fine-tuned on "
+                             + ("pairs: write each line as text_a<TAB>text_b." if task.text_pairs
+                                else "single texts: a tab would make a line a pair."))
         records = _classification_records(task, texts, args.batch_size)
     output = [json.dumps(record) for record in records]
     if args.output:

@@ -6,6 +6,7 @@ so each message only says what the value must be.
 
 import argparse
 import glob
+import math
 import os
 
 
@@ -28,7 +29,7 @@ def whole_epochs(text):
     """A positive whole number of epochs, also as google-research/bert's float flags write it (`3.0`): Keras trains
     whole epochs."""
     value = _number(text, float, "a whole number of epochs (1, 2, 3.0 ...)")
-    if value != int(value) or value < 1:
+    if not math.isfinite(value) or value != int(value) or value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of epochs (1, 2, 3.0 ...); got {text}")
     return int(value)
 

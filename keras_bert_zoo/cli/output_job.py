@@ -2,10 +2,10 @@
 
 # What the parser adds beside the user's arguments: the command's functions, its flags' names, argv.
 NOT_ARGUMENTS = {"run", "check", "flag_names", "argv"}
-# Arguments that do not change what the job writes. Left out on purpose:
-# epochs (rerunning with more continues the same training) and where it runs.
-NOT_IN_FINGERPRINT = NOT_ARGUMENTS | {"command", "verbose", "output", "overwrite_output_dir", "epochs", "strategy",
-                                      "tpu"}
+# Arguments that do not change what the job writes: where it runs. The epochs count: BERT's schedule decays over
+# all of them, so a rerun asking for more (or fewer: it trained nothing and saved a half-decayed model as finished)
+# would be another job.
+NOT_IN_FINGERPRINT = NOT_ARGUMENTS | {"command", "verbose", "output", "overwrite_output_dir", "strategy", "tpu"}
 
 
 def add_output_arguments(parser, help):

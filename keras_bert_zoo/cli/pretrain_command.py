@@ -80,8 +80,7 @@ def add_parser(subparsers):
         if action.dest in lengths:  # records hold their lengths: read there, and a given value must match
             action.help = (f"{lengths[action.dest]}. Records: read from them (a value given must match). Text corpus: "
                            f"default {library_default(*DATA_CONFIG, action.dest)}.")
-    parser.add_argument("--dynamic_masking", action="store_true", default=None,
-                        help="Text corpus: fresh masks every epoch.")
+    add_boolean_flag(parser, "--dynamic_masking", help="Text corpus: fresh masks every epoch.")
     add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
              help=default_help("Global batch size.", *PRETRAIN, "batch_size"))
     parser.add_argument("--num_train_steps", type=positive_int,
@@ -98,7 +97,7 @@ def add_parser(subparsers):
                         help="Back up every N steps (records: default "
                              f"{library_default(*FROM_RECORDS, 'checkpoint_every')}; "
                              "text corpus: every epoch).")
-    parser.add_argument("--mixed_precision", action="store_true", default=None, help="Train in mixed_bfloat16.")
+    add_boolean_flag(parser, "--mixed_precision", help="Train in mixed_bfloat16.")
     parser.set_defaults(run=run, flag_names=flag_names(parser))
 
 
@@ -107,7 +106,7 @@ def read_config(path):
     from keras_bert_zoo.cli.library_defaults import backbone_arguments
 
     try:
-        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
+        with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
             config = json.load(f)
     except ValueError as e:
         raise ValueError(f"--config {path} is not valid JSON ({e}).") from None
@@ -142,6 +141,9 @@ def _apply(flags):
 
 def _check_flags(args, records):
     names = args.flag_names
+    if args.preset and args.do_lower_case is not None:
+        raise UsageError("--do_lower_case sets the casing of a new vocabulary (--config): with --preset, the preset's "
+                         "tokenizer sets it (an uncased preset lower-cases). Leave the flag out.")
     if records:
         wrong = [names.get(d, "--" + d) for d in TEXT_ONLY if getattr(args, d, None) is not None
                  and d not in ("max_seq_length", "max_predictions_per_seq")]

@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 
 from keras_bert_zoo.cli.usage_error import UsageError
 
@@ -20,11 +21,20 @@ def add_parser(subparsers):
 def run(args):
     from keras_bert_zoo.training.finetune import METRICS_FILE
     from keras_bert_zoo.training.training_logs import plot_training_logs
+    from keras_bert_zoo.utils.job_record import job_status
 
     if not os.path.isdir(args.run_dir):
         raise UsageError(f"RUN {args.run_dir} is not a directory: pass a finetune or pretrain --output_dir.")
     output_file = args.output_file or os.path.join(args.run_dir, "curves.png")
     report = {"curves": output_file, "final_epoch": plot_training_logs(args.run_dir, output_file)}
+    # A run that stopped shows the epochs it finished, which read like a finished run's but for this.
+    status = job_status(args.run_dir)
+    if status is not None:
+        report["status"] = status
+    if status not in (None, "finished"):
+        print(f"{args.run_dir} did not finish (job.json: {status}"
+              + (", its process gone" if status == "killed" else "")
+              + "): its curves and final_epoch end at the last epoch it finished.", file=sys.stderr)
     metrics = os.path.join(args.run_dir, METRICS_FILE)
     if os.path.isfile(metrics):
         with open(metrics, encoding="utf-8") as f:

@@ -73,6 +73,10 @@ class BertTokenClassifier(Task):
             label_names = labels
         if not label_names or len(set(label_names)) != len(label_names):
             raise ValueError(f"label_names must be a non-empty list of distinct tags; got {label_names}.")
+        if len(label_names) < 2:
+            # One tag would be predicted everywhere (and Keras reads a one-logit head's labels as squeezed).
+            raise ValueError(f"label_names holds one tag {list(label_names)}: a tagger tells entity tags (B-<type>, "
+                             "I-<type>) from O; give it every tag of the data.")
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor

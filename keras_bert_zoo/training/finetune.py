@@ -37,16 +37,18 @@ def _without_names(config):
     return config
 
 
-def finetune_fingerprint(task, x, y, validation_data, batch_size, seed):
+def finetune_fingerprint(task, x, y, validation_data, batch_size, seed, epochs):
     """What decides a fine-tuning job's result: the task (class, config, starting backbone
-    weights) and its data, each by SHA-256, and the hyper-parameters. Epochs are left out:
-    rerunning with more continues the same training."""
+    weights) and its data, each by SHA-256, and the hyper-parameters, epochs too (BERT's
+    schedule decays over all of them)."""
     weights = content_digest([w.numpy() for w in task.backbone.weights])
-    config = content_digest(json.dumps(_without_names(keras.saving.serialize_keras_object(task)), sort_keys=True,
-                                       default=str))
+    serialized = keras.saving.serialize_keras_object(task)
+    # What fit records of its data (a classifier's text_pairs) is the data's, which the fingerprint holds.
+    serialized["config"].pop("text_pairs", None)
+    config = content_digest(json.dumps(_without_names(serialized), sort_keys=True, default=str))
     return {"task": type(task).__name__, "task_config": config, "backbone_weights": weights,
             "x": content_digest(x), "y": content_digest(y), "validation_data": content_digest(validation_data),
-            "batch_size": batch_size, "seed": seed}
+            "batch_size": batch_size, "seed": seed, "epochs": epochs}
 
 
 def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=None, verbose=None, seed=None,
@@ -82,8 +84,9 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
     """
     job = contextlib.nullcontext()
     if claim_output_dir:
-        job = running_job(output_dir, "finetune", finetune_fingerprint(task, x, y, validation_data, batch_size, seed),
-                          owned=OUTPUTS, overwrite=overwrite_output_dir, overwrite_flag="overwrite_output_dir=True")
+        fingerprint = finetune_fingerprint(task, x, y, validation_data, batch_size, seed, epochs)
+        job = running_job(output_dir, "finetune", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
+                          overwrite_flag="overwrite_output_dir=True")
     with job:
         if seed is not None:
             keras.utils.set_random_seed(seed)

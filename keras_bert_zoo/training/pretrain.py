@@ -173,7 +173,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         else content_digest(vocabulary), "lowercase": lowercase, "corpus_format": corpus_format,
         "data_config": vars(data_config), "dynamic": dynamic, "batch_size": batch_size,
         "learning_rate": learning_rate, "warmup_steps": warmup_steps, "eval_fraction": eval_fraction,
-        "checkpoint_every": checkpoint_every, "mixed_precision": mixed_precision,
+        "checkpoint_every": checkpoint_every, "mixed_precision": mixed_precision, "epochs": epochs,
     }
     if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
         fingerprint["num_train_steps"] = num_train_steps

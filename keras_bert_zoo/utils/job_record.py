@@ -102,6 +102,19 @@ def read_job(output_dir):
     return record if isinstance(record, dict) else None
 
 
+def job_status(output_dir):
+    """How the job that wrote `output_dir` stands: its recorded status ("finished", "failed", "interrupted"),
+    "running", or "killed" (recorded as running on this host, its process gone: a kill leaves no record); None
+    without a record."""
+    record = read_job(output_dir)
+    if record is None:
+        return None
+    status = record.get("status")
+    if status == "running" and record.get("host") == socket.gethostname() and not process_is_alive(record.get("pid")):
+        return "killed"
+    return status
+
+
 def write_job(output_dir, record):
     """Write `record` as `output_dir/job.json`, atomically."""
     with atomic_file(os.path.join(output_dir, JOB_FILE), "w") as f:

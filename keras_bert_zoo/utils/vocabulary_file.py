@@ -52,3 +52,10 @@ def load_vocabulary(vocabulary):
 def vocabulary_lines(tokens):
     """Inverse of `load_vocabulary`: the lines to write back to a `vocab.txt`."""
     return ["" if t == EMPTY_TOKEN_PLACEHOLDER.format(i) else t for i, t in enumerate(tokens)]
+
+
+def tokens_with_capitals(tokens):
+    """How many tokens hold an upper-case letter, special tokens (`[CLS]`, `[unused0]`) aside: few or none in an
+    uncased vocabulary (BERT-Base uncased: 0; SciVocab: 154 of 31,090), thousands in a cased one (BERT-Base
+    cased: 8,366 of 28,996)."""
+    return sum(1 for t in tokens if not (t.startswith("[") and t.endswith("]")) and t != t.lower())
