@@ -199,17 +199,21 @@ def test_a_classifier_takes_only_the_form_it_was_fine_tuned_on(tiny_checkpoint, 
     clf.predict([("all work", "no play")])  # not known yet: either form
     clf.fit(["all work", "no play"] * 4, [0, 1] * 4, epochs=1, batch_size=4, verbose=0)
     assert clf.text_pairs is False
-    pairs_forms = [[("a", "b")], (["a"], ["b"]), np.array([["a", "b"]]),
+    as_objects = np.empty(1, object)
+    as_objects[0] = ("a", "b")  # pandas' df[["a", "b"]].apply(tuple, axis=1).values
+    pairs_forms = [[("a", "b")], (["a"], ["b"]), np.array([["a", "b"]]), as_objects,
                    tf.data.Dataset.from_tensor_slices(((["a"], ["b"]), [0]))]
     for pairs in pairs_forms:
         with pytest.raises(ValueError, match=r"fine-tuned on single texts \(text_pairs=False\) but is given "
                                              r"sentence pairs.*set its text_pairs = None"):
             clf.predict(pairs)
     for call in (lambda: clf.evaluate([("a", "b")], [0], verbose=0), lambda: clf.predict_proba([("a", "b")]),
-                 lambda: clf.evaluate_glue([("a", "b")], [0]),
-                 lambda: clf.fit(["a", "b"], [0, 1], validation_data=([("a", "b")], [0]), verbose=0)):
+                 lambda: clf.evaluate_glue([("a", "b")], [0])):
         with pytest.raises(ValueError, match="given sentence pairs"):
             call()
+    with pytest.raises(ValueError, match="fit trains this classifier on single texts but its validation data are "
+                                         "sentence pairs"):
+        clf.fit(["a", "b"], [0, 1], validation_data=([("a", "b")], [0]), verbose=0)
     # A Dataset of two strings is now a text and its label name, which predict ignores, as Keras does.
     np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices((["a"], ["yes"]))), clf.predict(["a"]),
                                atol=1e-6)
@@ -219,12 +223,17 @@ def test_a_classifier_takes_only_the_form_it_was_fine_tuned_on(tiny_checkpoint, 
                                atol=1e-5)
     assert clf.predict_proba(["all work " * 20]).shape == (1, 2)
 
-    # Fitting on the other form says so, and from then on takes that form; a refused fit changes nothing.
+    # A refused fit changes nothing; fitting on the other form says so, and from then on takes that form (pairs
+    # given as an object array of tuples too: they were recorded as single texts).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="is 2, outside the classes"):
+            clf.fit([("a", "b"), ("c", "d")], [0, 2], verbose=0)
+    assert clf.text_pairs is False
+    objects = np.empty(2, object)
+    objects[:] = [("a", "b"), ("c", "d")]
     with pytest.warns(UserWarning, match="fine-tuned on single texts; fit now trains it on sentence pairs"):
-        clf.fit([("a", "b"), ("c", "d")], [0, 1], epochs=1, verbose=0)
-    assert clf.text_pairs is True
-    with pytest.raises(ValueError, match="is 2, outside the classes"), pytest.warns(UserWarning, match="now trains it on single"):
-        clf.fit(["a", "b"], [0, 2], verbose=0)
+        clf.fit(objects, [0, 1], epochs=1, verbose=0)
     assert clf.text_pairs is True
     with pytest.raises(ValueError, match="fine-tuned on sentence pairs .* given single texts"):
         clf.predict_proba(["all work"])
@@ -239,5 +248,26 @@ def test_a_classifier_takes_only_the_form_it_was_fine_tuned_on(tiny_checkpoint, 
                                ["probabilities"].numpy(), clf.predict_proba([("a", "b")]), atol=1e-5)
     clf.text_pairs = None
     assert clf.predict(["all work"]).shape == (1, 2)
-    with pytest.raises(ValueError, match="text_pairs must be True, False or None"):
-        kbz.BertClassifier(clf.backbone, clf.preprocessor, num_classes=2, text_pairs="yes")
+    for bad in ("yes", 1):
+        with pytest.raises(ValueError, match="text_pairs must be True, False or None"):
+            kbz.BertClassifier(clf.backbone, clf.preprocessor, num_classes=2, text_pairs=bad)
+        with pytest.raises(ValueError, match="text_pairs must be True, False or None"):
+            clf.text_pairs = bad  # the docstring invites setting it: checked there too, not when loading a preset
+    assert clf.text_pairs is None
+
+
+def test_a_dataset_of_two_strings_is_a_pair_unless_a_label_name_can_be_read(tiny_checkpoint):
+    """Two strings side by side are (text_a, text_b) or (text, label_name). Without label_names they can only be a
+    pair: fit refuses them as texts without labels (it blamed the missing label_names, in the graph), and a
+    classifier fine-tuned on single texts refuses them in predict (it dropped text_b in silence)."""
+    clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12)
+    two = tf.data.Dataset.from_tensor_slices((["all work", "no play"], ["jack", "a dull boy"]))
+    with pytest.raises(ValueError, match=r"holds texts but no labels .*labels as ids \(no label_names here\)"):
+        clf.fit(two, verbose=0)
+    clf.fit(["all work", "no play"] * 2, [0, 1] * 2, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="fine-tuned on single texts .* given sentence pairs"):
+        clf.predict(two)
+    # A Dataset of 1-tuples is single texts, checked as such.
+    clf.text_pairs = True
+    with pytest.raises(ValueError, match="fine-tuned on sentence pairs .* given single texts"):
+        clf.predict(tf.data.Dataset.from_tensor_slices((["all work"],)))

@@ -440,6 +440,12 @@ def test_the_same_job_resumes_but_not_with_other_epochs(tmp_path, capsys, monkey
     assert seen == [["backup", JOB_FILE]]
     job = json.load(open(os.path.join(out, JOB_FILE)))
     assert job["resumed"] is True and job["status"] == "failed" and job["args"]["epochs"] == 2
+    # A job recorded before the epochs were in its fingerprint still resumes after an upgrade.
+    del job["fingerprint"]["--num_train_epochs"]
+    with open(os.path.join(out, JOB_FILE), "w") as f:
+        json.dump(job, f)
+    assert main(_finetune(train, out, "--num_train_epochs", "7")) == 2
+    assert "Resuming the same finetune job" in capsys.readouterr().err and len(seen) == 2
 
 
 def test_overwrite_output_dir_clears_the_other_jobs_work(tmp_path, capsys, monkeypatch):

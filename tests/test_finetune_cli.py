@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -57,14 +58,36 @@ def test_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
                  "--output_file", str(tmp_path / "p.jsonl")]) == 2
     assert f"--input_file {texts}: line 2 is empty" in capsys.readouterr().err
     assert not (tmp_path / "p.jsonl").exists()
-    # A tab makes a line a pair: named by its line, before the model loads (it was "Text 1 is a 3-item tuple"),
-    # and refused by a model fine-tuned on single texts.
-    for content, words in (("all work\tno\tplay\n", "line 1: 3 tab-separated fields"),
-                           ("all work\njack\ta dull boy\n", "line 2 is a pair (text_a<TAB>text_b) but line 1 is one"),
-                           ("all work\tno play\n", "holds pairs (a tab on each line) but")):
-        texts.write_text(content)
-        assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts)]) == 2
-        assert f"--input_file {texts}" in (err := capsys.readouterr().err) and words in err, err
+    # A model fine-tuned on single texts reads a line whole, tabs and all (a tab made it a pair, or "Text 1 is a
+    # 3-item tuple"); an SST-2 model is not scored on a file of pairs.
+    texts.write_text("all work\tand no play\njack a dull boy\n")
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts)]) == 0
+    assert [json.loads(line)["text"] for line in capsys.readouterr().out.splitlines()] == ["all work\tand no play",
+                                                                                          "jack a dull boy"]
+    mrpc = tmp_path / "MRPC" / "train.tsv"
+    mrpc.parent.mkdir()
+    mrpc.write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tall work\tno play\n")
+    assert main(["evaluate", "--model", str(out / "model"), "--eval_file", str(mrpc)]) == 2
+    assert f"--eval_file {mrpc} holds sentence pairs but {out / 'model'} was fine-tuned on single texts" in \
+        capsys.readouterr().err
+
+
+def test_predict_lines_are_read_as_the_model_was_trained(tmp_path):
+    """Pairs are text_a<TAB>text_b, named by line before the model loads: a model fine-tuned on pairs needs one tab
+    on every line; one that recorded no form (an older preset) takes a file of one kind or the other."""
+    from keras_bert_zoo.cli.finetune_command import _classifier_texts
+    from keras_bert_zoo.cli.usage_error import UsageError
+
+    assert _classifier_texts("f", ["a\tb", "c\td"], True) == [("a", "b"), ("c", "d")]
+    assert _classifier_texts("f", ["a\tb", "c\td"], None) == [("a", "b"), ("c", "d")]
+    assert _classifier_texts("f", ["a", "c"], None) == ["a", "c"]
+    for lines, pairs, words in ((["a\tb", "c"], True, "line 2: 0 tabs, where the model, fine-tuned on sentence "
+                                                      "pairs, needs one per line"),
+                                (["a\tb", "c\td\te"], True, "line 2: 2 tabs"),
+                                (["a", "b\tc\td"], None, "line 2: 3 tab-separated fields"),
+                                (["a", "b\tc"], None, "line 2 is a pair (text_a<TAB>text_b) but line 1 is one text")):
+        with pytest.raises(UsageError, match=re.escape(words)):
+            _classifier_texts("f", lines, pairs)
 
 
 @pytest.mark.slow
@@ -126,7 +149,7 @@ def test_killed_run_resumes_from_last_epoch(tiny_checkpoint, tmp_path):
     train = _glue_file(tmp_path, 3000)
     out = tmp_path / "run"
     command = [os.path.join(os.path.dirname(sys.executable), "keras-bert-zoo"), "finetune", "--task", "classify",
-               "--preset", tiny_checkpoint, "--train_file", train, "--output_dir", str(out), "--num_train_epochs", "40",
+               "--preset", tiny_checkpoint, "--train_file", train, "--output_dir", str(out), "--num_train_epochs", "8",
                "--train_batch_size", "32", "--max_seq_length", "8"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
@@ -142,10 +165,10 @@ def test_killed_run_resumes_from_last_epoch(tiny_checkpoint, tmp_path):
     done_epochs = json.loads(metadata.read_text())["epoch"] + 1
     assert not (out / "model").exists()
 
-    command[command.index("40")] = str(done_epochs + 1)  # one more epoch than were completed
+    # The same command goes on from the next epoch (another --num_train_epochs would be another job).
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert second.returncode == 0, second.stderr[-2000:]
-    assert f"Epoch {done_epochs + 1}/{done_epochs + 1}" in second.stdout
+    assert f"Epoch {done_epochs + 1}/8" in second.stdout and "Epoch 8/8" in second.stdout
     assert "Epoch 1/" not in second.stdout
     assert (out / "model" / "task.weights.h5").exists() and (out / "metrics.json").exists()
 
@@ -189,7 +212,11 @@ def test_qa_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
         questions.write_text(json.dumps({"data": [article], "version": "1.1"}, indent=indent))
         assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2
         assert f"--input_file {questions} is a SQuAD file" in capsys.readouterr().err
-    # A byte-order mark (Windows editors) is not part of the first line.
-    questions.write_text("\ufeff" + good + "\n", encoding="utf-8")
+    # A byte-order mark (Windows editors) is not part of the first line; a line separator (U+2028, as
+    # ensure_ascii=False writes it) inside a string does not cut the line; a question's own "data" field is not
+    # a SQuAD file.
+    odd = json.dumps({"question": "Who\u2028won?", "context": context, "data": "pubmed"}, ensure_ascii=False)
+    questions.write_text("\ufeff" + good + "\n" + odd + "\n", encoding="utf-8")
     assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 0
-    assert json.loads(capsys.readouterr().out.strip())["question"] == "Who won?"
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["question"] for r in records] == ["Who won?", "Who\u2028won?"] and records[1]["data"] == "pubmed"

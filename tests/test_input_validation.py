@@ -161,6 +161,8 @@ def test_a_byte_order_mark_and_blank_lines_at_the_end_are_not_data(tmp_path):
     assert conll.words == [["BRCA1", "is"]]
     lines = read_jsonl(_write(tmp_path, "a.jsonl", bom + '{"text": "a", "label": "x"}\n{"text": "b", "label": "y"}\n'))
     assert list(lines.texts) == ["a", "b"]
+    vocab = kbz.BertTokenizer(_write(tmp_path, "vocab.txt", bom + "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nfilm\n"))
+    assert vocab.get_vocabulary()[0] == "[PAD]" and vocab("film").numpy().tolist() == [5]
     glue = read_glue(_write(tmp_path, "SST-2/train.tsv", "sentence\tlabel\na film\t1\ndull\t0\n\n\r\n \n"))
     assert (list(glue.texts), list(glue.labels)) == (["a film", "dull"], [1, 0])
     with pytest.raises(DataFormatError, match=r"train.tsv, line 3: expected at least 2 tab-separated columns"):

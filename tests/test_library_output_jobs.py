@@ -152,9 +152,11 @@ def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, caps
     assert main(["report", out]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["status"] == "killed"
-    assert f"{out} did not finish (job.json: killed, its process gone)" in captured.err
+    assert f"{out} did not finish: job.json says running, but its process is gone (killed)" in captured.err
     write_job(out, {**read_job(out), "status": "running", "pid": os.getpid()})
-    assert main(["report", out]) == 0 and json.loads(capsys.readouterr().out)["status"] == "running"
+    assert main(["report", out]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["status"] == "running" and f"{out} is still running" in captured.err
     assert main(["report", str(tmp_path / "nowhere")]) == 2
     assert "RUN " + str(tmp_path / "nowhere") + " is not a directory" in capsys.readouterr().err
 

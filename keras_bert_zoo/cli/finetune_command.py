@@ -368,6 +368,10 @@ def run_evaluate(args):
         metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
     else:
         data = _read(args.eval, args, label_names=task.label_names, problem_type=task.problem_type)
+        pairs = task.examples_are_pairs(list(data.texts))
+        if None not in (pairs, task.text_pairs) and pairs != task.text_pairs:
+            raise UsageError(f"--eval_file {args.eval} holds {_form(pairs)} but {args.model} was fine-tuned on "
+                             f"{_form(task.text_pairs)}: score it on data of the task it learnt.")
         metrics = {"eval_examples": len(data), **task.evaluate_glue(data, batch_size=args.batch_size)}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
@@ -427,16 +431,40 @@ def _read_questions(path):
         whole = json.loads(text)
     except json.JSONDecodeError:
         whole = None
-    if isinstance(whole, dict) and "data" in whole:
+    if isinstance(whole, dict) and isinstance(whole.get("data"), list) and "question" not in whole:
         raise UsageError(f"--input_file {path} is a SQuAD file ({{'data': ...}}); predict reads JSON lines, one "
                          '{"question": ..., "context": ...} per line (kbz.data.read_squad reads SQuAD files).')
-    # JSON lines: blank ones separate nothing.
-    return [_question(path, number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    # JSON lines, cut at "\n" only (splitlines would cut at U+2028 inside a string too); blank ones separate nothing.
+    return [_question(path, number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), 1)
+            if line.strip()]
 
 
-def _classifier_texts(path, lines):
-    """A classifier's `--input_file` lines: single texts, or `(text_a, text_b)` pairs where each line holds one tab."""
+def _form(pairs):
+    return "sentence pairs" if pairs else "single texts"
+
+
+def _saved_text_pairs(model_dir):
+    """A saved classifier's `text_pairs` (see `BertClassifier`), read before it loads: None where not recorded."""
+    from keras_bert_zoo.presets import preset_io
+
+    config = preset_io.read_json(model_dir, preset_io.TASK_CONFIG_FILE).get("config", {})
+    return config.get("text_pairs") if isinstance(config, dict) else None
+
+
+def _classifier_texts(path, lines, text_pairs):
+    """A classifier's `--input_file` lines: single texts, or `(text_a, text_b)` pairs (text_a<TAB>text_b).
+
+    A model fine-tuned on single texts reads each line whole, tabs and all; one fine-tuned on pairs needs one tab
+    on every line; one that has not recorded its form reads pairs where every line holds one tab."""
+    if text_pairs is False:
+        return lines
     fields = [line.split("\t") for line in lines]
+    if text_pairs:
+        for number, parts in enumerate(fields, 1):
+            if len(parts) != 2:
+                raise UsageError(f"--input_file {path}, line {number}: {len(parts) - 1} tabs, where the model, "
+                                 "fine-tuned on sentence pairs, needs one per line: text_a<TAB>text_b.")
+        return [tuple(parts) for parts in fields]
     for number, parts in enumerate(fields, 1):
         if len(parts) > 2:
             raise UsageError(f"--input_file {path}, line {number}: {len(parts)} tab-separated fields; a line is one "
@@ -462,20 +490,13 @@ def run_predict(args):
     else:
         lines = read_text_lines(args.input, "--input_file")
         if not hasattr(task_class, "predict_entities"):
-            texts = _classifier_texts(args.input, lines)
+            texts = _classifier_texts(args.input, lines, _saved_text_pairs(found))
     task = Task.from_preset(found)
     if hasattr(task, "predict_answers"):
         records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))
     elif hasattr(task, "predict_entities"):
         records = ({"text": t, "entities": e} for t, e in zip(lines, task.predict_entities(lines, args.batch_size)))
     else:
-        given_pairs = bool(texts) and isinstance(texts[0], tuple)
-        if task.text_pairs is not None and texts and given_pairs != task.text_pairs:
-            raise UsageError(f"--input_file {args.input} holds "
-                             + ("pairs (a tab on each line)" if given_pairs else "single texts (no tab)")
-                             + f" but {found} was fine-tuned on "
-                             + ("pairs: write each line as text_a<TAB>text_b." if task.text_pairs
-                                else "single texts: a tab would make a line a pair."))
         records = _classification_records(task, texts, args.batch_size)
     output = [json.dumps(record) for record in records]
     if args.output:

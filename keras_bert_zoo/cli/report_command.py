@@ -31,10 +31,10 @@ def run(args):
     status = job_status(args.run_dir)
     if status is not None:
         report["status"] = status
+    how = {"running": "is still running", "killed": "did not finish: job.json says running, but its process is "
+           "gone (killed)"}.get(status, f"did not finish (job.json: {status})")
     if status not in (None, "finished"):
-        print(f"{args.run_dir} did not finish (job.json: {status}"
-              + (", its process gone" if status == "killed" else "")
-              + "): its curves and final_epoch end at the last epoch it finished.", file=sys.stderr)
+        print(f"{args.run_dir} {how}: its curves and final_epoch end at the last epoch it finished.", file=sys.stderr)
     metrics = os.path.join(args.run_dir, METRICS_FILE)
     if os.path.isfile(metrics):
         with open(metrics, encoding="utf-8") as f:

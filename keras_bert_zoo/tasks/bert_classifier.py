@@ -14,7 +14,6 @@ from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_labels
 from keras_bert_zoo.tasks.task import Task
-from keras_bert_zoo.tasks.task import examples_are_pairs
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
@@ -74,8 +73,6 @@ class BertClassifier(Task):
                 "Use num_classes=2 for a yes/no task, problem_type='regression' for one score, or "
                 "problem_type='multi_label' for one independent yes/no."
             )
-        if text_pairs not in (None, True, False):
-            raise ValueError(f"text_pairs must be True, False or None; got {text_pairs!r}.")
         if label_names is not None and len(label_names) != num_classes:
             raise ValueError(f"{len(label_names)} label_names for num_classes={num_classes}.")
         if label_names is not None and len(set(label_names)) != len(label_names):
@@ -101,43 +98,68 @@ class BertClassifier(Task):
         self.threshold = threshold
         self.label_names = list(label_names) if label_names is not None else None
         self.text_pairs = text_pairs
+        self._fitting_form = None  # during fit: whether it trains on pairs (see `training_starts`)
         self.compile()
+
+    @property
+    def text_pairs(self):
+        """Whether the classifier takes `(text_a, text_b)` pairs (True),
+        single texts (False) or either (None); see the class docstring."""
+        return self._text_pairs
+
+    @text_pairs.setter
+    def text_pairs(self, value):
+        if value is not None and not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"text_pairs must be True, False or None; got {value!r}.")
+        self._text_pairs = None if value is None else bool(value)
 
     @staticmethod
     def _form_name(pairs):
         return "sentence pairs" if pairs else "single texts"
 
     def takes_pairs_now(self):
-        return self.text_pairs is not False
+        form = self._fitting_form if self._fitting_form is not None else self.text_pairs
+        return form is not False
+
+    def takes_label_names(self):
+        return self.label_names is not None
 
     def check_example_form(self, x, labeled=True):
-        """Refuse single texts to a classifier trained on pairs, and pairs to one trained on single texts."""
-        pairs = examples_are_pairs(x, labeled, self.takes_pairs_now())
-        if pairs is None or self.text_pairs is None or pairs == self.text_pairs:
+        """Refuse single texts to a classifier trained on pairs, and pairs to
+        one trained on single texts (during `fit`: of the form it is given)."""
+        expected = self._fitting_form if self._fitting_form is not None else self.text_pairs
+        pairs = self.examples_are_pairs(x, labeled)
+        if pairs is None or expected is None or pairs == expected:
             return
+        during_fit = self._fitting_form is not None
         raise ValueError(
-            f"This classifier was fine-tuned on {self._form_name(self.text_pairs)} (text_pairs={self.text_pairs}) "
-            f"but is given {self._form_name(pairs)}: its outputs would mean nothing. Pass "
-            + ("(text_a, text_b) pairs" if self.text_pairs else "single texts")
-            + ", as it was trained; to use it on either regardless, set its text_pairs = None."
+            (f"fit trains this classifier on {self._form_name(expected)} but its validation data are "
+             f"{self._form_name(pairs)}." if during_fit else
+             f"This classifier was fine-tuned on {self._form_name(expected)} (text_pairs={expected}) but is given "
+             f"{self._form_name(pairs)}: its outputs would mean nothing. Pass "
+             + ("(text_a, text_b) pairs" if expected else "single texts")
+             + ", as it was trained; to use it on either regardless, set its text_pairs = None (in Python).")
         )
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`Task.fit`; fitting on texts or pairs records which in `text_pairs`
-        (a warning where that changes it)."""
+        once training starts (a warning where that changes it)."""
         x, y = self.standardize_examples(x, y)
-        pairs, previous = examples_are_pairs(x, labeled=True), self.text_pairs
-        if pairs is not None and previous is not None and pairs != previous:
-            warnings.warn(f"This classifier was fine-tuned on {self._form_name(previous)}; fit now trains it on "
-                          f"{self._form_name(pairs)}, which it will take from now on (text_pairs={pairs}).",
-                          stacklevel=2)
-        if pairs is not None:
-            self.text_pairs = pairs
+        self._fitting_form = self.examples_are_pairs(x, labeled=True)
         try:
             return super().fit(x, y, *args, **kwargs)
-        except Exception:
-            self.text_pairs = previous  # mostly refused before a step: nothing learnt from the new form
-            raise
+        finally:
+            self._fitting_form = None
+
+    def training_starts(self):
+        pairs, previous = self._fitting_form, self.text_pairs
+        if pairs is None:
+            return
+        if previous is not None and pairs != previous:
+            warnings.warn(f"This classifier was fine-tuned on {self._form_name(previous)}; fit now trains it on "
+                          f"{self._form_name(pairs)}, which it will take from now on (text_pairs={pairs}).",
+                          stacklevel=4)
+        self.text_pairs = pairs
 
     def default_loss(self):
         if self.problem_type == "multi_class":

@@ -54,40 +54,20 @@ def _only_text(spec):
     return all(t.dtype == tf.string for t in tf.nest.flatten(spec))
 
 
-def _holds_labels(element_spec, labeled, pairs_possible):
-    """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone.
-
-    Where labels are wanted (`fit`, `evaluate`) any tuple is `(x, y[, w])`,
-    as in Keras: `(text, label_name)` too. Otherwise (`predict`) an element
-    of two strings is a `(text_a, text_b)` pair where the task may take pairs
-    (`pairs_possible`), else a text and its label name; a nested first part,
-    or a later part that is not text (a label, a weight), is `(x, y[, w])`.
-    """
-    if not isinstance(element_spec, tuple) or len(element_spec) < 2:
-        return False
-    if labeled or not pairs_possible or isinstance(element_spec[0], tuple):
-        return True
-    return not _only_text(element_spec[1:])
+def _two_strings(spec):
+    """Whether a Dataset's elements are two strings side by side: `(text_a, text_b)` or `(text, label_name)`."""
+    return isinstance(spec, tuple) and len(spec) == 2 and all(
+        isinstance(t, tf.TensorSpec) and t.dtype == tf.string for t in spec)
 
 
-def examples_are_pairs(x, labeled=False, pairs_possible=True):
-    """Whether standardized examples (see `Task.standardize_examples`) are
-    `(text_a, text_b)` pairs: True, False for single texts, None where that
-    cannot be told (packed inputs, an empty list, other examples). For a
-    Dataset, `labeled` and `pairs_possible` as in `_holds_labels`."""
-    if isinstance(x, tf.data.Dataset):
-        spec = x.element_spec
-        if _packed_spec(spec) is not None:
-            return None
-        spec = spec[0] if _holds_labels(spec, labeled, pairs_possible) else spec
-        if isinstance(spec, tf.TensorSpec):
-            return False if spec.dtype == tf.string else None
-        return True if isinstance(spec, tuple) and len(spec) == 2 and _only_text(spec) else None
-    if isinstance(x, np.ndarray) and x.ndim in (1, 2):
-        return x.ndim == 2
-    if isinstance(x, (list, tuple)) and len(x) and not isinstance(x[0], dict):
-        return isinstance(x[0], (tuple, list))
-    return None
+def _rows_are_pairs(x):
+    """Whether in-memory examples are `(text_a, text_b)` pairs: by their first row (a list of tuples, an object
+    array of them, an `[n, 2]` array); None for what is neither pairs nor single texts (an `[n, 3]` array)."""
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        return True if x.shape[1] == 2 else None
+    if len(x) == 0 or isinstance(x[0], dict):
+        return None
+    return isinstance(x[0], (tuple, list))
 
 
 def _example_count(x):
@@ -421,11 +401,55 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         `takes_pairs`."""
         return self.takes_pairs
 
+    def takes_label_names(self):
+        """Whether labels may be strings (names): a classifier's only with `label_names`."""
+        return True
+
+    def holds_labels(self, element_spec, labeled):
+        """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone.
+
+        A nested first part, or a later part that is not text (a label, a
+        weight), makes `(x, y[, w])`. Two strings are a text and its label's
+        name where labels are wanted (`fit`, `evaluate`: as Keras reads any
+        tuple) and names are taken; in `predict`, only where pairs are not
+        taken now (a classifier fine-tuned on single texts) and names are.
+        Otherwise they are a `(text_a, text_b)` pair.
+        """
+        if not isinstance(element_spec, tuple) or len(element_spec) < 2:
+            return False
+        if isinstance(element_spec[0], tuple) or not _only_text(element_spec[1:]):
+            return True
+        if not _two_strings(element_spec):
+            return labeled  # three strings or more: as Keras reads them
+        return self.takes_label_names() and (labeled or not self.takes_pairs_now())
+
+    def examples_are_pairs(self, x, labeled=False):
+        """Whether standardized examples (see `standardize_examples`) are
+        `(text_a, text_b)` pairs: True, False for single texts, None where
+        that cannot be told (packed inputs, an empty list, other examples);
+        `labeled` as in `holds_labels`."""
+        if not isinstance(x, tf.data.Dataset):
+            return None if isinstance(x, dict) else _rows_are_pairs(x)
+        spec = x.element_spec
+        if _packed_spec(spec) is not None:
+            return None
+        spec = spec[0] if self.holds_labels(spec, labeled) else spec
+        if isinstance(spec, tuple) and len(spec) == 1:  # (text,): one text, as make_dataset reads it
+            spec = spec[0]
+        if isinstance(spec, tf.TensorSpec):
+            return False if spec.dtype == tf.string else None
+        return True if _two_strings(spec) else None
+
+    def training_starts(self):
+        """Called by `fit` once its data are prepared and checked, before the
+        first step: what a task records of its training data (`BertClassifier`:
+        pairs or single texts) changes only then, not on a refused `fit`."""
+
     def check_example_form(self, x, labeled=True):
         """Refuse standardized examples of another form than the task was
-        trained on, before any graph work (`labeled`: whether a Dataset's
-        elements hold labels, see `_holds_labels`); tasks that record one
-        override this (`BertClassifier`: pairs or single texts)."""
+        trained on, before any graph work (`labeled` as in `holds_labels`);
+        tasks that record one override this (`BertClassifier`: pairs or
+        single texts)."""
 
     def _check_packed_inputs(self, x):
         expected = sorted(self.input)
@@ -499,7 +523,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             if first.shape.rank == 0:
                 ds = ds.batch(batch_size)
             if not labeled:
-                if _holds_labels(ds.element_spec, labeled, self.takes_pairs_now()):
+                if self.holds_labels(ds.element_spec, labeled):
                     ds = ds.map(lambda x, *labels: x)  # as Keras' predict, which ignores y
                 ds = ds.map(lambda *example: (example if len(example) > 1 else example[0],))
         else:
@@ -576,6 +600,11 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """
         batch_size = checked_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
+        if labeled and isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is None \
+                and not self.holds_labels(x.element_spec, labeled):
+            raise ValueError(f"The Dataset holds texts but no labels (its elements: {x.element_spec}); fit and "
+                             "evaluate take a Dataset of (text, label) or ((text_a, text_b), label)"
+                             + ("" if self.takes_label_names() else ", labels as ids (no label_names here)") + ".")
         self.check_example_form(x, labeled)
         if isinstance(x, dict):
             return x, None if y is None else self.prepare_labels(y)
@@ -586,9 +615,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
             raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
-        if labeled and isinstance(x, tf.data.Dataset) and not _holds_labels(x.element_spec, labeled, True):
-            raise ValueError(f"The Dataset holds texts but no labels (its elements: {x.element_spec}); fit and "
-                             "evaluate take a Dataset of (text, label) or ((text_a, text_b), label).")
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}  # tasks without it
         return self.make_dataset(x, y if labeled else None, batch_size=batch_size, shuffle=shuffle,
                                  labeled=labeled, **weights), None
@@ -632,6 +658,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             # Keras ignores validation_split when given validation_data.
             self._schedule_for_fit(data, batch_size, epochs, kwargs,
                                    validation_split if validation_data is None else 0.0)
+        self.training_starts()
         with warnings.catch_warnings():
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")

@@ -139,8 +139,12 @@ def _same_content(old, new):
 
 
 def fingerprint_difference(old, new, output_dir):
-    """A one-line description of the first item where two fingerprints differ, or None."""
+    """A one-line description of the first item where two fingerprints differ, or None. An item the old one
+    lacks was recorded by an earlier version, before it was part of the fingerprint: it does not count (an
+    interrupted run resumes after an upgrade)."""
     for key in sorted(set(old) | set(new)):
+        if key not in old:
+            continue
         before, after = old.get(key), new.get(key)
         if before == after:
             continue

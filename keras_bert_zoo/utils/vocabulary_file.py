@@ -28,7 +28,7 @@ def load_vocabulary(vocabulary):
                 f"Vocabulary file not found: '{path}'. Pass the path of a BERT "
                 "`vocab.txt` (one token per line) or a list of tokens."
             )
-        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
+        with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
             tokens = f.read().split("\n")
         # A trailing newline ends the last line; it is not an extra token.
         if tokens and tokens[-1] == "":
