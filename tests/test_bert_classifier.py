@@ -267,6 +267,11 @@ def test_a_dataset_of_two_strings_is_a_pair_unless_a_label_name_can_be_read(tiny
     clf.fit(["all work", "no play"] * 2, [0, 1] * 2, epochs=1, verbose=0)
     with pytest.raises(ValueError, match="fine-tuned on single texts .* given sentence pairs"):
         clf.predict(two)
+    # A fit stopped before its first step (a Dataset's label is checked in the graph) learnt nothing of pairs.
+    bad = tf.data.Dataset.from_tensor_slices(((["all work", "no"], ["jack", "play"]), [0, 7])).batch(2)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        clf.fit(bad, verbose=0)
+    assert clf.text_pairs is False
     # A Dataset of 1-tuples is single texts, checked as such.
     clf.text_pairs = True
     with pytest.raises(ValueError, match="fine-tuned on sentence pairs .* given single texts"):

@@ -39,6 +39,27 @@ def _killed_after_a_backup(task, monkeypatch):
     monkeypatch.setattr(task, "fit", fit)
 
 
+def test_a_record_without_an_item_matches_only_where_earlier_versions_left_it_out(tmp_path):
+    """Epochs joined the fingerprint later: a job recorded without them resumes after an upgrade. num_train_steps
+    is recorded only when given: a job recorded without it is not resumed by a run that gives one."""
+    from keras_bert_zoo.utils.job_record import claim_output_dir
+    from keras_bert_zoo.utils.job_record import finish_job
+
+    owned = (("model",), ("backup",))
+    for item, added, resumes in (("epochs", ("epochs",), True), ("num_train_steps", ("epochs",), False)):
+        out = str(tmp_path / item)
+        recorded = {"corpus": "c.txt", "batch_size": 8}
+        claim_output_dir(out, "pretrain", recorded, owned=owned)
+        os.makedirs(os.path.join(out, "backup"))
+        finish_job(out, "interrupted")
+        rerun = {**recorded, item: 100}
+        if resumes:
+            assert claim_output_dir(out, "pretrain", rerun, owned=owned, added_items=added) is True
+        else:
+            with pytest.raises(OutputDirectoryError, match=f"{item} differs: .* with {item} null \\(this one: 100\\)"):
+                claim_output_dir(out, "pretrain", rerun, owned=owned, added_items=added)
+
+
 def test_content_digest_follows_the_data_not_its_container():
     import numpy as np
 

@@ -6,6 +6,8 @@ NOT_ARGUMENTS = {"run", "check", "flag_names", "argv"}
 # all of them, so a rerun asking for more (or fewer: it trained nothing and saved a half-decayed model as finished)
 # would be another job.
 NOT_IN_FINGERPRINT = NOT_ARGUMENTS | {"command", "verbose", "output", "overwrite_output_dir", "strategy", "tpu"}
+# Arguments earlier versions left out of the fingerprint: a job recorded then still resumes.
+ADDED_TO_FINGERPRINT = ("epochs",)
 
 
 def add_output_arguments(parser, help):
@@ -51,5 +53,7 @@ def output_job(args, file_flags=()):
     from keras_bert_zoo.utils.job_record import running_job
 
     recorded = {k: v for k, v in vars(args).items() if k not in NOT_ARGUMENTS}
+    added = [args.flag_names.get(dest, "--" + dest) for dest in ADDED_TO_FINGERPRINT]
     return running_job(args.output, args.command, job_fingerprint(args, file_flags),
-                       args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir)
+                       args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir,
+                       added_items=added)

@@ -19,6 +19,17 @@ from keras_bert_zoo.tokenizers.text_inputs import check_texts
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
 
 
+class _StepSeen(keras.callbacks.Callback):
+    """Whether `fit` finished a train step."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = False
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.seen = True
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class BertClassifier(Task):
     """BERT's classifier: dropout + dense on the pooled `[CLS]` vector.
@@ -145,9 +156,15 @@ class BertClassifier(Task):
         """`Task.fit`; fitting on texts or pairs records which in `text_pairs`
         once training starts (a warning where that changes it)."""
         x, y = self.standardize_examples(x, y)
-        self._fitting_form = self.examples_are_pairs(x, labeled=True)
+        self._fitting_form, previous = self.examples_are_pairs(x, labeled=True), self.text_pairs
+        steps = _StepSeen()
+        kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), steps]
         try:
             return super().fit(x, y, *args, **kwargs)
+        except BaseException:
+            if not steps.seen:
+                self.text_pairs = previous  # stopped before a step (a Dataset's label is checked in the graph)
+            raise
         finally:
             self._fitting_form = None
 

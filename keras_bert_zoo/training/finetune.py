@@ -86,7 +86,7 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
     if claim_output_dir:
         fingerprint = finetune_fingerprint(task, x, y, validation_data, batch_size, seed, epochs)
         job = running_job(output_dir, "finetune", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                          overwrite_flag="overwrite_output_dir=True")
+                          overwrite_flag="overwrite_output_dir=True", added_items=("epochs",))
     with job:
         if seed is not None:
             keras.utils.set_random_seed(seed)

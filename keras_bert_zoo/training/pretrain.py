@@ -175,10 +175,10 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         "learning_rate": learning_rate, "warmup_steps": warmup_steps, "eval_fraction": eval_fraction,
         "checkpoint_every": checkpoint_every, "mixed_precision": mixed_precision, "epochs": epochs,
     }
-    if num_train_steps is not None:  # only then: a job recorded without it and given none still resumes
+    if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
         fingerprint["num_train_steps"] = num_train_steps
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True"):
+                     overwrite_flag="overwrite_output_dir=True", added_items=("epochs",)):
         return _pretrain(**locals())
 
 

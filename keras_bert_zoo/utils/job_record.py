@@ -138,12 +138,12 @@ def _same_content(old, new):
     return old == new
 
 
-def fingerprint_difference(old, new, output_dir):
-    """A one-line description of the first item where two fingerprints differ, or None. An item the old one
-    lacks was recorded by an earlier version, before it was part of the fingerprint: it does not count (an
-    interrupted run resumes after an upgrade)."""
+def fingerprint_difference(old, new, output_dir, added_items=()):
+    """A one-line description of the first item where two fingerprints differ, or None. `added_items`: items
+    that earlier versions did not record, whatever their value: a record without one was written before it
+    counted, and still matches (an interrupted run resumes after an upgrade)."""
     for key in sorted(set(old) | set(new)):
-        if key not in old:
+        if key not in old and key in added_items:
             continue
         before, after = old.get(key), new.get(key)
         if before == after:
@@ -159,7 +159,7 @@ def fingerprint_difference(old, new, output_dir):
 
 
 def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
-                     overwrite_flag="--overwrite_output_dir"):
+                     overwrite_flag="--overwrite_output_dir", added_items=()):
     """Check that this job may write `output_dir`, then record it there as running.
 
     Call this before loading any model: it is where a job learns that the
@@ -174,6 +174,7 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
             (("model", "metrics.json"), ("backup",)).
         overwrite: clear the job's entries (and job.json) instead of refusing.
         overwrite_flag: how the caller spells the overwrite option, for messages.
+        added_items: fingerprint items earlier versions did not record (see `fingerprint_difference`).
 
     Returns:
         True when the job resumes from a backup of the same job, else False.
@@ -193,7 +194,8 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
             path = os.path.join(output_dir, name)
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
         present, job = [], None
-    difference = fingerprint_difference(job.get("fingerprint", {}), fingerprint, output_dir) if job else None
+    difference = fingerprint_difference(job.get("fingerprint", {}), fingerprint, output_dir,
+                                        added_items) if job else None
     if job and job.get("command", command) != command:
         difference = f"{output_dir} was written by a {job['command']} job, not {command}"
     # The same job may run in several processes at once (the workers of a multi-worker strategy).
@@ -242,7 +244,7 @@ def finish_job(output_dir, status="finished"):
 
 @contextlib.contextmanager
 def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
-                overwrite_flag="--overwrite_output_dir"):
+                overwrite_flag="--overwrite_output_dir", added_items=()):
     """Claim `output_dir` for a job (see `claim_output_dir`) and record how it ended.
 
     A job that fails before writing anything leaves no directory behind; one
@@ -253,7 +255,7 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
     """
     created = not os.path.exists(output_dir)
     resume = claim_output_dir(output_dir, command, fingerprint, args=args, owned=owned, overwrite=overwrite,
-                              overwrite_flag=overwrite_flag)
+                              overwrite_flag=overwrite_flag, added_items=added_items)
     if resume:
         print(f"Resuming the same {command} job from {output_dir}'s backup.", file=sys.stderr)
     try:
