@@ -367,11 +367,13 @@ def run_evaluate(args):
         scores = task.evaluate_entities(data.words, data.tags, args.batch_size)
         metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
     else:
+        from keras_bert_zoo.tasks.bert_classifier import text_form_name
+
         data = _read(args.eval, args, label_names=task.label_names, problem_type=task.problem_type)
         pairs = task.examples_are_pairs(list(data.texts))
         if None not in (pairs, task.text_pairs) and pairs != task.text_pairs:
-            raise UsageError(f"--eval_file {args.eval} holds {_form(pairs)} but {args.model} was fine-tuned on "
-                             f"{_form(task.text_pairs)}: score it on data of the task it learnt.")
+            raise UsageError(f"--eval_file {args.eval} holds {text_form_name(pairs)} but {args.model} was "
+                             f"fine-tuned on {text_form_name(task.text_pairs)}: score it on data of the task it learnt.")
         metrics = {"eval_examples": len(data), **task.evaluate_glue(data, batch_size=args.batch_size)}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
@@ -437,10 +439,6 @@ def _read_questions(path):
     # JSON lines, cut at "\n" only (splitlines would cut at U+2028 inside a string too); blank ones separate nothing.
     return [_question(path, number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), 1)
             if line.strip()]
-
-
-def _form(pairs):
-    return "sentence pairs" if pairs else "single texts"
 
 
 def _saved_text_pairs(model_dir):

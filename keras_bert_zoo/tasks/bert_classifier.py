@@ -19,6 +19,11 @@ from keras_bert_zoo.tokenizers.text_inputs import check_texts
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
 
 
+def text_form_name(pairs):
+    """How messages name a classifier's examples: "sentence pairs" or "single texts"."""
+    return "sentence pairs" if pairs else "single texts"
+
+
 class _StepSeen(keras.callbacks.Callback):
     """Whether `fit` finished a train step."""
 
@@ -124,13 +129,12 @@ class BertClassifier(Task):
             raise ValueError(f"text_pairs must be True, False or None; got {value!r}.")
         self._text_pairs = None if value is None else bool(value)
 
-    @staticmethod
-    def _form_name(pairs):
-        return "sentence pairs" if pairs else "single texts"
+    def _expected_form(self):
+        # While fit prepares its data, the form it trains on; otherwise the one recorded.
+        return self._fitting_form if self._fitting_form is not None else self.text_pairs
 
     def takes_pairs_now(self):
-        form = self._fitting_form if self._fitting_form is not None else self.text_pairs
-        return form is not False
+        return self._expected_form() is not False
 
     def takes_label_names(self):
         return self.label_names is not None
@@ -138,16 +142,16 @@ class BertClassifier(Task):
     def check_example_form(self, x, labeled=True):
         """Refuse single texts to a classifier trained on pairs, and pairs to
         one trained on single texts (during `fit`: of the form it is given)."""
-        expected = self._fitting_form if self._fitting_form is not None else self.text_pairs
+        expected = self._expected_form()
         pairs = self.examples_are_pairs(x, labeled)
         if pairs is None or expected is None or pairs == expected:
             return
         during_fit = self._fitting_form is not None
         raise ValueError(
-            (f"fit trains this classifier on {self._form_name(expected)} but its validation data are "
-             f"{self._form_name(pairs)}." if during_fit else
-             f"This classifier was fine-tuned on {self._form_name(expected)} (text_pairs={expected}) but is given "
-             f"{self._form_name(pairs)}: its outputs would mean nothing. Pass "
+            (f"fit trains this classifier on {text_form_name(expected)} but its validation data are "
+             f"{text_form_name(pairs)}." if during_fit else
+             f"This classifier was fine-tuned on {text_form_name(expected)} (text_pairs={expected}) but is given "
+             f"{text_form_name(pairs)}: its outputs would mean nothing. Pass "
              + ("(text_a, text_b) pairs" if expected else "single texts")
              + ", as it was trained; to use it on either regardless, set its text_pairs = None (in Python).")
         )
@@ -173,8 +177,8 @@ class BertClassifier(Task):
         if pairs is None:
             return
         if previous is not None and pairs != previous:
-            warnings.warn(f"This classifier was fine-tuned on {self._form_name(previous)}; fit now trains it on "
-                          f"{self._form_name(pairs)}, which it will take from now on (text_pairs={pairs}).",
+            warnings.warn(f"This classifier was fine-tuned on {text_form_name(previous)}; fit now trains it on "
+                          f"{text_form_name(pairs)}, which it will take from now on (text_pairs={pairs}).",
                           stacklevel=4)
         self.text_pairs = pairs
 
