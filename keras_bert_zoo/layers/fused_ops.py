@@ -61,17 +61,17 @@ def xla_fusion(enabled):
         _state.enabled = previous
 
 
-# bfloat16 is the top half of a float32, so XLA-compiled passes convert it by moving bits: XLA:CPU's own
+def _for_xla_cpu():
+    """Whether the pass being traced is compiled for XLA:CPU (see `_compiled`)."""
+    return getattr(_state, "xla_cpu", False)
+
+
+# bfloat16 is the top half of a float32, so passes compiled for XLA:CPU convert it by moving bits: its own
 # conversions kept the pass around them from vectorizing (a bias + GELU on [4096, 1536] bfloat16: 2.0 ms against
 # 1.0, the same numbers; 2-core AVX-512 BF16 EPYC). Plain TensorFlow ops cast (each bit op there is a pass), and
-# so does XLA where a TPU is seen: its conversions are native.
-def _converts_by_bits(dtype):
-    return tf.as_dtype(dtype) == tf.bfloat16 and getattr(_state, "tracing_for_xla", False) \
-        and not tf.config.list_logical_devices("TPU")
-
-
+# so does a TPU's XLA, whose conversions are native.
 def _f32(x):
-    if not _converts_by_bits(x.dtype):
+    if not (x.dtype == tf.bfloat16 and _for_xla_cpu()):
         return tf.cast(x, tf.float32)
     return tf.bitcast(tf.bitwise.left_shift(tf.cast(tf.bitcast(x, tf.uint16), tf.uint32), 16), tf.float32)
 
@@ -79,7 +79,7 @@ def _f32(x):
 def _cast(x32, dtype):
     """A float32 tensor in `dtype`: bfloat16 rounded to nearest, ties to
     even, as TensorFlow's cast."""
-    if not _converts_by_bits(dtype):
+    if not (tf.as_dtype(dtype) == tf.bfloat16 and _for_xla_cpu()):
         return tf.cast(x32, dtype)
     bits = tf.bitcast(x32, tf.uint32)
     rounded = tf.bitwise.right_shift(bits + tf.bitwise.bitwise_and(tf.bitwise.right_shift(bits, 16), 1) + 0x7FFF, 16)
@@ -88,18 +88,38 @@ def _cast(x32, dtype):
     return tf.bitcast(tf.cast(halves, tf.uint16), tf.bfloat16)
 
 
+def _row_mean(x):
+    """The mean along the last axis, keeping it. XLA:CPU's reductions along
+    rows ran LayerNorm's pass at half the speed ([4096, 768] bfloat16: 1.95 ms
+    against 0.98; 2-core AVX-512 BF16 EPYC), so there it is a product with a
+    column of ones (summed in another order: last-bit differences). Not
+    elsewhere: a TPU multiplies float32 at bfloat16's precision."""
+    if not _for_xla_cpu():
+        return tf.reduce_mean(x, axis=-1, keepdims=True)
+    width = tf.shape(x)[-1]  # a traced function's shapes may be unknown (`reduce_retracing`)
+    sums = tf.matmul(tf.reshape(x, [-1, width]), tf.ones([width, 1], x.dtype))
+    return tf.reshape(sums, tf.concat([tf.shape(x)[:-1], [1]], 0)) / tf.cast(width, x.dtype)
+
+
 def _compiled(f):
-    """`f` compiled by XLA, traced converting bfloat16 by bits (see `_f32`)."""
+    """`f` compiled by XLA: for XLA:CPU traced with its workarounds (`_f32`,
+    `_cast`, `_row_mean`), where a TPU is seen as written."""
     @functools.wraps(f)  # the compiled function keeps its name in graphs
-    def traced(*args, **kwargs):
-        previous = getattr(_state, "tracing_for_xla", False)
-        _state.tracing_for_xla = True
+    def for_xla_cpu(*args, **kwargs):
+        previous = _for_xla_cpu()
+        _state.xla_cpu = True
         try:
             return f(*args, **kwargs)
         finally:
-            _state.tracing_for_xla = previous
+            _state.xla_cpu = previous
 
-    return tf.function(traced, jit_compile=True, reduce_retracing=True)
+    on_cpu, on_tpu = (tf.function(g, jit_compile=True, reduce_retracing=True) for g in (for_xla_cpu, f))
+
+    def call(*args, **kwargs):
+        # Asked at each call (once per trace of the graph calling it): a TPU may connect after a call on the host.
+        return (on_tpu if tf.config.list_logical_devices("TPU") else on_cpu)(*args, **kwargs)
+
+    return call
 
 
 def _gelu_erf(x32):
@@ -201,15 +221,6 @@ def _gelu_passes(form):
         return (_cast(_f32(upstream) * _f32(slope), slope.dtype),)
 
     return forward, backward
-
-
-def _row_mean(x):
-    # A product with a column of ones: XLA:CPU's own reductions along rows ran LayerNorm's pass at half the speed
-    # ([4096, 768] bfloat16: 1.95 ms against 0.98; 2-core AVX-512 BF16 EPYC). Summed in another order: last-bit
-    # differences.
-    width = tf.shape(x)[-1]  # a traced function's shapes may be unknown (`reduce_retracing`)
-    sums = tf.matmul(tf.reshape(x, [-1, width]), tf.ones([width, 1], x.dtype))
-    return tf.reshape(sums, tf.concat([tf.shape(x)[:-1], [1]], 0)) / tf.cast(width, x.dtype)
 
 
 # LayerNorm(y + bias + residual): the sub-layer's bias, residual and norm.
