@@ -109,3 +109,24 @@ def test_row_means_are_numpys_in_any_rank_and_shape(shape, compiled):
     # Traced with unknown dimensions, as `reduce_retracing` traces a second shape.
     traced = tf.function(row_mean, input_signature=[tf.TensorSpec([None] * len(shape), tf.float32)])
     np.testing.assert_allclose(traced(tf.constant(x)).numpy(), x.mean(-1, keepdims=True), rtol=1e-6, atol=1e-6)
+
+
+def test_the_head_split_concatenates_in_bfloat16_with_the_values_of_plain_ops():
+    """XLA:CPU wrote the queries' and keys' float32 concat (with the mask's column) out before casting it, a pass
+    more; each part is cast first, the same bits as plain ops give."""
+    rng = np.random.default_rng(0)
+    rows = [tf.constant(rng.normal(size=(6, 8)), tf.bfloat16) for _ in range(3)]
+    biases = [tf.constant(rng.normal(size=8), tf.bfloat16) for _ in range(3)]
+    mask = tf.constant([[1, 1, 0], [1, 0, 0]])
+
+    def split():
+        return fused_ops.split_heads(*rows, *biases, mask, 2, 3, 3, 2, 0.5)
+
+    graph_def = tf.function(split).get_concrete_function().graph.as_graph_def()
+    nodes = list(graph_def.node) + [node for f in graph_def.library.function for node in f.node_def]
+    concats = {tf.as_dtype(node.attr["T"].type).name for node in nodes if node.op == "ConcatV2"} - {"int32"}
+    assert concats == {"bfloat16"}, concats  # int32 ones join shapes
+    with fused_ops.xla_fusion(False):
+        plain = tf.function(split)()
+    for ours, reference in zip(tf.function(split)(), plain):
+        np.testing.assert_array_equal(_bits(ours, tf.uint16), _bits(reference, tf.uint16))

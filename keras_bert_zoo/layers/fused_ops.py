@@ -286,8 +286,10 @@ def _split_heads_forward(query, key, value, query_bias, key_bias, value_bias, pa
         return tf.transpose(x, [2, 0, 1, 3])
 
     def with_column(x, column):
-        column = tf.broadcast_to(column[None, :, :, None], tf.concat([tf.shape(x)[:3], [1]], 0))
-        return _cast(tf.concat([x, column], axis=-1), query.dtype)
+        # Each part cast before the concat: XLA:CPU kept a cast of the concat from fusing with it, and wrote the
+        # float32 concat out first, a pass more (the same values).
+        column = tf.broadcast_to(_cast(column, query.dtype)[None, :, :, None], tf.concat([tf.shape(x)[:3], [1]], 0))
+        return tf.concat([_cast(x, query.dtype), column], axis=-1)
 
     real = tf.cast(tf.cast(padding_mask, tf.bool), tf.float32)  # any nonzero is a real token, as in Keras
     mask_bias = (1.0 - real) * _large_negative_number(query.dtype)
