@@ -1,5 +1,6 @@
 """BertQuestionAnswerer: run_squad windows, learning SQuAD, answers mapped to the context, export steps."""
 
+import json
 import logging
 import types
 
@@ -265,3 +266,105 @@ def test_under_strategy_and_keras_file_round_trip(tiny_checkpoint, tmp_path):
     for a, b in zip(restored.predict_answers(data.head(2)), qa.predict_answers(data.head(2))):
         assert (a["answer"], a["start"], a["end"]) == (b["answer"], b["start"], b["end"])
         assert a["score"] == pytest.approx(b["score"], abs=1e-5)
+
+
+CONTEXT = "The Broncos won Super Bowl 50 in Santa Clara."
+
+
+def test_an_answer_start_below_zero_or_missing_is_refused(tiny_checkpoint):
+    """A negative offset found its text counted from the context's end (Python's slices) and trained the
+    example as unanswerable; HF answers without answer_start were read as no answer."""
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
+    assert CONTEXT[-41:-34] == "Broncos"  # what the negative offset used to find
+    answer = {"text": "Broncos", "answer_start": -41}
+    with pytest.raises(kbz.data.DataFormatError, match="answer_start must be a character offset from 0; found -41"):
+        qa.fit([{"question": "Who?", "context": CONTEXT, "answers": [answer]}])
+    with pytest.raises(ValueError, match=r"holds 1 texts and answer_start None; give one answer_start"):
+        qa.fit([{"question": "Who?", "context": CONTEXT, "answers": {"text": ["The Broncos"]}}])
+    for starts in ([4], np.array([4])):  # HF datasets' columns, as lists or arrays
+        assert _as_examples([{"question": "Who?", "context": CONTEXT, "answers": {"text": ["Broncos"],
+                                                                              "answer_start": starts}}]
+                            ).answers == [[("Broncos", 4)]]
+    assert _as_examples([{"question": "Who?", "context": CONTEXT, "answers": {"text": []}}]).answers == [[]]
+
+
+def test_scoring_refuses_two_examples_of_one_id(tiny_checkpoint):
+    """Scores are keyed by id: two questions of one id were scored as one (total 1 of 2). Predicting and training,
+    which answer by index, take them."""
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
+    first = {"question": "Who won?", "context": CONTEXT, "answers": [{"text": "The Broncos", "answer_start": 0}]}
+    second = {"question": "Where?", "context": CONTEXT, "answers": [{"text": "Santa Clara", "answer_start": 33}]}
+    with pytest.raises(ValueError, match=r"Examples 0 and 1 have one id, 'q': give each question its own 'id'"):
+        qa.evaluate_squad([dict(first, id="q"), dict(second, id="q")])
+    with pytest.raises(ValueError, match=r"Examples 0 and 1 have one id, '0'"):
+        qa.evaluate_squad([first, dict(second, id=0)])  # the first takes its index as id
+    assert qa.evaluate_squad([first, second])["total"] == 2
+    assert len(qa.predict_answers([dict(first, id="q"), dict(second, id="q")])) == 2
+
+
+def test_texts_given_as_utf8_bytes_read_as_their_strings(tiny_checkpoint):
+    """The README takes texts as strings or UTF-8 bytes; QA crashed on bytes inside its offset mapping."""
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=4, max_query_length=4)
+    text = {"question": "Who won?", "context": "Die Broncos gewannen in Zürich.",
+            "answers": [{"text": "Zürich", "answer_start": 23}]}
+    encoded = {"question": text["question"].encode(), "context": text["context"].encode(),
+               "answers": [{"text": "Zürich".encode(), "answer_start": 23}]}
+    assert qa.predict_answers([encoded]) == qa.predict_answers([text])
+    assert qa.evaluate_squad([encoded]) == qa.evaluate_squad([text])
+    with pytest.raises(ValueError, match=r"'context' is bytes that are not UTF-8"):
+        qa.predict_answers([{"question": "Who?", "context": "Zürich".encode("latin-1")}])
+
+
+@pytest.mark.parametrize("flag", ["doc_stride", "max_query_length", "n_best_size", "max_answer_length"])
+@pytest.mark.parametrize("value", [0, -3, 2.5, True])
+def test_run_squad_flags_must_be_positive_whole_numbers(tiny_checkpoint, flag, value):
+    with pytest.raises(ValueError, match=f"{flag} must be a positive whole number; got {value!r}"):
+        kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, **{flag: value})
+
+
+def test_a_saved_answerer_takes_new_settings_and_refuses_unknown_ones(tiny_checkpoint, tmp_path):
+    """from_preset on a saved task used to drop every task argument in silence, misspelt ones too."""
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=8, max_query_length=8)
+    qa.save_to_preset(str(tmp_path / "qa"))
+    restored = kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), doc_stride=4, n_best_size=3,
+                                                    version_2_with_negative=True)
+    assert (restored.doc_stride, restored.max_query_length, restored.n_best_size,
+            restored.version_2_with_negative) == (4, 8, 3, True)
+    for a, b in zip(restored.get_weights(), qa.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(kbz.PresetError, match=r"from_preset: BertQuestionAnswerer got unexpected keyword "
+                       r"argument\(s\) \['zz_bogus'\]; it takes \['backbone', 'preprocessor', 'doc_stride'"):
+        kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), doc_stride=4, zz_bogus=1)
+    assert kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), autocast=False).doc_stride == 8  # Keras' own
+
+
+def test_a_saved_classifier_given_another_head_size_says_the_argument_is_why(tiny_checkpoint, tmp_path):
+    clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=16)
+    clf.save_to_preset(str(tmp_path / "clf"))
+    with pytest.raises(kbz.PresetError, match=r"from_preset\(num_classes=\.\.\.\) changes the saved BertClassifier "
+                                              r"so that its weights no longer fit .*A saved task keeps its heads"):
+        kbz.BertClassifier.from_preset(str(tmp_path / "clf"), num_classes=3)
+
+
+def test_a_subclass_passing_its_arguments_on_takes_its_parents(tiny_checkpoint, tmp_path):
+    """The refusal of unknown arguments reads every constructor up to Task's, not only the subclass' own."""
+    @keras.saving.register_keras_serializable(package="tests")
+    class Answerer(kbz.BertQuestionAnswerer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    qa = Answerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=8)
+    qa.save_to_preset(str(tmp_path / "qa"))
+    assert Answerer.from_preset(str(tmp_path / "qa"), doc_stride=4).doc_stride == 4
+    with pytest.raises(TypeError, match=r"Answerer got unexpected keyword argument\(s\) \['doc_strid'\]"):
+        Answerer.from_preset(tiny_checkpoint, sequence_length=16, doc_strid=4)
+
+
+@pytest.mark.parametrize("task_cls, kwargs", [(kbz.BertQuestionAnswerer, {"doc_strid": 64}),
+                                              (kbz.BertClassifier, {"num_classes": 2, "dropuot": 0.2}),
+                                              (kbz.BertTokenClassifier, {"label_names": ["O", "B-X"], "lables": 1})])
+def test_a_misspelt_task_argument_is_refused(tiny_checkpoint, task_cls, kwargs):
+    """Keras' functional model ignored any keyword it does not know, so a misspelt one changed nothing."""
+    misspelt = list(kwargs)[-1]
+    with pytest.raises(TypeError, match=rf"{task_cls.__name__} got unexpected keyword argument\(s\) \['{misspelt}'\]"):
+        task_cls.from_preset(tiny_checkpoint, sequence_length=16, **kwargs)

@@ -2,6 +2,8 @@
 
 import itertools
 import re
+import unicodedata
+import warnings
 
 import numpy as np
 import pytest
@@ -97,9 +99,19 @@ def test_split_words_offsets():
     "   ",
 ])
 def test_split_words_match_python_unicode_regex(text):
-    # The in-graph splitter (RE2) against Python's Unicode `\w+|[^\w\s]`.
-    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\w+|[^\w\s]", text)]
+    # The in-graph splitter (RE2) against Python's Unicode `\w+|[^\w\s]`, combining marks counted as word
+    # characters (decomposed text: BERT's tokenizer keeps a mark in its word).
+    marks = "".join(sorted({c for c in text if unicodedata.category(c).startswith("M")}))
+    word = f"[\\w{re.escape(marks)}]" if marks else r"\w"
+    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(f"{word}+|[^\\w\\s]", text)]
     assert split_words(text) == expected
+
+
+def test_a_word_in_decomposed_unicode_stays_one_word():
+    """Text in NFD (macOS file names and clipboards) was cut at each combining mark: "Sjo", mark, "gren"."""
+    text = unicodedata.normalize("NFD", "Sjögren syndrome, Ménière")
+    assert split_words(text) == [("Sjo\u0308gren", 0, 8), ("syndrome", 9, 17), (",", 17, 18),
+                                 ("Me\u0301nie\u0300re", 19, 28)]
 
 
 @pytest.fixture(scope="module")
@@ -246,11 +258,13 @@ def test_labels_is_the_deprecated_name_of_label_names(tiny_checkpoint):
     assert ner.label_names == LABELS
     with pytest.warns(DeprecationWarning, match="labels is now .label_names"):
         assert ner.labels == LABELS
-    # A config saved before the rename (key "labels") still loads.
+    # A config saved before the rename (key "labels") still loads, and takes new names from from_preset.
     config = ner.get_config()
     config["labels"] = config.pop("label_names")
     with pytest.warns(DeprecationWarning):
         assert kbz.BertTokenClassifier.from_config(config).label_names == LABELS
+    renamed = ["O", "B-Chemical", "I-Chemical"]
+    assert kbz.BertTokenClassifier.from_config(dict(config, label_names=renamed)).label_names == renamed
     with pytest.raises(ValueError, match="Pass label_names only"):
         kbz.BertTokenClassifier.from_preset(tiny_checkpoint, labels=LABELS, label_names=LABELS, sequence_length=8)
 
@@ -259,3 +273,74 @@ def test_a_tagger_of_one_tag_is_refused(tiny_checkpoint):
     # It would predict that tag everywhere, and Keras' loss failed on its one-logit head naming no tag.
     with pytest.raises(ValueError, match=r"label_names holds one tag \['O'\]: a tagger tells entity tags"):
         kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=["O"], sequence_length=8)
+
+
+def test_tags_checked_as_fit_checks_them_wherever_they_are_given(tiny_checkpoint):
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    # One string per sentence was read as a tag per character ("OO": two tags).
+    with pytest.raises(TypeError, match=r"The tags of sentence 0 are one string \('OO'\); give them as a list"):
+        ner.fit([["all", "work"]], ["OO"])
+    sentences = [["all", "work", "and"], ["no", "play"]]
+    names = [["B-Disease", "I-Disease", "O"], ["O", "B-Disease"]]
+    ids = [[LABELS.index(t) for t in row] for row in names]
+    # evaluate_entities takes ids (and UTF-8 bytes, as a Dataset's strings) as fit does, and refuses unknown gold
+    # tags (they were scored as no entity).
+    assert ner.evaluate_entities(sentences, ids) == ner.evaluate_entities(sentences, names) == \
+        ner.evaluate_entities(sentences, [[t.encode() for t in row] for row in names])
+    with pytest.raises(TypeError, match="The tags of sentence 1 are NoneType; give a list"):
+        ner.evaluate(sentences, [names[0], None])
+    assert ner.evaluate_entities(sentences, names)["gold_entities"] == 2
+    with pytest.raises(ValueError, match=r"Unknown tag\(s\) \['X'\] at sentence 0, word 0"):
+        ner.evaluate_entities(sentences, [["X", "O", "O"], ["O", "O"]])
+    with pytest.raises(ValueError, match="Sentence 1 has 2 words but 1 tags"):
+        ner.evaluate_entities(sentences, [["O", "O", "O"], ["O"]])
+    for stride in (0, -3, 2.5):
+        with pytest.raises(ValueError, match=f"doc_stride must be a positive whole number; got {stride!r}"):
+            ner.predict_tags(sentences, doc_stride=stride)
+
+
+def test_predict_warns_when_long_sentences_give_more_rows_than_sentences(tiny_checkpoint):
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    long = ["all", "work", "and", "no", "play"] * 3
+    with pytest.warns(UserWarning, match=r"predict: \d+ more rows than the 2 sentences.*use predict_tags"):
+        rows = ner.predict([long, ["all"]])
+    assert len(rows) > 2 and [len(t) for t in ner.predict_tags([long, ["all"]])] == [15, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(ner.predict([["all", "work"], ["all"]])) == 2
+
+
+def test_saving_and_loading_read_no_deprecated_attribute(tiny_checkpoint, tmp_path):
+    """Keras' saving reads every attribute dir() lists: the deprecated `labels` warned on each save and load."""
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        preset_round_trip(ner, tmp_path / "preset")
+        keras_file_round_trip(ner, tmp_path)
+    assert not [w for w in caught if "label_names" in str(w.message)]
+    assert "labels" not in dir(ner)
+    with pytest.raises(AttributeError, match="has no attribute 'label'"):
+        ner.label  # noqa: B018
+
+
+def test_a_datasets_tags_and_words_in_every_common_form(tiny_checkpoint):
+    """Tag names, dense batches of equal-length sentences and bad ids in a Dataset: learned, or refused with the
+    model's own message as batches are read (they met TF's bare loss or iteration errors)."""
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    words, names = [["all", "work"], ["no", "play"]], [["B-Disease", "I-Disease"], ["O", "B-Disease"]]
+    ids = [[LABELS.index(t) for t in row] for row in names]
+    reference = ner.evaluate(words, names, return_dict=True, verbose=0)["loss"]
+    for tags in (names, ids):
+        dense = tf.data.Dataset.from_tensor_slices((words, tags))  # equal lengths: dense tensors
+        for ds in (dense, dense.batch(2), tf.data.Dataset.from_tensor_slices((tf.ragged.constant(words),
+                                                                              tf.ragged.constant(tags)))):
+            assert ner.evaluate(ds, return_dict=True, verbose=0)["loss"] == pytest.approx(reference, rel=1e-6)
+    ragged = lambda tags: tf.data.Dataset.from_tensor_slices((tf.ragged.constant(words),  # noqa: E731
+                                                              tf.ragged.constant(tags)))
+    for tags, message in ((ids[:1] + [[1, 7]], r"A tag id is 3 or more; ids are 0..2, of label_names: O, B-Disease"),
+                          (ids[:1] + [[-1, 0]], "A tag id is negative"),
+                          (names[:1] + [["O", "B-X"]], "A tag is not one of label_names: O, B-Disease, I-Disease")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            ner.fit(ragged(tags), epochs=1, verbose=0)
+    with pytest.raises(TypeError, match=r"The words are a string tensor of shape \(.*\); give sentences as lists"):
+        ner.predict(tf.data.Dataset.from_tensor_slices(["Familial hypercholesterolemia", "all work"]))

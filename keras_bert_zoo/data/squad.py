@@ -74,13 +74,15 @@ def checked_answer(context, text, answer_start, where):
 
     Raises:
         DataFormatError: the text is not a non-empty string, the offset not
-            an integer, or the text is not near the offset.
+            an integer from 0, or the text is not near the offset.
     """
     if not isinstance(text, str) or not text.strip():
         raise DataFormatError(f"{where}: the answer text must be a non-empty string; found {text!r}.")
     if isinstance(answer_start, bool) or not isinstance(answer_start, numbers.Integral):
         raise DataFormatError(f"{where}: answer_start must be an integer character offset; found {answer_start!r}.")
     answer_start = int(answer_start)
+    if answer_start < 0:  # Python's negative slices would find the text counted from the context's end
+        raise DataFormatError(f"{where}: answer_start must be a character offset from 0; found {answer_start}.")
     found = _locate(context, text, answer_start)
     if found is None:
         raise DataFormatError(

@@ -12,7 +12,7 @@ from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 # every other non-space character on its own. Python's Unicode `\w` and `\s`
 # spelled out for RE2, whose own `\w` and `\s` are ASCII-only.
 _SPACE = r"\s\p{Z}\x{1c}-\x{1f}\x{85}"
-_WORD_CHAR = r"\p{L}\p{N}_"
+_WORD_CHAR = r"\p{L}\p{M}\p{N}_"  # a combining mark (decomposed text) stays in its word, as in BERT's tokenizer
 _SYMBOL = f"[^{_SPACE}{_WORD_CHAR}]"
 
 
@@ -80,7 +80,13 @@ class TokenClassificationPreprocessor(TextPreprocessor):
         super().__init__(tokenizer, sequence_length, max_sequence_length, **kwargs)
 
     def call(self, words, labels=None):
-        if not isinstance(words, tf.RaggedTensor):
+        if isinstance(words, tf.Tensor):
+            if words.shape.rank != 2 or words.dtype != tf.string:
+                raise TypeError(f"The words are a {words.dtype.name} tensor of shape {words.shape}; give sentences as "
+                                "lists of words, [batch, words] strings: split raw texts into words first "
+                                "(BertTokenClassifier.predict_entities reads raw texts).")
+            words = tf.RaggedTensor.from_tensor(words)  # sentences of one length: no padding to drop
+        elif not isinstance(words, tf.RaggedTensor):
             words = tf.ragged.constant(words, dtype=tf.string)
         pieces = self.tokenizer(words.flat_values)  # [words, pieces]
         # Per-piece values gather their word's (`value_rowids`: each piece's word), and the ragged ops stay few:

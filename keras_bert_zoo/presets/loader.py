@@ -462,7 +462,8 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
         load_weights: load the preset's weights (else random init).
         sequence_length: the preprocessor's packed length.
         **kwargs: those named in `cls.backbone_kwargs` configure the
-            backbone; the rest are a fresh task's arguments.
+            backbone; the rest are a fresh task's arguments, or replace the
+            saved task's (e.g. a question answerer's `doc_stride`).
 
     Raises:
         PresetError: the preset holds another task than a `cls`.
@@ -470,15 +471,16 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     resolved = resolve(preset)
     weights = resolved.checkpoint.read_weights() if resolved.checkpoint is not None else None
     saved_cls, config = _saved_task(resolved, weights)
-    backbone_kwargs = {key: kwargs.pop(key) for key in cls.backbone_kwargs if key in kwargs}
     restore = saved_cls is not None and issubclass(saved_cls, cls)
+    backbone_keys = (saved_cls if restore else cls).backbone_kwargs  # `Task.from_preset` restores a subclass
+    backbone_kwargs = {key: kwargs.pop(key) for key in backbone_keys if key in kwargs}
     if saved_cls is not None and not restore and not getattr(saved_cls, "starts_other_tasks", False):
         raise PresetError(
             f"{preset} holds a saved {saved_cls.__name__}, not a {cls.__name__}: load it with "
             f"{saved_cls.__name__}.from_preset, or start a {cls.__name__} from the preset it was fine-tuned from."
         )
     if restore and config is not None:
-        return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs)
+        return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs, kwargs)
     task_cls = saved_cls if restore else cls
     backbone = _build_backbone(resolved, task_cls.backbone_cls, backbone_kwargs)
     preprocessor = _preset_preprocessor(resolved, task_cls, sequence_length, backbone.max_sequence_length)
@@ -495,20 +497,34 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     return task
 
 
-def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs):
-    """The task of `task.json` + `task.weights.h5`, its backbone's config updated with `backbone_kwargs`."""
+def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs, task_kwargs):
+    """The task of `task.json` + `task.weights.h5`, its config updated with `task_kwargs` and its backbone's
+    with `backbone_kwargs` (a misspelt name is refused by the task's constructor)."""
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
     backbone_config = config.get("config", {}).get("backbone", {}).get("config", {})
     backbone_config.update(backbone_kwargs)
+    try:
+        cls.refuse_unknown_arguments(task_kwargs)  # here, before Keras' deserializing wraps it in the whole config
+    except TypeError as e:
+        raise PresetError(f"from_preset: {e}") from None
+    config.setdefault("config", {}).update(task_kwargs)
     _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
     try:
         task = keras.saving.deserialize_keras_object(config)
     except (ValueError, TypeError) as e:
-        given = sorted(key for key in backbone_kwargs if key in str(e))
+        given = sorted(key for key in {**backbone_kwargs, **task_kwargs} if key in str(e))
         source = f"from_preset({given[0]}=...)" if given else path
         raise PresetError(f"{source} is not a valid {cls.__name__} config: {e}") from e
     if load_weights:
-        preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
+        try:
+            preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
+        except CheckpointError as e:
+            if not task_kwargs:
+                raise
+            given = ", ".join(f"{key}=..." for key in sorted(task_kwargs))
+            raise PresetError(f"from_preset({given}) changes the saved {cls.__name__} so that its weights no longer "
+                              f"fit ({e}). A saved task keeps its heads: leave those arguments out, or start a new "
+                              f"{cls.__name__} from the preset it was fine-tuned from.") from None
     max_sequence_length = task.backbone.max_sequence_length
     if task.preprocessor is None:
         # A pretrainer saved without a preprocessor (as conversion saves it) gets the preset's tokenizer.

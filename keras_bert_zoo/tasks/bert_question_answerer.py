@@ -13,6 +13,7 @@ from keras_bert_zoo.metrics.squad_metrics import squad_scores
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
+from keras_bert_zoo.tasks.task import positive_whole_number
 from keras_bert_zoo.tasks.task import _packed_spec
 from keras_bert_zoo.tasks.task import _rows_dataset
 from keras_bert_zoo.tokenizers.text_inputs import check_text
@@ -22,7 +23,11 @@ def _answer_pairs(answers, where):
     """`(text, answer_start)` pairs from SQuAD's list of dicts, HF datasets'
     dict of lists, or `(text, start)` tuples."""
     if isinstance(answers, dict) and isinstance(answers.get("text"), (list, tuple)):
-        answers = [{"text": t, "answer_start": a} for t, a in zip(answers["text"], answers.get("answer_start", []))]
+        starts = answers.get("answer_start", [] if not answers["text"] else None)
+        if not isinstance(starts, (list, tuple, np.ndarray)) or len(starts) != len(answers["text"]):
+            raise ValueError(f"{where}: 'answers' holds {len(answers['text'])} texts and answer_start {starts!r}; "
+                             "give one answer_start (character offset) per text.")
+        answers = [{"text": t, "answer_start": a} for t, a in zip(answers["text"], starts)]
     pairs = []
     for n, answer in enumerate(answers):
         if isinstance(answer, dict) and {"text", "answer_start"} <= set(answer):
@@ -51,16 +56,21 @@ def _as_examples(x):
             raise ValueError(f"Example {index} is not a dict with 'question' and 'context' (found {found}).")
         example_id = example.get("id", index)
         where = f"QA example {index} (id {example_id!r})"
+        texts = {}
         for key in ("question", "context"):
             check_text(example[key], f"{where}: '{key}'")
+            texts[key] = example[key].decode("utf-8") if isinstance(example[key], bytes) else example[key]
         gold = []
         for n, (text, start) in enumerate(_answer_pairs(example.get("answers") or [], where)):
-            found, repaired = checked_answer(example["context"], text, start, f"{where}, answer {n}")
+            if isinstance(text, bytes):
+                check_text(text, f"{where}, answer {n}")
+                text = text.decode("utf-8")
+            found, repaired = checked_answer(texts["context"], text, start, f"{where}, answer {n}")
             gold.append(found)
             relocated += repaired
         ids.append(str(example_id))
-        questions.append(example["question"])
-        contexts.append(example["context"])
+        questions.append(texts["question"])
+        contexts.append(texts["context"])
         answers.append(gold)
     return QAExamples(ids, questions, contexts, answers, relocated=relocated)
 
@@ -103,6 +113,10 @@ class BertQuestionAnswerer(Task):
 
     def __init__(self, backbone, preprocessor, doc_stride=128, max_query_length=64, n_best_size=20,
                  max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0, **kwargs):
+        doc_stride, max_query_length, n_best_size, max_answer_length = (
+            positive_whole_number(value, name) for value, name in (
+                (doc_stride, "doc_stride"), (max_query_length, "max_query_length"), (n_best_size, "n_best_size"),
+                (max_answer_length, "max_answer_length")))
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -246,10 +260,16 @@ class BertQuestionAnswerer(Task):
         return {"answer": context[start:end], "start": start, "end": end, "score": float(probabilities[0])}
 
     def evaluate_squad(self, x, batch_size=32):
-        """Exact match and F1 (official SQuAD normalisation) on answered examples."""
+        """Exact match and F1 (official SQuAD normalisation) on answered
+        examples, keyed by their ids: each example needs its own."""
         examples = _as_examples(x)
         if not len(examples):
             raise ValueError("No examples: the input list is empty.")
+        first = {}
+        for index, example_id in enumerate(examples.ids):  # scores are keyed by id: the two would count as one
+            if first.setdefault(example_id, index) != index:
+                raise ValueError(f"Examples {first[example_id]} and {index} have one id, {example_id!r}: give each "
+                                 "question its own 'id' to score it (an example without one takes its index).")
         predictions = self.predict_answers(examples, batch_size)
         return squad_scores(
             {i: p["answer"] for i, p in zip(examples.ids, predictions)},

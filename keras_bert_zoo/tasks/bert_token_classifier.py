@@ -17,6 +17,7 @@ from keras_bert_zoo.preprocessing.token_classification_preprocessor import Token
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
+from keras_bert_zoo.tasks.task import positive_whole_number
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
@@ -94,19 +95,21 @@ class BertTokenClassifier(Task):
         self.dropout = dropout
         self.compile()
 
-    @property
-    def labels(self):
-        """Deprecated: `label_names`."""
-        warnings.warn("BertTokenClassifier.labels is now .label_names; labels will be removed in the next release.",
-                      DeprecationWarning, stacklevel=2)
-        return self.label_names
+    def __getattr__(self, name):
+        # The deprecated `labels` (now `label_names`) is no property: Keras' saving reads every attribute that
+        # `dir()` lists, and so warned on each save and load.
+        if name == "labels":
+            warnings.warn("BertTokenClassifier.labels is now .label_names; labels will be removed in the next "
+                          "release.", DeprecationWarning, stacklevel=2)
+            return self.label_names
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     uses_pooler = False
     takes_pairs = False
     takes_sample_weight = False
     preprocessor_cls = TokenClassificationPreprocessor
     input_forms = (
-        "a list of sentences, each a list of words (their tags as y); a tf.data.Dataset of (words, tag_ids), "
+        "a list of sentences, each a list of words (their tags as y); a tf.data.Dataset of (words, tags), "
         "batched or not; kbz.data.read_conll's result; or packed inputs (a dict of token_ids, segment_ids and "
         "padding_mask, or a Dataset of them)"
     )
@@ -126,8 +129,15 @@ class BertTokenClassifier(Task):
         index = {t: i for i, t in enumerate(self.label_names)}
         ids = []
         for s, sentence in enumerate(tags):
+            if isinstance(sentence, (str, bytes)):  # its characters would be read as tags
+                raise TypeError(f"The tags of sentence {s} are one string ({sentence[:40]!r}); give them as a list, "
+                                "one tag per word.")
+            if not isinstance(sentence, (list, tuple, np.ndarray)):
+                raise TypeError(f"The tags of sentence {s} are {type(sentence).__name__}; give a list, one tag per "
+                                "word.")
             row = []
             for w, tag in enumerate(sentence):
+                tag = tag.decode("utf-8", "replace") if isinstance(tag, bytes) else tag  # as a Dataset's tf.string
                 if isinstance(tag, str) and tag in index:
                     row.append(index[tag])
                 elif isinstance(tag, numbers.Integral) and not isinstance(tag, bool) and 0 <= tag < len(self.label_names):
@@ -159,13 +169,49 @@ class BertTokenClassifier(Task):
         if y is None:
             inputs = self.preprocessor(x)
             return {k: inputs[k] for k in MODEL_INPUTS}
-        inputs, labels, weights = self.preprocessor(x, y)
+        inputs, labels, weights = self.preprocessor(x, self._graph_tag_ids(y))
         return {k: inputs[k] for k in MODEL_INPUTS}, labels, weights
 
+    def _graph_tag_ids(self, tags):
+        """A batch of tags in the graph (`[batch, words]`, ragged or not: tag
+        ids or label names) as int32 ids, checked as batches are read: a
+        Dataset's tags never met `tag_ids`."""
+        if isinstance(tags, tf.Tensor) and tags.shape.rank == 2:  # sentences of one length come out dense
+            tags = tf.RaggedTensor.from_tensor(tags)
+        if not isinstance(tags, tf.RaggedTensor):
+            return tags  # held in Python: the preprocessor reads them, checked by `tag_ids` already
+        flat, count = tags.flat_values, len(self.label_names)
+        if flat.dtype == tf.string:
+            matches = tf.equal(flat[:, None], tf.constant(self.label_names)[None, :])
+            checks = [tf.debugging.assert_equal(tf.reduce_any(matches, -1), True, message=(
+                f"A tag is not one of label_names: {', '.join(self.label_names)}."))]
+            flat = tf.argmax(tf.cast(matches, tf.int32), -1, output_type=tf.int32)
+        elif flat.dtype.is_integer:
+            checks = [tf.debugging.assert_non_negative(flat, message=f"A tag id is negative; ids are 0..{count - 1}."),
+                      tf.debugging.assert_less(flat, tf.constant(count, flat.dtype), message=(
+                          f"A tag id is {count} or more; ids are 0..{count - 1}, of label_names: "
+                          f"{', '.join(self.label_names)}."))]
+        else:
+            raise TypeError(f"A Dataset's tags are {flat.dtype.name}; give tag ids (integers) or label names.")
+        with tf.control_dependencies(checks):
+            return tags.with_flat_values(tf.cast(tf.identity(flat), tf.int32))
+
+    def checked_tag_ids(self, sentences, tags):
+        """Tag ids for checked `sentences`: one tag sequence per sentence and one
+        tag per word, each a label name or id."""
+        if len(tags) != len(sentences):
+            raise ValueError(f"{len(sentences)} sentences but {len(tags)} tag sequences.")
+        ids = self.tag_ids(tags)
+        for i, (sentence, row) in enumerate(zip(sentences, ids)):
+            if len(sentence) != len(row):
+                raise ValueError(f"Sentence {i} has {len(sentence)} words but {len(row)} tags.")
+        return ids
+
     def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True, doc_stride=None):
-        """`x`: sentences as word lists (or a Dataset of `(words, tag_ids)`,
-        which is cut to the window rather than strided); `y`: tag lists
-        (strings) or tag-id lists. Over-long sentences become strided windows."""
+        """`x`: sentences as word lists (or a Dataset of `(words, tags)`,
+        tags as ids or label names, which is cut to the window rather than
+        strided); `y`: tag lists (strings) or tag-id lists. Over-long
+        sentences become strided windows."""
         if isinstance(x, tf.data.Dataset):
             ds = x.ragged_batch(batch_size) if tf.nest.flatten(x.element_spec)[0].shape.rank == 1 else x
         else:
@@ -173,14 +219,15 @@ class BertTokenClassifier(Task):
             if not x:
                 raise ValueError("No sentences: the input list is empty.")
             if y is not None:
-                if len(y) != len(x):
-                    raise ValueError(f"{len(x)} sentences but {len(y)} tag sequences.")
-                for i, (sentence, tags) in enumerate(zip(x, y)):
-                    if len(sentence) != len(tags):
-                        raise ValueError(f"Sentence {i} has {len(sentence)} words but {len(tags)} tags.")
-                y = self.tag_ids(y)
+                y = self.checked_tag_ids(x, y)
                 x, y = _without_empty_sentences(x, y)
             windows = self.sentence_windows(x, doc_stride)
+            if not labeled and len(windows) > len(x):
+                # Keras' predict gives a row per window: the rows no longer line up with the sentences.
+                warnings.warn(f"predict: {len(windows) - len(x)} more rows than the {len(x)} sentences, as sentences "
+                              f"longer than the window ({self.preprocessor.sequence_length} pieces) are read in "
+                              "windows, a row each. For one result per sentence and word use predict_tags or "
+                              "predict_word_probabilities.", stacklevel=4)
             words = tf.ragged.constant([x[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
             if y is not None:
                 tags = tf.ragged.constant([y[i][a:b] for i, (a, b), _ in windows], dtype=tf.int32)
@@ -198,7 +245,7 @@ class BertTokenClassifier(Task):
         `doc_stride` defaults to half the window.
         """
         budget = self.preprocessor.sequence_length - special_token_count(1)
-        doc_stride = doc_stride or max(1, budget // 2)
+        doc_stride = max(1, budget // 2) if doc_stride is None else positive_whole_number(doc_stride, "doc_stride")
         flat = [w for s in sentences for w in s]
         counts = self.preprocessor.tokenizer(tf.constant(flat, tf.string)).row_lengths().numpy() if flat else []
         windows, offset = [], 0
@@ -242,7 +289,9 @@ class BertTokenClassifier(Task):
         return results
 
     def predict_tags(self, sentences, batch_size=32, doc_stride=None):
-        """Tag strings for each word of each sentence (word lists)."""
+        """Tag strings for each word of each sentence (word lists). A word
+        with no word-pieces (a lone zero-width space, say) gets the first
+        label, "O" where `label_names` start with it, as `read_conll`'s do."""
         probabilities = self.predict_word_probabilities(sentences, batch_size, doc_stride)
         return [[self.label_names[i] for i in p.argmax(-1)] if len(p) else [] for p in probabilities]
 
@@ -269,11 +318,20 @@ class BertTokenClassifier(Task):
         return results
 
     def evaluate_entities(self, sentences, tags, batch_size=32, doc_stride=None):
-        """conlleval entity-level precision / recall / F1 on tagged sentences."""
-        return entity_scores(tags, self.predict_tags(sentences, batch_size, doc_stride))
+        """conlleval entity-level precision / recall / F1 on tagged sentences
+        (their tags as `fit` takes them: label names or ids)."""
+        sentences = self.check_sentences(sentences)
+        gold = [[self.label_names[i] for i in row] for row in self.checked_tag_ids(sentences, tags)]
+        return entity_scores(gold, self.predict_tags(sentences, batch_size, doc_stride))
 
     def task_signatures(self, text_preprocessor):
         return token_classifier_signatures(self)
+
+    @classmethod
+    def from_config(cls, config):
+        if "label_names" in config and "labels" in config:  # a saved config of the old name given new names
+            config = {k: v for k, v in config.items() if k != "labels"}
+        return super().from_config(config)
 
     def get_config(self):
         return {

@@ -1,5 +1,6 @@
 """Base class of the fine-tuning tasks: Keras models that take raw text."""
 
+import inspect
 import math
 import warnings
 
@@ -79,13 +80,16 @@ def _example_count(x):
     return len(x)
 
 
+def positive_whole_number(value, name):
+    """`value` as an int, or a ValueError naming `name` unless it is a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive whole number; got {value!r}.")
+    return int(value)
+
+
 def checked_batch_size(batch_size):
     """`batch_size`, 32 for None (as in Keras); refused before any data is read unless a positive whole number."""
-    if batch_size is None:
-        return 32
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive whole number; got {batch_size!r}.")
-    return int(batch_size)
+    return 32 if batch_size is None else positive_whole_number(batch_size, "batch_size")
 
 
 def _checked_sample_weight(sample_weight, count):
@@ -236,6 +240,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
     fresh_heads_warning = None
 
     def __init__(self, inputs, outputs, **kwargs):
+        # Keras' functional model ignores any keyword it does not know: a misspelt argument changed nothing.
+        type(self).refuse_unknown_arguments(kwargs)
         if self.preprocessor is None:
             if self.needs_preprocessor:
                 raise ValueError(f"{type(self).__name__} needs a preprocessor (a {self.preprocessor_cls.__name__}).")
@@ -245,6 +251,19 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         # A Functional model takes the global policy, not its layers': `dtype_policy` says the backbone's, as
         # keras-hub's tasks do (`from_preset(..., dtype="bfloat16")` is a bfloat16 model).
         self.dtype_policy = self.backbone.dtype_policy
+
+    @classmethod
+    def refuse_unknown_arguments(cls, names):
+        """A TypeError naming those of `names` that no constructor from the
+        class's up to Task's takes, nor Keras' layer."""
+        takes = []
+        for klass in (*cls.__mro__[:cls.__mro__.index(Task)], keras.layers.Layer):
+            if "__init__" in vars(klass):
+                takes += [p for p in inspect.signature(vars(klass)["__init__"]).parameters
+                          if p not in ("self", "args", "kwargs", *takes)]
+        unknown = sorted(set(names) - set(takes))
+        if unknown:
+            raise TypeError(f"{cls.__name__} got unexpected keyword argument(s) {unknown}; it takes {takes}.")
 
     def _check_preprocessor_fits_backbone(self):
         """Ids or positions beyond the backbone's tables fail only inside the
@@ -816,15 +835,18 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             load_weights: load the preset's weights (else random init).
             sequence_length: the preprocessor's packed length (default
                 `default_sequence_length`, at most the backbone's positions).
-            **kwargs: the task's arguments; those in `backbone_kwargs`
-                (e.g. `dtype`) configure the backbone.
+            **kwargs: the task's arguments (for a saved task, they replace
+                its saved ones, e.g. a question answerer's `doc_stride`);
+                those in `backbone_kwargs` (e.g. `dtype`) configure the
+                backbone.
 
         Returns:
             A `cls` (or a subclass).
 
         Raises:
             PresetError: the preset holds a task that is not a `cls`, or
-                (`Task.from_preset`) no task at all.
+                (`Task.from_preset`) no task at all, or a saved task is
+                given an argument it does not take.
 
         Examples:
         >>> import tempfile
