@@ -3,7 +3,6 @@
 import inspect
 import math
 import numbers
-import warnings
 
 import keras
 import tensorflow as tf
@@ -14,6 +13,7 @@ from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.presets.loader import load_backbone
 from keras_bert_zoo.presets.preset_io import save_preset
+from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
 
 
 _SIZES = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "max_sequence_length",
@@ -287,13 +287,8 @@ class BertBackbone(keras.Model):
         return spec
 
     def __getattr__(self, name):
-        # The old name of `pooled_dense` (the layer's name, and keras-hub's). Not a property: Keras' save and
-        # load walk every attribute `dir()` lists, and would warn on each.
-        if name == "pooler_dense":
-            warnings.warn("BertBackbone.pooler_dense is now .pooled_dense; pooler_dense will be removed in the next "
-                          "release.", DeprecationWarning, stacklevel=2)
-            return self.pooled_dense
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        # `pooler_dense`: the old name of `pooled_dense` (the layer's name, and keras-hub's).
+        return renamed_attribute(self, name, {"pooler_dense": "pooled_dense"})
 
     @property
     def token_embedding(self):

@@ -21,6 +21,7 @@ from keras_bert_zoo.tasks.task import positive_whole_number
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
+from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
 from keras_bert_zoo.utils.traced_method import traced_method
 
 
@@ -96,13 +97,7 @@ class BertTokenClassifier(Task):
         self.compile()
 
     def __getattr__(self, name):
-        # The deprecated `labels` (now `label_names`) is no property: Keras' saving reads every attribute that
-        # `dir()` lists, and so warned on each save and load.
-        if name == "labels":
-            warnings.warn("BertTokenClassifier.labels is now .label_names; labels will be removed in the next "
-                          "release.", DeprecationWarning, stacklevel=2)
-            return self.label_names
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return renamed_attribute(self, name, {"labels": "label_names"})
 
     uses_pooler = False
     takes_pairs = False
