@@ -342,5 +342,7 @@ def test_a_datasets_tags_and_words_in_every_common_form(tiny_checkpoint):
                           (names[:1] + [["O", "B-X"]], "A tag is not one of label_names: O, B-Disease, I-Disease")):
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             ner.fit(ragged(tags), epochs=1, verbose=0)
+    with pytest.raises(TypeError, match="The sentences are a tf.data.Dataset: predict_tags, .* take word lists"):
+        ner.predict_tags(tf.data.Dataset.from_tensor_slices(tf.ragged.constant(words)))
     with pytest.raises(TypeError, match=r"The words are a string tensor of shape \(.*\); give sentences as lists"):
         ner.predict(tf.data.Dataset.from_tensor_slices(["Familial hypercholesterolemia", "all work"]))

@@ -146,6 +146,10 @@ class BertTokenClassifier(Task):
     @staticmethod
     def check_sentences(sentences):
         """Sentences as lists of word strings, checked; returns lists."""
+        if isinstance(sentences, tf.data.Dataset):  # its elements would be named as words that are no strings
+            raise TypeError("The sentences are a tf.data.Dataset: predict_tags, predict_word_probabilities and "
+                            "evaluate_entities take word lists held in Python (fit, evaluate and predict take "
+                            "Datasets).")
         checked = []
         for s, sentence in enumerate(sentences):
             if isinstance(sentence, (str, bytes)):
