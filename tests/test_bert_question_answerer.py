@@ -299,6 +299,7 @@ def test_scoring_refuses_two_examples_of_one_id(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"Examples 0 and 1 have one id, '0'"):
         qa.evaluate_squad([first, dict(second, id=0)])  # the first takes its index as id
     assert qa.evaluate_squad([first, second])["total"] == 2
+    assert qa.evaluate_squad([dict(first, id=None), dict(second, id=None)])["total"] == 2  # None: no id, its index
     assert len(qa.predict_answers([dict(first, id="q"), dict(second, id="q")])) == 2
 
 

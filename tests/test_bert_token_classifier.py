@@ -294,6 +294,8 @@ def test_tags_checked_as_fit_checks_them_wherever_they_are_given(tiny_checkpoint
         ner.evaluate_entities(sentences, [["X", "O", "O"], ["O", "O"]])
     with pytest.raises(ValueError, match="Sentence 1 has 2 words but 1 tags"):
         ner.evaluate_entities(sentences, [["O", "O", "O"], ["O"]])
+    with pytest.raises(ValueError, match="No sentences: the input list is empty"):  # it scored an F1 of 0
+        ner.evaluate_entities([], [])
     for stride in (0, -3, 2.5):
         with pytest.raises(ValueError, match=f"doc_stride must be a positive whole number; got {stride!r}"):
             ner.predict_tags(sentences, doc_stride=stride)

@@ -54,7 +54,7 @@ def _as_examples(x):
         if not isinstance(example, dict) or not {"question", "context"} <= set(example):
             found = sorted(example) if isinstance(example, dict) else type(example).__name__
             raise ValueError(f"Example {index} is not a dict with 'question' and 'context' (found {found}).")
-        example_id = example.get("id", index)
+        example_id = index if example.get("id") is None else example["id"]
         where = f"QA example {index} (id {example_id!r})"
         texts = {}
         for key in ("question", "context"):

@@ -320,6 +320,8 @@ class BertTokenClassifier(Task):
         """conlleval entity-level precision / recall / F1 on tagged sentences
         (their tags as `fit` takes them: label names or ids)."""
         sentences = self.check_sentences(sentences)
+        if not sentences:  # scores of nothing would read as an F1 of 0
+            raise ValueError("No sentences: the input list is empty.")
         gold = [[self.label_names[i] for i in row] for row in self.checked_tag_ids(sentences, tags)]
         return entity_scores(gold, self.predict_tags(sentences, batch_size, doc_stride))
 
