@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import pack_texts
+from keras_bert_zoo.export.row_chunks import run_model
 from keras_bert_zoo.export.serving_signature import ServingSignature
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
@@ -26,9 +27,10 @@ def classifier_signatures(classifier):
     """
     names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
     names = tf.constant(names)
+    logits_spec = tf.TensorSpec([None, classifier.num_classes], tf.float32)
 
     def outputs(inputs, truncated):
-        logits = tf.cast(classifier(inputs, training=False), tf.float32)
+        logits = run_model(classifier, inputs, logits_spec)
         if classifier.problem_type == "regression":
             return {"predictions": logits, "truncated": truncated}
         if classifier.problem_type == "multi_label":

@@ -4,6 +4,8 @@ import tensorflow as tf
 
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import pack_texts
+from keras_bert_zoo.export.row_chunks import chunk_rows
+from keras_bert_zoo.export.row_chunks import map_row_chunks
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.layers.pooling import pool
 
@@ -16,15 +18,17 @@ def embedding_signature(backbone, preprocessor):
         backbone: a `BertBackbone`.
         preprocessor: a `BertPreprocessor` (its `sequence_length` caps the text).
     """
+    vector = tf.TensorSpec([None, backbone.hidden_dim], tf.float32)
+
+    def vectors(inputs):
+        outputs = backbone(inputs, training=False)
+        return {"pooled_output": outputs["pooled_output"], "mean_pooled": pool(outputs, inputs["padding_mask"], "mean")}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def embed(text):
         inputs, truncated = pack_texts(preprocessor, *checked_request(text=text))
-        outputs = backbone(inputs, training=False)
-        return {
-            "pooled_output": tf.cast(outputs["pooled_output"], tf.float32),
-            "mean_pooled": tf.cast(pool(outputs, inputs["padding_mask"], "mean"), tf.float32),
-            "truncated": truncated,
-        }
+        outputs = map_row_chunks(vectors, inputs, {"pooled_output": vector, "mean_pooled": vector},
+                                 chunk_rows(tf.shape(inputs["token_ids"])[1]))
+        return {**outputs, "truncated": truncated}
 
     return ServingSignature("embed", embed, {"text": ["The patient was given aspirin."]})

@@ -5,9 +5,14 @@ import tensorflow as tf
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
+from keras_bert_zoo.export.row_chunks import chunk_rows
+from keras_bert_zoo.export.row_chunks import map_row_chunks
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.preprocessing.masked_text import tokenize_with_masks
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+
+# Vocabulary logits one chunk of masks computes (128 MB in float32, and as much for their softmax).
+_MAX_CHUNK_LOGITS = 2**25
 
 
 def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
@@ -30,9 +35,18 @@ def masked_lm_outputs(pretrainer, preprocessor, columns, top_k):
     # empty batch with zero masks.
     positions = positions.to_tensor(default_value=0)
     positions = tf.pad(positions, [[0, 0], [0, tf.maximum(0, 1 - tf.shape(positions)[1])]])
-    logits = pretrainer({**inputs, "mask_positions": positions}, training=False)
-    probabilities = tf.nn.softmax(tf.cast(logits["masked_lm_logits"], tf.float32), axis=-1)
-    scores, ids = tf.math.top_k(probabilities, k=top_k)
+
+    def top_tokens(part):
+        logits = pretrainer(part, training=False)["masked_lm_logits"]
+        scores, ids = tf.math.top_k(tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1), k=top_k)
+        return ids, scores
+
+    # A chunk's logits are rows x masks x vocabulary floats: its rows are bounded by both.
+    rows = tf.minimum(chunk_rows(tf.shape(inputs["token_ids"])[1]),
+                      chunk_rows(tf.shape(positions)[1] * pretrainer.backbone.vocabulary_size, _MAX_CHUNK_LOGITS))
+    ids, scores = map_row_chunks(top_tokens, {**inputs, "mask_positions": positions},
+                                 (tf.TensorSpec([None, None, top_k], tf.int32),
+                                  tf.TensorSpec([None, None, top_k], tf.float32)), rows)
     real = tf.sequence_mask(mask_count, tf.shape(ids)[1])[:, :, None]
     return {
         "top_token_ids": tf.where(real, ids, 0),

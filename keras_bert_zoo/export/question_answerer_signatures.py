@@ -19,6 +19,7 @@ from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
+from keras_bert_zoo.export.row_chunks import run_model
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 
@@ -309,6 +310,7 @@ def question_answerer_signatures(qa):
     if qa.max_query_length + special_token_count(2) >= sequence_length:  # no context piece would fit
         raise ValueError(f"max_query_length={qa.max_query_length} leaves no room for the context in "
                          f"{sequence_length} positions; lower it before exporting.")
+    logits = tf.TensorSpec([None, None], tf.float32)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="question"),
                                   tf.TensorSpec([None], tf.string, name="context")])
@@ -318,7 +320,7 @@ def question_answerer_signatures(qa):
         query = tokenizer(clean_text(question))[:, : qa.max_query_length]
         pieces, piece_starts, piece_ends = tokenizer.tokenize_with_offsets(context)
         inputs, layout = _pack_windows(preprocessor, query, pieces, qa.doc_stride)
-        outputs = qa(inputs, training=False)
+        outputs = run_model(qa, inputs, {"start_logits": logits, "end_logits": logits})
         return _decode_answers(context, piece_starts, piece_ends, layout, inputs["padding_mask"], outputs, qa)
 
     return [ServingSignature("answer", answer, {"question": ["Who ran?"], "context": ["Ann ran to the park."]})]

@@ -4,6 +4,8 @@ import dataclasses
 
 import tensorflow as tf
 
+from keras_bert_zoo.export.row_chunks import run_model
+
 
 @dataclasses.dataclass
 class ServingSignature:
@@ -65,9 +67,12 @@ def ids_signature(model, example_ids):
     specs = [tf.TensorSpec([None, None], tf.int32, name=name) for name in names]
     backbone = getattr(model, "backbone", model)
 
+    # The functional model's symbolic outputs give the structure and dtypes of each chunk's.
+    output_signature = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), model.output)
+
     @tf.function(input_signature=specs)
     def predict_ids(*inputs):
-        outputs = model(_checked_ids(backbone, dict(zip(names, inputs))), training=False)
+        outputs = run_model(model, _checked_ids(backbone, dict(zip(names, inputs))), output_signature)
         return outputs if isinstance(outputs, dict) else {"logits": outputs}
 
     example = {name: example_ids.get(name, example_ids["token_ids"][:, :1] * 0) for name in names}

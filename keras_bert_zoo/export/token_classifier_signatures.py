@@ -13,6 +13,7 @@ from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
+from keras_bert_zoo.export.row_chunks import run_model
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
@@ -149,6 +150,7 @@ def token_classifier_signatures(tagger):
     prefix_table, kind_table = tf.constant(prefix_table), tf.constant(kind_table)
     kind_names = tf.constant(kind_names or [""])
     preprocessor = tagger.preprocessor
+    probabilities_spec = tf.TensorSpec([None, None, len(tagger.label_names)], tf.float32)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def entities(text):
@@ -158,7 +160,8 @@ def token_classifier_signatures(tagger):
         packed = preprocessor(words)
         inputs = trim_to_bucket({k: packed[k] for k in MODEL_INPUTS}, preprocessor.sequence_length)
         word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
-        probabilities = tf.nn.softmax(tf.cast(tagger(inputs, training=False), tf.float32), axis=-1)
+        probabilities = run_model(tagger, inputs, probabilities_spec,
+                                  lambda logits: tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1))
         per_word = _word_probabilities(words, word_index, probabilities)
 
         tag = tf.argmax(per_word, axis=-1, output_type=tf.int32)

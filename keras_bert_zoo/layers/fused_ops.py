@@ -61,6 +61,23 @@ def xla_fusion(enabled):
         _state.enabled = previous
 
 
+def _forward_only():
+    return getattr(_state, "forward_only", False)
+
+
+@contextlib.contextmanager
+def forward_only():
+    """Trace the fused ops as their forward passes alone, without written-out
+    gradients: for a graph that is never trained, such as a serving export.
+    Differentiating it still works, by autodiff of the forward ops."""
+    previous = _forward_only()
+    _state.forward_only = True
+    try:
+        yield
+    finally:
+        _state.forward_only = previous
+
+
 def _for_xla_cpu():
     """Whether the pass being traced is compiled for XLA:CPU (see `_compiled`)."""
     return getattr(_state, "xla_cpu", False)
@@ -172,6 +189,8 @@ def _with_gradient(forward, backward):
 
     def op(*inputs, **constants):
         xla = xla_fusion_enabled()
+        if _forward_only():
+            return (compiled_outputs if xla else outputs_only)(*inputs, **constants)
         recording = _tape_recording()
 
         @tf.custom_gradient
