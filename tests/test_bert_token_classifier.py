@@ -94,16 +94,20 @@ def test_split_words_offsets():
 @pytest.mark.parametrize("text", [
     "Naïve T-cells (CD4+) rose 3.5×, café\u00a0au\u2003lait; x_y",
     "e\u0301 \u4e2d\u6587 \u0661\u0662 \u00b2 \u2167 \x1cword\x85end\u2028",
+    "\u6211\u5728\u5317\u4eac\u5927\u5b66\u3002Ann x\u4e2dy \U00020001\U0002f800 \u9fff\u4dbfa\uf900",  # CJK runs
     "cancer\x00 breast cancer\x00x \x01\x00",  # NUL, which tensorflow-text's own split stops at
     "",
     "   ",
 ])
 def test_split_words_match_python_unicode_regex(text):
     # The in-graph splitter (RE2) against Python's Unicode `\w+|[^\w\s]`, combining marks counted as word
-    # characters (decomposed text: BERT's tokenizer keeps a mark in its word).
+    # characters (decomposed text: BERT's tokenizer keeps a mark in its word), and each CJK ideograph a word of
+    # its own (the ranges of google-research/bert's tokenization._is_chinese_char).
+    cjk = ("\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
+           "\U0002b820-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f")
     marks = "".join(sorted({c for c in text if unicodedata.category(c).startswith("M")}))
-    word = f"[\\w{re.escape(marks)}]" if marks else r"\w"
-    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(f"{word}+|[^\\w\\s]", text)]
+    word = f"(?:(?![{cjk}])[\\w{re.escape(marks)}])"
+    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(f"[{cjk}]|{word}+|[^\\w\\s]", text)]
     assert split_words(text) == expected
 
 
@@ -229,12 +233,13 @@ def test_graph_word_probabilities_match_predict_word_probabilities(tiny_checkpoi
     ragged = tf.ragged.constant(sentences, dtype=tf.string)
     packed = ner.preprocessor(ragged)
     probabilities = tf.nn.softmax(tf.cast(ner({k: packed[k] for k in MODEL_INPUTS}, training=False), tf.float32))
-    per_word = _word_probabilities(ragged, packed["word_index"], probabilities).numpy()
+    per_word, read = _word_probabilities(ragged, packed["word_index"], probabilities)
     assert _truncated(ragged, ner.preprocessor.tokenizer, 8).numpy().tolist() == [False, False, True]
-    # The cut text is read as its first 6 words; the words past the window are left uniform.
+    # The cut text is read as its first 6 words; the words past the window are left uniform, and unread.
     expected = ner.predict_word_probabilities([words[:3], [], words[:6]])
     np.testing.assert_allclose(per_word[:9], np.concatenate(expected), atol=1e-6)
     np.testing.assert_array_equal(per_word[9:], np.full((2, len(LABELS)), 1 / len(LABELS), np.float32))
+    assert read.numpy().tolist() == [True] * 9 + [False] * 2
 
 
 @pytest.mark.slow
@@ -348,3 +353,29 @@ def test_a_datasets_tags_and_words_in_every_common_form(tiny_checkpoint):
         ner.predict_tags(tf.data.Dataset.from_tensor_slices(tf.ragged.constant(words)))
     with pytest.raises(TypeError, match=r"The words are a string tensor of shape \(.*\); give sentences as lists"):
         ner.predict(tf.data.Dataset.from_tensor_slices(["Familial hypercholesterolemia", "all work"]))
+
+
+@pytest.mark.slow
+def test_words_the_model_does_not_read_are_outside_any_entity(tiny_checkpoint, tmp_path):
+    """A tag set with "O" last (sorted tags) and a head that leans to no tag: a word without pieces (a lone
+    zero-width space) and, in the export, a word past the window, have uniform probabilities, whose argmax is
+    the first tag. They are "O", never an entity, in Python and in the served graph alike."""
+    labels = ["B-Disease", "I-Disease", "O"]
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=labels, sequence_length=6)
+    ner.output_dense.kernel.assign(np.zeros(ner.output_dense.kernel.shape, "float32"))
+    ner.output_dense.bias.assign([0.0, 0.0, 0.1])  # read words: "O", by a small margin
+    assert ner.predict_tags([["all", "\u200b", "work"]]) == [["O", "O", "O"]]
+    np.testing.assert_allclose(ner.predict_word_probabilities([["\u200b"]])[0], [[1 / 3] * 3])
+    texts = ["all \u200b work", " ".join(["all"] * 9)]  # the second: 9 words, 4 fit a window
+    assert ner.predict_entities(texts) == [[], []]
+    served = kbz.export.load_export(ner.export(str(tmp_path), model_name="ner")).signatures["entities"]
+    out = served(text=tf.constant(texts))
+    assert out["entity_count"].numpy().tolist() == [0, 0]
+    assert out["truncated"].numpy().tolist() == [False, True]
+
+    # Where the head does tag them, the same words are entities in both: the rule hides nothing real.
+    ner.output_dense.bias.assign([5.0, 0.0, 0.0])
+    assert [len(e) for e in ner.predict_entities(texts)] == [2, 9]
+    out = kbz.export.load_export(ner.export(str(tmp_path), model_name="ner2")).signatures["entities"](
+        text=tf.constant(texts))
+    assert out["entity_count"].numpy().tolist() == [2, 4]  # past the window: unread, so outside

@@ -15,6 +15,7 @@ from keras_bert_zoo.export.request_inputs import clean_text
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.row_chunks import run_model
 from keras_bert_zoo.export.serving_signature import ServingSignature
+from keras_bert_zoo.metrics.conlleval import OUTSIDE
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words_with_offsets
@@ -26,7 +27,7 @@ def _tag_scheme(labels):
     """Per tag: its prefix code (O/B/I) and entity type index; the type names."""
     prefixes, kinds, names = [], [], []
     for label in labels:
-        if label == "O":
+        if label == OUTSIDE:
             prefixes.append(_OUTSIDE)
             kinds.append(-1)
             continue
@@ -46,8 +47,8 @@ def _word_probabilities(words, word_index, probabilities):
 
     The graph twin of `BertTokenClassifier.predict_word_probabilities` for
     texts that fit one window; words past the window (and words without
-    pieces) get uniform probabilities, as there. Flat over the batch, so
-    memory follows the words sent.
+    pieces) get uniform probabilities, as there, and are not read. Flat over
+    the batch, so memory follows the words sent.
 
     Numpy twin: `BertTokenClassifier.predict_word_probabilities`; parity:
     `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
@@ -59,14 +60,17 @@ def _word_probabilities(words, word_index, probabilities):
         probabilities: float32 `[batch, positions, labels]`.
 
     Returns:
-        float32 `[words, labels]`, over all texts' words in order.
+        `(probabilities, read)`: float32 `[words, labels]` and bool `[words]`,
+        over all texts' words in order.
     """
     num_labels = probabilities.shape[-1]
     first_pieces = tf.where(word_index >= 0)
     flat_word = (tf.gather(words.row_starts(), first_pieces[:, 0])
-                 + tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64))
-    return tf.tensor_scatter_nd_update(tf.fill([tf.size(words.flat_values), num_labels], 1.0 / num_labels),
-                                       flat_word[:, None], tf.gather_nd(probabilities, first_pieces))
+                 + tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64))[:, None]
+    word_count = tf.size(words.flat_values)
+    read = tf.scatter_nd(flat_word, tf.ones_like(flat_word[:, 0], tf.int32), [tf.cast(word_count, tf.int64)]) > 0
+    return tf.tensor_scatter_nd_update(tf.fill([word_count, num_labels], 1.0 / num_labels), flat_word,
+                                       tf.gather_nd(probabilities, first_pieces)), read
 
 
 def _truncated(words, tokenizer, sequence_length):
@@ -162,10 +166,13 @@ def token_classifier_signatures(tagger):
         word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
         probabilities = run_model(tagger, inputs, probabilities_spec,
                                   lambda logits: tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1))
-        per_word = _word_probabilities(words, word_index, probabilities)
+        per_word, read = _word_probabilities(words, word_index, probabilities)
 
+        # A word the model did not read (past the window, or without pieces) is outside any entity, as in
+        # `predict_entities`.
         tag = tf.argmax(per_word, axis=-1, output_type=tf.int32)
-        prefix, kind = tf.gather(prefix_table, tag), tf.gather(kind_table, tag)
+        prefix = tf.where(read, tf.gather(prefix_table, tag), _OUTSIDE)
+        kind = tf.where(read, tf.gather(kind_table, tag), -1)
         begins = _chunk_begins(prefix, kind, tf.cast(words.row_lengths(), tf.int32))
         entity_row, entity_kind, start, end, entity_score = _chunk_spans(
             begins, prefix, kind, tf.reduce_max(per_word, axis=-1), tf.cast(words.value_rowids(), tf.int32),

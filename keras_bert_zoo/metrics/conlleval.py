@@ -12,10 +12,12 @@ import collections
 
 from keras_bert_zoo.metrics.scored_set_size import warn_if_too_few
 
+OUTSIDE = "O"  # the tag of a word in no entity
+
 
 def _split(tag):
-    if tag == "O":
-        return "O", None
+    if tag == OUTSIDE:
+        return OUTSIDE, None
     # As conlleval.pl: a tag without a type (BioBERT's B / I) is a chunk of the empty type, not an O.
     prefix, _, kind = tag.partition("-")
     return prefix, kind
@@ -29,9 +31,9 @@ def extract_chunks(tags):
     """
     chunks = []
     start = kind = None
-    for i, tag in enumerate(list(tags) + ["O"]):
+    for i, tag in enumerate(list(tags) + [OUTSIDE]):
         prefix, tag_kind = _split(tag)
-        ends = kind is not None and (prefix in ("O", "B") or tag_kind != kind)
+        ends = kind is not None and (prefix in (OUTSIDE, "B") or tag_kind != kind)
         if ends:
             chunks.append((kind, start, i))
             kind = None

@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
+from keras_bert_zoo.metrics.conlleval import OUTSIDE
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
@@ -268,9 +269,14 @@ class BertTokenClassifier(Task):
         that fit one window); parity:
         `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
         """
+        return self._read_words(sentences, batch_size, doc_stride)[0]
+
+    def _read_words(self, sentences, batch_size, doc_stride):
+        """`predict_word_probabilities`, and per sentence which words the model read (those with pieces)."""
         batch_size = checked_batch_size(batch_size)
         sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
+        read = [np.zeros(len(s), bool) for s in sentences]
         windows = self.sentence_windows(sentences, doc_stride)
         # The preprocessor traced once, not run op by op (see `Task._packing_function`).
         pack = traced_method(self.preprocessor, "__call__")
@@ -285,14 +291,19 @@ class BertTokenClassifier(Task):
                 local = word_index[row, positions]
                 keep = best[local]
                 results[index][first + local[keep]] = probabilities[row, positions[keep]]
-        return results
+                read[index][first + local[keep]] = True
+        return results, read
+
+    def _tags(self, probabilities, read):
+        """Each word's likeliest tag; "O" (outside any entity) for a word the model did not read."""
+        return [self.label_names[i] if r else OUTSIDE for i, r in zip(probabilities.argmax(-1), read)] \
+            if len(probabilities) else []
 
     def predict_tags(self, sentences, batch_size=32, doc_stride=None):
         """Tag strings for each word of each sentence (word lists). A word
-        with no word-pieces (a lone zero-width space, say) gets the first
-        label, "O" where `label_names` start with it, as `read_conll`'s do."""
-        probabilities = self.predict_word_probabilities(sentences, batch_size, doc_stride)
-        return [[self.label_names[i] for i in p.argmax(-1)] if len(p) else [] for p in probabilities]
+        with no word-pieces (a lone zero-width space, say), which the model
+        cannot read, is tagged "O": outside any entity."""
+        return [self._tags(p, r) for p, r in zip(*self._read_words(sentences, batch_size, doc_stride))]
 
     def predict_entities(self, texts, batch_size=32, doc_stride=None):
         """Entities in raw texts: `[{"text", "label", "start", "end", "score"}]`
@@ -304,10 +315,10 @@ class BertTokenClassifier(Task):
         """
         texts = check_texts(texts, pairs=False)
         split = split_words(texts)
-        probabilities = self.predict_word_probabilities([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
+        probabilities, read = self._read_words([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
         results = []
-        for text, words, p in zip(texts, split, probabilities):
-            tags = [self.label_names[i] for i in p.argmax(-1)] if len(p) else []
+        for text, words, p, r in zip(texts, split, probabilities, read):
+            tags = self._tags(p, r)
             entities = []
             for kind, first, last in extract_chunks(tags):
                 start, end = words[first][1], words[last - 1][2]
