@@ -369,3 +369,28 @@ def test_a_misspelt_task_argument_is_refused(tiny_checkpoint, task_cls, kwargs):
     misspelt = list(kwargs)[-1]
     with pytest.raises(TypeError, match=rf"{task_cls.__name__} got unexpected keyword argument\(s\) \['{misspelt}'\]"):
         task_cls.from_preset(tiny_checkpoint, sequence_length=16, **kwargs)
+
+
+@pytest.mark.parametrize("rounding", [0, None])
+def test_tied_spans_go_to_the_earliest_candidate_in_graph_and_python(rounding):
+    """run_squad sorts candidates stably by score: of tied spans, the first found (first window, first start)
+    wins. Logits rounded to whole numbers tie often; all-zero logits tie everywhere, and the answer is then,
+    by hand, each context's first piece (its first window's first max-context start, ending there)."""
+    tokenizer = kbz.BertTokenizer(VOCAB)
+    inputs, layout, (starts, ends), features = _graph_windows(tokenizer, stride=4)
+    config = types.SimpleNamespace(n_best_size=20, max_answer_length=30, version_2_with_negative=False,
+                                   null_score_diff_threshold=0.0)
+    shape = features.inputs["token_ids"].shape
+    rng = np.random.default_rng(1)
+    logits = {name: (np.round(rng.normal(size=shape), rounding) if rounding is not None else np.zeros(shape))
+              .astype(np.float32) for name in ("start_logits", "end_logits")}
+    width = inputs["token_ids"].shape[1]
+    graph = _decode_answers(tf.constant(QA_CONTEXTS), starts, ends, layout, inputs["padding_mask"],
+                            {name: value[:, :width] for name, value in logits.items()}, config)
+    for row, context in enumerate(QA_CONTEXTS):
+        windows = np.flatnonzero(features.example_index == row)
+        expected = kbz.BertQuestionAnswerer._best_answer(config, context, windows, features, logits)
+        assert (graph["start"][row], graph["end"][row]) == (expected["start"], expected["end"])
+        if rounding is None and context:
+            first = context.split()[0]
+            assert (expected["answer"], expected["start"]) == (first, context.index(first))

@@ -237,8 +237,9 @@ class BertQuestionAnswerer(Task):
             ends = np.where(real, outputs["end_logits"][w], -np.inf)
             spans, best = features.char_spans[w], features.max_context[w]
             null_score = min(null_score, float(starts[0] + ends[0]))
-            top_starts = np.argsort(-starts)[: self.n_best_size]
-            top_ends = np.argsort(-ends)[: self.n_best_size]
+            # Ties keep the earlier position (as `top_k` does), and the earlier candidate: run_squad's stable sort.
+            top_starts = np.argsort(-starts, kind="stable")[: self.n_best_size]
+            top_ends = np.argsort(-ends, kind="stable")[: self.n_best_size]
             for s in top_starts:
                 if spans[s, 0] < 0 or not best[s]:
                     continue
@@ -246,7 +247,7 @@ class BertQuestionAnswerer(Task):
                     if spans[e, 0] < 0 or e < s or e - s + 1 > self.max_answer_length:
                         continue
                     candidates.append((float(starts[s] + ends[e]), int(spans[s, 0]), int(spans[e, 1])))
-        candidates = sorted(candidates, reverse=True)[: self.n_best_size]
+        candidates = sorted(candidates, key=lambda c: c[0], reverse=True)[: self.n_best_size]
         if not candidates:
             return {"answer": "", "start": -1, "end": -1, "score": 1.0}
         if self.version_2_with_negative and null_score - candidates[0][0] > self.null_score_diff_threshold:
