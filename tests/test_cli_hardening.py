@@ -105,6 +105,8 @@ PARSER_CASES = [
     (["extract-features", "--layers", "last"], ["--layers", "comma-separated integers"]),
     (["export", "--version", "0"], ["--version", "positive integer; got 0"]),
     (["export", "--version", "-3"], ["--version", "positive integer; got -3"]),
+    # TF Serving reads version directories as int64 and would never load this one.
+    (["export", "--version", str(2**63)], ["--version", "from 1 to 9223372036854775807"]),
     (["predict", "--batch_size", "-2"], ["argument --predict_batch_size: must be a positive integer"]),
 ]
 

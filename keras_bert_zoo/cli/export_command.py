@@ -70,11 +70,17 @@ def _load(model, max_seq_length, dtype):
 
 def run(args):
     from keras_bert_zoo.export.export_for_serving import check_model_name
+    from keras_bert_zoo.export.export_for_serving import check_version
     from keras_bert_zoo.export.export_for_serving import export_for_serving
     from keras_bert_zoo.utils.atomic import ensure_writable_directory
 
-    # Before loading and tracing: a bad name, an unwritable base or a version already there fails in a second,
-    # not after ~25 s.
+    # Before loading and tracing: a bad name or version, an unwritable base or a version already there fails in a
+    # second, not after ~25 s.
+    if args.version is not None:
+        try:
+            check_version(args.version)
+        except ValueError as e:
+            raise UsageError(f"--version: {e}") from None
     if args.model_name is not None:
         check_model_name(args.model_name)
         if args.version is not None:

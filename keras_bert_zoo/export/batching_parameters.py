@@ -13,10 +13,12 @@ def batching_parameters(max_batch_size=32, batch_timeout_micros=2000, max_enqueu
 
     With `--enable_batching`, the server merges concurrent requests to one
     model into batches of up to `max_batch_size` texts, waiting at most
-    `batch_timeout_micros` for a batch to fill. Every signature of an export
-    takes `[batch]` string tensors and returns `[batch, ...]` outputs, so
-    requests merge and split along the first axis without padding
-    (`pad_variable_length_inputs` stays off).
+    `batch_timeout_micros` for a batch to fill; a request of more than
+    `max_batch_size` texts is refused. The string signatures take `[batch]`
+    tensors and return `[batch, ...]` outputs, so their requests merge and
+    split along the first axis without padding (`pad_variable_length_inputs`
+    stays off); `predict_ids` requests merge only where they have the same
+    length.
 
     Args:
         max_batch_size: the largest merged batch (the batch a CPU runs at
@@ -47,12 +49,16 @@ def batching_parameters(max_batch_size=32, batch_timeout_micros=2000, max_enqueu
 
 
 def write_batching_parameters(model_dir, **settings):
-    """Write `model_dir/batching_parameters.txt` atomically; returns its path.
+    """Write `model_dir/batching_parameters.txt` atomically, unless it exists;
+    returns its path.
 
     The file sits beside the version directories, where TF Serving, which
-    loads only numbered directories, ignores it.
+    loads only numbered directories, ignores it. An existing file is kept: it
+    holds the settings the server runs with (`num_batch_threads` set to its
+    cores, say), which a new version must not reset.
     """
     path = os.path.join(model_dir, BATCHING_FILE)
-    with atomic_file(path, "w") as f:
-        f.write(batching_parameters(**settings))
+    if not os.path.exists(path):
+        with atomic_file(path, "w") as f:
+            f.write(batching_parameters(**settings))
     return path

@@ -26,6 +26,11 @@ def classifier_signatures(classifier):
     mean nothing.
     """
     names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
+    if classifier.problem_type == "multi_label":
+        joined = [name for name in names if "," in str(name)]
+        if joined:  # a client splitting `labels` on commas would read other classes
+            raise ValueError(f"Cannot export multi-label names that hold a comma ({joined}): the served `labels` "
+                             "joins each text's names with commas. Rename those classes (label_names=...).")
     names = tf.constant(names)
     logits_spec = tf.TensorSpec([None, classifier.num_classes], tf.float32)
 

@@ -1,5 +1,6 @@
 """Write a task as a TF Serving model version that takes raw text."""
 
+import contextlib
 import numbers
 import os
 import re
@@ -66,15 +67,30 @@ def check_model_name(model_name):
     return model_name
 
 
-def _check_version(version):
-    if isinstance(version, bool) or not isinstance(version, numbers.Integral) or version < 1:
-        raise ValueError(f"version must be a positive integer (TF Serving's version directories); got {version!r}.")
+# TF Serving reads version directories' names as int64 and skips any other.
+MAX_VERSION = 2**63 - 1
+
+
+def check_version(version):
+    """A version TF Serving loads: a whole number from 1 to `MAX_VERSION`."""
+    if isinstance(version, bool) or not isinstance(version, numbers.Integral) or not 1 <= version <= MAX_VERSION:
+        raise ValueError(f"version must be a whole number from 1 to {MAX_VERSION} (TF Serving's version "
+                         f"directories are int64); got {version!r}.")
     return int(version)
 
 
+def _versions(model_dir):
+    """The versions TF Serving would see in `model_dir`."""
+    names = os.listdir(model_dir) if os.path.isdir(model_dir) else []
+    return [int(name) for name in names if name.isascii() and name.isdigit() and 1 <= int(name) <= MAX_VERSION]
+
+
 def _next_version(model_dir):
-    versions = [int(name) for name in os.listdir(model_dir) if name.isdigit()] if os.path.isdir(model_dir) else []
-    return max(versions, default=0) + 1
+    version = max(_versions(model_dir), default=0) + 1
+    if version > MAX_VERSION:
+        raise ValueError(f"{model_dir} holds version {MAX_VERSION}, the last TF Serving reads: pass version= "
+                         "(--version) a free number below it.")
+    return version
 
 
 def check_serving_device(serving_device):
@@ -132,14 +148,29 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     model_name = check_model_name(model_name or model.name)
     check_serving_device(serving_device)
     model_dir = os.path.join(export_base, model_name)
-    version = _next_version(model_dir) if version is None else _check_version(version)
+    version = _next_version(model_dir) if version is None else check_version(version)
     version_dir = os.path.join(model_dir, str(version))
     if os.path.exists(version_dir) and not overwrite:
         raise FileExistsError(f"{version_dir} already exists: pass another version (or none, for the next "
                               "number), or overwrite=True to replace it.")
-    # Before tracing, which takes ~25 s for a base model.
+    signatures, tokenizer = serving_signatures(model, preprocessor)  # refuses what cannot be exported, at once
+    # Before tracing, which takes ~25 s for a base model; a failed export leaves no empty model directory behind.
+    created = not os.path.isdir(model_dir)
     ensure_writable_directory(model_dir)
-    signatures, tokenizer = serving_signatures(model, preprocessor)
+    try:
+        _write_version(model, version_dir, version, model_name, signatures, tokenizer, overwrite, job_args,
+                       serving_device)
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(model_dir)  # only if still empty
+        raise
+    write_batching_parameters(model_dir)
+    return version_dir
+
+
+def _write_version(model, version_dir, version, model_name, signatures, tokenizer, overwrite, job_args,
+                   serving_device):
     # TF Serving runs without XLA's CPU JIT, and never differentiates: the fused ops' written-out gradients would
     # only grow the graph and its loading time.
     with xla_fusion(False), forward_only(), encoder_device(serving_device):
@@ -151,7 +182,8 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     module = tf.Module()
     # Only the weights the graph reads: no optimizer slots, no second copy.
     module.model_weights = [w.value for w in model.weights if not copies.copied(w)] + copies.variables
-    with atomic_directory(version_dir) as tmp:
+    # Without overwrite, a version another export wrote while this one traced is kept (FileExistsError).
+    with atomic_directory(version_dir, replace=overwrite) as tmp:
         tf.saved_model.save(module, tmp, signatures=functions)
         with open(os.path.join(tmp, "assets", "vocab.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(tokenizer.get_vocabulary()) + "\n")
@@ -167,8 +199,6 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
             weights_sha256=content_digest([w.numpy() for w in model.weights]),
             signatures=sorted(functions), args=job_args or {},
         ))
-    write_batching_parameters(model_dir)
-    return version_dir
 
 
 def load_export(path):

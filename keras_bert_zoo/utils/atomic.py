@@ -6,6 +6,7 @@ same directory can tell which ones a killed process left behind and remove them.
 """
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -95,13 +96,19 @@ def ensure_writable_directory(path):
 
 
 @contextlib.contextmanager
-def atomic_directory(final_path):
+def atomic_directory(final_path, replace=True):
     """Yield a temporary directory that replaces `final_path` on success.
 
     The temporary directory sits beside `final_path` (same file system), so
     the final `os.replace` is atomic. On any exception it is removed and
     `final_path` is left as it was. Temporaries of killed earlier writers in
     the same parent are removed first.
+
+    Args:
+        final_path: the directory to write.
+        replace: whether an existing `final_path` is replaced. False: one
+            that appeared meanwhile (another writer's) is kept, and
+            `FileExistsError` raised.
     """
     final_path = os.path.abspath(final_path)
     parent = os.path.dirname(final_path)
@@ -111,7 +118,9 @@ def atomic_directory(final_path):
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private
     try:
         yield tmp
-        if os.path.isdir(final_path):
+        if not replace:
+            _rename_without_replacing(tmp, final_path)
+        elif os.path.isdir(final_path):
             # os.replace cannot overwrite a non-empty directory: move the old
             # one aside first, then drop it once the new one is in place.
             old = tempfile.mkdtemp(prefix=_prefix("old", final_path), dir=parent)
@@ -122,6 +131,20 @@ def atomic_directory(final_path):
             os.replace(tmp, final_path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _rename_without_replacing(source, target):
+    # rename(2) replaces an empty directory but fails on a non-empty one: a writer's finished directory is never
+    # lost, and an empty one (no writer's) is taken.
+    if os.path.lexists(target) and not os.path.isdir(target):
+        raise FileExistsError(f"{target} exists.")
+    try:
+        os.rename(source, target)
+    except OSError as e:
+        if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise FileExistsError(f"{target} was written by another process while this one ran: that one is kept, "
+                                  "this one is not written.") from None
         raise
 
 

@@ -1,0 +1,118 @@
+"""Export versions as TF Serving reads them, and what an export leaves when it fails or races another."""
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.export.batching_parameters import BATCHING_FILE
+from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
+from keras_bert_zoo.utils.atomic import atomic_directory
+
+pytestmark = pytest.mark.slow  # each test exports a tiny model, several seconds
+
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"]
+# The module, which the package's function of the same name hides.
+exporting = importlib.import_module("keras_bert_zoo.export.export_for_serving")
+INT64_MAX = 2**63 - 1  # TF Serving parses version directory names with strtoll
+
+
+def _backbone():
+    return kbz.BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8,
+                            intermediate_dim=16, max_sequence_length=16)
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    return kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16), num_classes=2)
+
+
+def test_versions_past_int64_are_refused_and_ignored(classifier, tmp_path):
+    for version in (INT64_MAX + 1, 10**23, 0, True, 2.0):
+        with pytest.raises(ValueError, match="whole number from 1 to 9223372036854775807"):
+            kbz.export.export_for_serving(classifier, str(tmp_path), version=version, model_name="m")
+    assert not os.path.exists(tmp_path / "m")
+    # Directories TF Serving would skip do not move the next number: 4 follows 3.
+    for name in ("3", str(INT64_MAX + 1), "99999999999999999999999", "\u0663\u0664", "tmp"):
+        os.makedirs(tmp_path / "m" / name)
+    assert os.path.basename(kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")) == "4"
+    os.makedirs(tmp_path / "m" / str(INT64_MAX))
+    with pytest.raises(ValueError, match="the last TF Serving reads"):
+        kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+
+
+def test_a_version_written_meanwhile_by_another_export_is_kept(classifier, tmp_path, monkeypatch):
+    theirs = tmp_path / "m" / "1"
+    write = exporting.write_warmup_requests
+
+    def another_export_finishes_first(*args):  # while this export writes its temporary directory
+        os.makedirs(theirs)
+        (theirs / "saved_model.pb").write_text("theirs")
+        write(*args)
+
+    monkeypatch.setattr(exporting, "write_warmup_requests", another_export_finishes_first)
+    with pytest.raises(FileExistsError, match="written by another process while this one ran"):
+        kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+    assert (theirs / "saved_model.pb").read_text() == "theirs"
+    assert sorted(os.listdir(tmp_path / "m")) == ["1"]  # no temporary left
+
+    # overwrite=True replaces it, as asked.
+    monkeypatch.undo()
+    kbz.export.export_for_serving(classifier, str(tmp_path), version=1, model_name="m", overwrite=True)
+    assert os.path.getsize(theirs / "saved_model.pb") > 1000
+
+
+def test_atomic_directory_without_replace_takes_only_a_free_or_empty_place(tmp_path):
+    target = tmp_path / "d"
+    os.makedirs(target)  # empty: no writer's result, taken
+    with atomic_directory(str(target), replace=False) as tmp:
+        open(os.path.join(tmp, "x"), "w").close()
+    assert os.listdir(target) == ["x"]
+    with pytest.raises(FileExistsError):
+        with atomic_directory(str(target), replace=False) as tmp:
+            open(os.path.join(tmp, "y"), "w").close()
+    assert os.listdir(target) == ["x"] and sorted(os.listdir(tmp_path)) == ["d"]
+
+
+def test_later_exports_keep_the_batching_file_the_user_edited(classifier, tmp_path):
+    kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+    path = tmp_path / "m" / BATCHING_FILE
+    assert "num_batch_threads { value: " in path.read_text()
+    edited = kbz.export.batching_parameters(max_batch_size=64, num_batch_threads=16)
+    path.write_text(edited)
+    kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+    assert path.read_text() == edited
+
+
+def test_a_failed_export_leaves_no_model_directory(tmp_path, monkeypatch):
+    tagger = kbz.BertTokenClassifier(_backbone(), TokenClassificationPreprocessor(kbz.BertTokenizer(VOCABULARY), 16),
+                                     label_names=["O", "S-X", "E-X"])  # BIOES: not exportable
+    with pytest.raises(ValueError, match="Cannot export tag 'S-X'"):
+        tagger.export(str(tmp_path), model_name="ner")
+    # Multi-label names are joined with commas in the served `labels`: one holding a comma would read as two.
+    tagged = kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16), num_classes=3,
+                                problem_type="multi_label", label_names=["x", "x,y", "y"])
+    with pytest.raises(ValueError, match=r"hold a comma \(\['x,y'\]\)"):
+        tagged.export(str(tmp_path), model_name="topics")
+    classifier = kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16),
+                                    num_classes=2)
+
+    def fails(*args):
+        raise RuntimeError("the disk filled up")
+
+    monkeypatch.setattr(exporting, "write_warmup_requests", fails)  # a failure while the version is written
+    with pytest.raises(RuntimeError, match="disk filled up"):
+        classifier.export(str(tmp_path), model_name="clf")
+    assert os.listdir(tmp_path) == []
+    # A model directory that was there before stays, with its versions.
+    os.makedirs(tmp_path / "clf" / "1")
+    with pytest.raises(RuntimeError):
+        classifier.export(str(tmp_path), model_name="clf")
+    assert os.listdir(tmp_path / "clf") == ["1"]
+    monkeypatch.undo()
+    out = kbz.export.load_export(classifier.export(str(tmp_path), model_name="clf")).signatures["classify"](
+        text=tf.constant(["the cat"]))
+    np.testing.assert_allclose(out["probabilities"], classifier.predict_proba(["the cat"]), atol=1e-6)
