@@ -274,3 +274,22 @@ def test_the_fused_loss_keeps_keras_config_and_the_pretrainer_uses_it():
     assert restored.get_config() == loss.get_config()
     model = kbz.BertPretrainer(kbz.BertBackbone(**SMALL))
     assert isinstance(model.default_loss()["masked_lm_logits"], FusedSparseCategoricalCrossentropy)
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_a_mixed_precision_pretrainer_runs_eagerly_as_in_a_graph(policy):
+    """The head's output bias stays float32 under a mixed policy: a tensor's own `+` with it failed eagerly
+    (AddV2 of bfloat16 and float32), so `fill_mask` and a direct call failed where `predict` worked."""
+    tokenizer = kbz.BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"])
+    backbone = kbz.BertBackbone(vocabulary_size=7, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
+                                max_sequence_length=16, dtype=policy)
+    pretrainer = kbz.BertPretrainer(backbone, preprocessor=kbz.BertPreprocessor(tokenizer, 8), dtype=policy)
+    inputs = {"token_ids": tf.constant([[2, 5, 4, 3]]), "segment_ids": tf.zeros([1, 4], tf.int32),
+              "padding_mask": tf.ones([1, 4], tf.int32), "mask_positions": tf.constant([[2]])}
+    eager = pretrainer(inputs, training=False)
+    graph = tf.function(lambda x: pretrainer(x, training=False))(inputs)
+    for name in graph:
+        assert eager[name].dtype == graph[name].dtype
+        want = tf.cast(graph[name], "float32").numpy()  # eager and graph kernels round 16-bit values apart
+        np.testing.assert_allclose(tf.cast(eager[name], "float32"), want, atol=2e-2 * np.abs(want).max())
+    assert len(pretrainer.fill_mask(["a [MASK] b"], top_k=2)[0][0]) == 2

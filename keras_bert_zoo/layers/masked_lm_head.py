@@ -53,7 +53,9 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
         rows = tf.reshape(x, [-1, x.shape[-1]])
         logits = tf.matmul(rows, tf.cast(self.token_embedding.embeddings, rows.dtype), transpose_b=True)
         logits = tf.reshape(logits, tf.concat([tf.shape(x)[:-1], [self.vocabulary_size]], axis=0))
-        logits = keras.ops.cast(logits, self.compute_dtype) + self._bias
+        # keras.ops.add, not `+`: a tensor's own `+` with the float32 bias of a mixed policy fails in eager mode,
+        # where in a graph it falls back to Keras' add (float32 logits). Now both give Keras' add.
+        logits = keras.ops.add(keras.ops.cast(logits, self.compute_dtype), self._bias)
         return logits if self.activation is None else self.activation(logits)
 
     def compute_output_shape(self, inputs_shape, mask_positions_shape=None):
