@@ -95,6 +95,7 @@ def test_split_words_offsets():
     "Naïve T-cells (CD4+) rose 3.5×, café\u00a0au\u2003lait; x_y",
     "e\u0301 \u4e2d\u6587 \u0661\u0662 \u00b2 \u2167 \x1cword\x85end\u2028",
     "\u6211\u5728\u5317\u4eac\u5927\u5b66\u3002Ann x\u4e2dy \U00020001\U0002f800 \u9fff\u4dbfa\uf900",  # CJK runs
+    "\u845b\U000e0100\u98fe\u533a \u4e2d\u0301\u0302\u6587",  # a variation selector, marks: kept with their ideograph
     "cancer\x00 breast cancer\x00x \x01\x00",  # NUL, which tensorflow-text's own split stops at
     "",
     "   ",
@@ -102,12 +103,13 @@ def test_split_words_offsets():
 def test_split_words_match_python_unicode_regex(text):
     # The in-graph splitter (RE2) against Python's Unicode `\w+|[^\w\s]`, combining marks counted as word
     # characters (decomposed text: BERT's tokenizer keeps a mark in its word), and each CJK ideograph a word of
-    # its own (the ranges of google-research/bert's tokenization._is_chinese_char).
+    # its own (the ranges of google-research/bert's tokenization._is_chinese_char), with the marks after it.
     cjk = ("\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
            "\U0002b820-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f")
     marks = "".join(sorted({c for c in text if unicodedata.category(c).startswith("M")}))
     word = f"(?:(?![{cjk}])[\\w{re.escape(marks)}])"
-    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(f"[{cjk}]|{word}+|[^\\w\\s]", text)]
+    ideograph = f"[{cjk}][{re.escape(marks)}]*" if marks else f"[{cjk}]"
+    expected = [(m.group(), m.start(), m.end()) for m in re.finditer(f"{ideograph}|{word}+|[^\\w\\s]", text)]
     assert split_words(text) == expected
 
 

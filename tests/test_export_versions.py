@@ -48,16 +48,24 @@ def test_a_version_written_meanwhile_by_another_export_is_kept(classifier, tmp_p
     theirs = tmp_path / "m" / "1"
     write = exporting.write_warmup_requests
 
-    def another_export_finishes_first(*args):  # while this export writes its temporary directory
-        os.makedirs(theirs)
-        (theirs / "saved_model.pb").write_text("theirs")
-        write(*args)
+    def another_export_finishes_first(path, *args):  # while this export writes its temporary directory
+        if not theirs.exists():
+            os.makedirs(theirs)
+            (theirs / "saved_model.pb").write_text("theirs")
+        write(path, *args)
 
     monkeypatch.setattr(exporting, "write_warmup_requests", another_export_finishes_first)
+    # A version asked for is not taken from the other export.
     with pytest.raises(FileExistsError, match="written by another process while this one ran"):
-        kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+        kbz.export.export_for_serving(classifier, str(tmp_path), version=1, model_name="m")
     assert (theirs / "saved_model.pb").read_text() == "theirs"
     assert sorted(os.listdir(tmp_path / "m")) == ["1"]  # no temporary left
+    # A numbered export takes the next number instead.
+    os.remove(theirs / "saved_model.pb")
+    os.rmdir(theirs)
+    path = kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+    assert os.path.basename(path) == "2" and (theirs / "saved_model.pb").read_text() == "theirs"
+    assert '"version": 2' in open(os.path.join(path, "job.json")).read()
 
     # overwrite=True replaces it, as asked.
     monkeypatch.undo()
@@ -85,6 +93,20 @@ def test_later_exports_keep_the_batching_file_the_user_edited(classifier, tmp_pa
     path.write_text(edited)
     kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
     assert path.read_text() == edited
+    # A link to the user's settings stays a link, even one whose target is gone for now.
+    os.remove(path)
+    os.symlink(tmp_path / "settings.txt", path)
+    kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+    assert os.path.islink(path) and not os.path.exists(tmp_path / "settings.txt")
+
+
+def test_load_export_takes_the_highest_version_tf_serving_reads(classifier, tmp_path):
+    path = kbz.export.export_for_serving(classifier, str(tmp_path), version=INT64_MAX, model_name="m")
+    os.makedirs(tmp_path / "m" / str(INT64_MAX + 1))  # skipped by TF Serving, and so here
+    loaded = kbz.export.load_export(str(tmp_path / "m"))
+    out = loaded.signatures["classify"](text=tf.constant(["the cat"]))
+    np.testing.assert_allclose(out["probabilities"], classifier.predict_proba(["the cat"]), atol=1e-6)
+    assert os.path.basename(path) == str(INT64_MAX)
 
 
 def test_a_failed_export_leaves_no_model_directory(tmp_path, monkeypatch):
@@ -105,8 +127,8 @@ def test_a_failed_export_leaves_no_model_directory(tmp_path, monkeypatch):
 
     monkeypatch.setattr(exporting, "write_warmup_requests", fails)  # a failure while the version is written
     with pytest.raises(RuntimeError, match="disk filled up"):
-        classifier.export(str(tmp_path), model_name="clf")
-    assert os.listdir(tmp_path) == []
+        classifier.export(str(tmp_path / "new" / "base"), model_name="clf")
+    assert os.listdir(tmp_path) == []  # neither the model directory nor the base it made
     # A model directory that was there before stays, with its versions.
     os.makedirs(tmp_path / "clf" / "1")
     with pytest.raises(RuntimeError):

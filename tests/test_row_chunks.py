@@ -85,6 +85,12 @@ def test_exports_in_many_chunks_answer_as_the_tasks_do(tasks, tmp_path, monkeypa
              for name, task in zip(["clf", "ner", "qa", "mlm"], tasks)}
     monkeypatch.undo()
     loaded = {name: kbz.export.load_export(path) for name, path in paths.items()}
+    # Every signature that runs a model does it in a loop of chunks.
+    for name, signature in [("clf", "classify"), ("clf", "embed"), ("clf", "predict_ids"), ("ner", "entities"),
+                            ("qa", "answer"), ("mlm", "fill_mask"), ("mlm", "fill_mask_pairs")]:
+        graph = loaded[name].signatures[signature].graph.as_graph_def()
+        ops = {node.op for function in graph.library.function for node in function.node_def}
+        assert ops & {"While", "StatelessWhile"}, (name, signature)
 
     out = loaded["clf"].signatures["classify"](text=tf.constant(texts))
     np.testing.assert_allclose(out["probabilities"], expected["probabilities"], atol=1e-5)
@@ -114,3 +120,23 @@ def test_exports_in_many_chunks_answer_as_the_tasks_do(tasks, tmp_path, monkeypa
     reference = classifier.predict_on_batch({"token_ids": ids, "segment_ids": tf.zeros_like(ids),
                                              "padding_mask": tf.ones_like(ids)})
     np.testing.assert_allclose(out["logits"], reference, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_predict_ids_serves_floats_as_float32_under_a_mixed_policy(tmp_path):
+    """The symbolic outputs that give the chunks' structure carry the compute dtype; the served floats are
+    float32 whatever it is, as the string signatures' are."""
+    keras.utils.set_random_seed(5)
+    backbone = kbz.BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8,
+                                intermediate_dim=16, max_sequence_length=64, dtype="mixed_bfloat16")
+    pretrainer = kbz.BertPretrainer(backbone, preprocessor=kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 32),
+                                    dtype="mixed_bfloat16")
+    inputs = {"token_ids": tf.constant([[2, 40, 4, 3]] * 3), "segment_ids": tf.zeros([3, 4], tf.int32),
+              "padding_mask": tf.ones([3, 4], tf.int32), "mask_positions": tf.constant([[2]] * 3)}
+    expected = pretrainer(inputs, training=False)
+    served = kbz.export.load_export(pretrainer.export(str(tmp_path), model_name="mlm")).signatures["predict_ids"]
+    out = served(**inputs)
+    assert {name: value.dtype for name, value in out.items()} == {"masked_lm_logits": tf.float32,
+                                                                   "next_sentence_logits": tf.float32}
+    for name, value in out.items():
+        np.testing.assert_allclose(value, tf.cast(expected[name], tf.float32), atol=0.05)

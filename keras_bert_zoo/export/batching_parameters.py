@@ -17,8 +17,8 @@ def batching_parameters(max_batch_size=32, batch_timeout_micros=2000, max_enqueu
     `max_batch_size` texts is refused. The string signatures take `[batch]`
     tensors and return `[batch, ...]` outputs, so their requests merge and
     split along the first axis without padding (`pad_variable_length_inputs`
-    stays off); `predict_ids` requests merge only where they have the same
-    length.
+    stays off). `predict_ids` requests of different lengths fail the whole
+    batch they are merged into: its clients must all send one length.
 
     Args:
         max_batch_size: the largest merged batch (the batch a CPU runs at
@@ -58,7 +58,9 @@ def write_batching_parameters(model_dir, **settings):
     cores, say), which a new version must not reset.
     """
     path = os.path.join(model_dir, BATCHING_FILE)
-    if not os.path.exists(path):
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a directory: remove it, or rename it, for the batching settings file.")
+    if not os.path.lexists(path):  # a link, even one whose target is gone, is the user's
         with atomic_file(path, "w") as f:
             f.write(batching_parameters(**settings))
     return path

@@ -148,29 +148,50 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     model_name = check_model_name(model_name or model.name)
     check_serving_device(serving_device)
     model_dir = os.path.join(export_base, model_name)
-    version = _next_version(model_dir) if version is None else check_version(version)
-    version_dir = os.path.join(model_dir, str(version))
-    if os.path.exists(version_dir) and not overwrite:
-        raise FileExistsError(f"{version_dir} already exists: pass another version (or none, for the next "
-                              "number), or overwrite=True to replace it.")
+    numbered = version is None
+    version = _next_version(model_dir) if numbered else check_version(version)
+    if os.path.exists(os.path.join(model_dir, str(version))) and not overwrite:
+        raise FileExistsError(f"{os.path.join(model_dir, str(version))} already exists: pass another version (or "
+                              "none, for the next number), or overwrite=True to replace it.")
     signatures, tokenizer = serving_signatures(model, preprocessor)  # refuses what cannot be exported, at once
-    # Before tracing, which takes ~25 s for a base model; a failed export leaves no empty model directory behind.
-    created = not os.path.isdir(model_dir)
+    # Before tracing, which takes ~25 s for a base model; a failed export leaves no empty directory of its own.
+    created = _missing_directories(model_dir)
     ensure_writable_directory(model_dir)
     try:
-        _write_version(model, version_dir, version, model_name, signatures, tokenizer, overwrite, job_args,
-                       serving_device)
+        module, functions = _traced(model, signatures, serving_device)
+        while True:
+            version_dir = os.path.join(model_dir, str(version))
+            try:
+                # Without overwrite, a version another export wrote meanwhile is kept (FileExistsError) ...
+                with atomic_directory(version_dir, replace=overwrite) as tmp:
+                    _write_version(tmp, module, functions, model, model_name, version, signatures, tokenizer,
+                                   serving_device, job_args)
+                break
+            except FileExistsError:
+                if not numbered or not os.path.isdir(version_dir):
+                    raise
+                version = _next_version(model_dir)  # ... and a numbered export takes the next number instead
     except BaseException:
-        if created:
+        for directory in created:  # deepest first; only those still empty
             with contextlib.suppress(OSError):
-                os.rmdir(model_dir)  # only if still empty
+                os.rmdir(directory)
         raise
     write_batching_parameters(model_dir)
     return version_dir
 
 
-def _write_version(model, version_dir, version, model_name, signatures, tokenizer, overwrite, job_args,
-                   serving_device):
+def _missing_directories(path):
+    """`path` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    path = os.path.abspath(path)
+    while not os.path.exists(path) and path != os.path.dirname(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
+
+
+def _traced(model, signatures, serving_device):
+    """The signatures' concrete functions, and a module holding the weights they read."""
     # TF Serving runs without XLA's CPU JIT, and never differentiates: the fused ops' written-out gradients would
     # only grow the graph and its loading time.
     with xla_fusion(False), forward_only(), encoder_device(serving_device):
@@ -182,23 +203,27 @@ def _write_version(model, version_dir, version, model_name, signatures, tokenize
     module = tf.Module()
     # Only the weights the graph reads: no optimizer slots, no second copy.
     module.model_weights = [w.value for w in model.weights if not copies.copied(w)] + copies.variables
-    # Without overwrite, a version another export wrote while this one traced is kept (FileExistsError).
-    with atomic_directory(version_dir, replace=overwrite) as tmp:
-        tf.saved_model.save(module, tmp, signatures=functions)
-        with open(os.path.join(tmp, "assets", "vocab.txt"), "w", encoding="utf-8") as f:
-            f.write("\n".join(tokenizer.get_vocabulary()) + "\n")
-        labels = getattr(model, "label_names", None)
-        if labels:
-            with open(os.path.join(tmp, "assets", "labels.txt"), "w", encoding="utf-8") as f:
-                f.write("\n".join(map(str, labels)) + "\n")
-        os.makedirs(os.path.join(tmp, "assets.extra"))
-        write_warmup_requests(os.path.join(tmp, WARMUP_FILE), model_name, signatures)
-        write_job(tmp, finished_job_record(
-            "export", model=type(model).__name__, model_name=model_name, version=version,
-            serving_device=serving_device, dtype_policy=model.dtype_policy.name,
-            weights_sha256=content_digest([w.numpy() for w in model.weights]),
-            signatures=sorted(functions), args=job_args or {},
-        ))
+    return module, functions
+
+
+def _write_version(directory, module, functions, model, model_name, version, signatures, tokenizer, serving_device,
+                   job_args):
+    """A version's files: the SavedModel, its assets, the warm-up requests and the job record."""
+    tf.saved_model.save(module, directory, signatures=functions)
+    with open(os.path.join(directory, "assets", "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(tokenizer.get_vocabulary()) + "\n")
+    labels = getattr(model, "label_names", None)
+    if labels:
+        with open(os.path.join(directory, "assets", "labels.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(map(str, labels)) + "\n")
+    os.makedirs(os.path.join(directory, "assets.extra"))
+    write_warmup_requests(os.path.join(directory, WARMUP_FILE), model_name, signatures)
+    write_job(directory, finished_job_record(
+        "export", model=type(model).__name__, model_name=model_name, version=version,
+        serving_device=serving_device, dtype_policy=model.dtype_policy.name,
+        weights_sha256=content_digest([w.numpy() for w in model.weights]),
+        signatures=sorted(functions), args=job_args or {},
+    ))
 
 
 def load_export(path):
@@ -207,7 +232,7 @@ def load_export(path):
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops the graph uses)
 
     if not os.path.exists(os.path.join(path, "saved_model.pb")):
-        version = _next_version(path) - 1
+        version = max(_versions(path), default=0)
         if version < 1:
             raise FileNotFoundError(f"No SavedModel in {path}: expected saved_model.pb or numbered version "
                                     "directories (export_base/<model_name>/<version>).")

@@ -61,14 +61,16 @@ def _checked_ids(backbone, inputs):
 def ids_signature(model, example_ids):
     """`predict_ids`: the model's own int32 inputs (`token_ids`, `segment_ids`,
     `padding_mask`, and `mask_positions` for a pretrainer) in, its raw outputs
-    out, for clients that tokenize themselves. Ids outside the model's
+    (floats as float32) out, for clients that tokenize themselves. Ids outside the model's
     tables, positions past the text, or shapes that differ are refused."""
     names = sorted(model.input)
     specs = [tf.TensorSpec([None, None], tf.int32, name=name) for name in names]
     backbone = getattr(model, "backbone", model)
 
-    # The functional model's symbolic outputs give the structure and dtypes of each chunk's.
-    output_signature = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype), model.output)
+    # The functional model's symbolic outputs give the structure; floats are served as float32, as every string
+    # signature serves them (under a mixed policy the symbolic dtypes are the compute dtype, not always the real one).
+    output_signature = tf.nest.map_structure(
+        lambda t: tf.TensorSpec(t.shape, tf.float32 if tf.as_dtype(t.dtype).is_floating else t.dtype), model.output)
 
     @tf.function(input_signature=specs)
     def predict_ids(*inputs):

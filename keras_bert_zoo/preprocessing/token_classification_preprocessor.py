@@ -14,10 +14,11 @@ from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
 _SPACE = r"\s\p{Z}\x{1c}-\x{1f}\x{85}"
 _WORD_CHAR = r"\p{L}\p{M}\p{N}_"  # a combining mark (decomposed text) stays in its word, as in BERT's tokenizer
 # A CJK ideograph is a word on its own, as BERT's tokenizer splits them (google-research/bert's
-# `_is_chinese_char` ranges): a run of them is no one word, and an entity may start inside it.
+# `_is_chinese_char` ranges): a run of them is no one word, and an entity may start inside it. Marks after one
+# (variation selectors) stay with it: alone, an uncased model strips them to nothing, a word it cannot read.
 _CJK = (r"\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2B73F}\x{2B740}-\x{2B81F}"
         r"\x{2B820}-\x{2CEAF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}")
-_SYMBOL = f"[^{_SPACE}{_WORD_CHAR}]|[{_CJK}]"
+_SYMBOL = f"[^{_SPACE}{_WORD_CHAR}]|[{_CJK}]\\p{{M}}*"
 
 
 def split_words_with_offsets(texts):
