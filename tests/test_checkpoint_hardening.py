@@ -444,6 +444,67 @@ def test_malformed_tf_index_is_refused(small_tf_checkpoint, damage, words):
     _refused(kbz.CheckpointError, small_tf_checkpoint, f"{index} is malformed ({words}", read=_read_tf)
 
 
+def _block_body(entries):
+    """The entries part of a TF table block: (key, value) pairs written with no shared key prefix."""
+    return b"".join(_varint(0) + _varint(len(key)) + _varint(len(value)) + key + value for key, value in entries)
+
+
+def _table(body, restarts):
+    """A TF table (.index) of one data block, `body` then the restart array `restarts`, as TF's writer lays
+    it out."""
+    def block(body, starts):
+        return body + b"".join(s.to_bytes(4, "little") for s in starts) + len(starts).to_bytes(4, "little")
+
+    def sealed(raw):  # type byte 0 (uncompressed) and the masked CRC32C TF verifies
+        return raw + b"\0" + _masked_crc(raw + b"\0")
+
+    data = block(body, restarts)
+    meta = block(b"", [0])
+    index = block(_block_body([(b"\xff", _varint(0) + _varint(len(data)))]), [0])
+    table = sealed(data) + sealed(meta) + sealed(index)
+    offsets = (len(sealed(data)), len(meta), len(sealed(data)) + len(sealed(meta)), len(index))
+    return table + b"".join(_varint(n) for n in offsets).ljust(40, b"\0") + (0xDB4775248B80FB57).to_bytes(8, "little")
+
+
+def _hiding(entries):
+    """A block body of two entries, the header and 'a', whose value ends with `entries` (inside an unknown
+    field of a valid BundleEntryProto), and the offset where those start."""
+    hidden = _block_body(entries)
+    # dtype float, shape [0], then field 15 (unknown, length-delimited) holding the hidden entries.
+    value = bytes.fromhex("0801120412020800") + b"\x7a" + _varint(len(hidden)) + hidden
+    body = _block_body([(b"", dict(entries)[b""]), (b"a", value)])
+    return body, len(body) - len(hidden)
+
+
+@pytest.mark.parametrize("restarts, words", [
+    (lambda hidden: [hidden], "starts reading at {}, not at its first entry"),
+    (lambda hidden: [0, hidden], "has a restart point at {}, which is not the start of an entry"),
+], ids=["first-restart-inside-a-value", "later-restart-inside-a-value"])
+def test_tf_index_entries_hidden_behind_a_restart_point_are_refused(small_tf_checkpoint, restarts, words):
+    # TF starts reading a block at its restart points: one inside a value showed TF entries never checked here
+    # (a negative dimension, which aborted the interpreter).
+    from tensorflow.core.protobuf import tensor_bundle_pb2
+
+    from keras_bert_zoo.presets.converters.tf_checkpoint_index import _table_entries
+    from keras_bert_zoo.presets.converters.tf_checkpoint_index import check_checkpoint_index
+
+    index = small_tf_checkpoint.with_name("bert_model.ckpt.index")
+    entries = list(_table_entries(str(index)))
+    index.write_bytes(_table(_block_body(entries), [0]))  # the same entries written anew: still valid
+    assert sorted(_read_tf(small_tf_checkpoint)) == ["bert/big", "bert/small"]
+    crafted = []
+    for key, value in entries:
+        if key == b"bert/big":
+            entry = tensor_bundle_pb2.BundleEntryProto.FromString(value)
+            entry.shape.dim[0].size = -5
+            value = entry.SerializeToString()
+        crafted.append((key, value))
+    body, hidden = _hiding(crafted)
+    index.write_bytes(_table(body, restarts(hidden)))
+    _refused(kbz.CheckpointError, small_tf_checkpoint, f"{index} is malformed", words.format(hidden),
+             read=lambda prefix: check_checkpoint_index(str(prefix)))
+
+
 def test_truncated_tf_data_shard_is_refused(small_tf_checkpoint):
     data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
     data.write_bytes(data.read_bytes()[:1000])

@@ -32,21 +32,40 @@ def _varint(data, pos):
 
 def _table_block(data, offset, size):
     """The `(key, value)` entries of one table block: prefix-compressed keys,
-    then the restart array and its length."""
+    then the restart array and its length.
+
+    TensorFlow reads a block from its restart points, not from byte 0: its
+    first entry is at restart[0], and a key lookup jumps to any restart. Each
+    restart must therefore be the start of an entry parsed here, with no
+    shared key prefix, so that TensorFlow sees exactly the entries checked
+    here (a restart pointing into a value would hide other entries there).
+    """
     block = data[offset : offset + size]
-    end = size - 4 - 4 * int.from_bytes(block[-4:], "little")
-    if len(block) != size or size < 4 or end < 0:
+    count = int.from_bytes(block[-4:], "little")
+    end = size - 4 - 4 * count
+    # The writer always records restart 0; without restarts TensorFlow sees an empty block. TensorBundle
+    # writes its blocks uncompressed (trailer type 0): a compressed block would be read here as other bytes.
+    if len(block) != size or size < 4 or end < 0 or count == 0 or data[offset + size : offset + size + 1] != b"\0":
         raise ValueError(f"the block at {offset} of {size} bytes lies outside the file or is malformed")
-    pos, key = 0, b""
+    restarts = [int.from_bytes(block[end + 4 * i : end + 4 * i + 4], "little") for i in range(count)]
+    pos, key, starts = 0, b"", set()
     while pos < end:
+        start = pos
         shared, pos = _varint(block, pos)
         unshared, pos = _varint(block, pos)
         length, pos = _varint(block, pos)
         if shared > len(key) or pos + unshared + length > end:
             raise ValueError(f"an entry of the block at {offset} runs past it")
+        if shared == 0:
+            starts.add(start)
         key = key[:shared] + block[pos : pos + unshared]
         yield key, block[pos + unshared : pos + unshared + length]
         pos += unshared + length
+    if restarts[0] != 0:
+        raise ValueError(f"the block at {offset} starts reading at {restarts[0]}, not at its first entry")
+    bad = [r for r in restarts if r not in starts | {end}]
+    if bad:
+        raise ValueError(f"the block at {offset} has a restart point at {bad[0]}, which is not the start of an entry")
 
 
 def _table_entries(path):
