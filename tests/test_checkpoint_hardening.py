@@ -505,6 +505,12 @@ def test_tf_index_entries_hidden_behind_a_restart_point_are_refused(small_tf_che
              read=lambda prefix: check_checkpoint_index(str(prefix)))
 
 
+def test_tf_string_variable_is_refused_before_tf_reads_it(tmp_path):
+    # TF reads a string by the lengths its shard stores, unchecked: a crafted one crashed the interpreter.
+    prefix = _save_tf(tmp_path, **{"bert.small": np.ones(3, np.float32), "bert.words": np.array([b"abc"])})
+    _refused(kbz.CheckpointError, prefix, "has variable 'bert/words' of dtype string, not numbers", read=_read_tf)
+
+
 def test_truncated_tf_data_shard_is_refused(small_tf_checkpoint):
     data = small_tf_checkpoint.with_name("bert_model.ckpt.data-00000-of-00001")
     data.write_bytes(data.read_bytes()[:1000])
