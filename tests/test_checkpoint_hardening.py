@@ -665,7 +665,7 @@ H5_DAMAGE = {  # damage: (how, the words naming what is wrong)
     "signature-then-garbage": (lambda path: path.write_bytes(path.read_bytes()[:8] + bytes(4096)), CORRUPT),
     "valid-h5-without-weights": (_empty_h5, "holds weights for 0 encoder layers, but config.json says num_layers=2"),
     "wrong-shape": (lambda path: _replace_token_embedding(path, data=np.zeros((16, 4), np.float32)),
-                    "holds no array of shape (15, 4), which the model built from config.json needs, and one of shape (16, 4)"),
+                    "token_embedding/vars/0' of shape (16, 4), but config.json says vocabulary_size=15"),
     "string-dtype": (lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
                      "token_embedding/vars/0' holds |S4 values, not numbers"),
     # Keras' bfloat16 is opaque 2-byte values marked dtype=bfloat16; unmarked, they are not numbers.

@@ -184,3 +184,92 @@ def test_a_missing_weights_file_is_named_missing_not_corrupt(preset):
     with pytest.raises(PresetError, match=r"is a directory but not a preset: expected a saved preset \(config.json "
                                           r"\+ model.weights.h5\)"):
         kbz.BertBackbone.from_preset(preset)
+
+
+# === Config sizes against the weights' shapes, before a model is built ===
+
+# The HF fixture: vocabulary 16, hidden 8, 2 layers, intermediate 16, 16 positions, 3 segments.
+HF_TINY = os.path.join(os.path.dirname(__file__), "fixtures", "tiny_hf_bert")
+
+
+@pytest.fixture
+def hf_tiny(tmp_path):
+    target = str(tmp_path / "hf")
+    shutil.copytree(HF_TINY, target)
+    return target
+
+
+@pytest.fixture
+def nothing_built(monkeypatch):
+    """Records every backbone built: a refused config must build none (2e9 positions would not fit in memory,
+    3000 layers take minutes and end in a RecursionError)."""
+    built = []
+    monkeypatch.setattr(kbz.BertBackbone, "__init__", lambda self, **kw: built.append(kw))
+    yield
+    assert built == []
+
+
+LOADERS = {
+    "backbone": lambda preset: kbz.BertBackbone.from_preset(preset),
+    "pretrainer": lambda preset: kbz.BertPretrainer.from_preset(preset),
+    "convert": lambda preset: kbz.convert_checkpoint(read_checkpoint_dir(preset), preset + "-converted"),
+}
+
+
+@pytest.mark.parametrize("load", LOADERS)
+@pytest.mark.parametrize("key, value, words", [
+    ("max_position_embeddings", 2_000_000_000,
+     "holds 'bert/embeddings/position_embeddings' of shape (16, 8), but its config says "
+     "max_position_embeddings=2000000000"),
+    ("num_hidden_layers", 3000, "holds weights for 2 encoder layers, but its config says num_hidden_layers=3000"),
+    ("hidden_size", 16, "holds 'bert/embeddings/word_embeddings' of shape (16, 8), but its config says hidden_size=16"),
+    ("intermediate_size", 2_000_000_000, "holds 'bert/encoder/layer_0/intermediate/dense/kernel' of shape (8, 16), "
+                                         "but its config says intermediate_size=2000000000"),
+    ("type_vocab_size", 4, "holds 'bert/embeddings/token_type_embeddings' of shape (3, 8), but its config says "
+                           "type_vocab_size=4"),
+])
+def test_checkpoint_config_sizes_are_compared_with_its_weights_before_building(hf_tiny, nothing_built, load, key,
+                                                                                value, words):
+    _edit_json(os.path.join(hf_tiny, "config.json"), lambda d: d.update({key: value}))
+    with pytest.raises(CheckpointError) as error:
+        LOADERS[load](hf_tiny)
+    assert f"{hf_tiny} {words}. The config does not belong to these weights" in str(error.value)
+
+
+def test_google_checkpoint_config_sizes_are_compared_with_its_weights(tiny_checkpoint, tmp_path, nothing_built):
+    directory = str(tmp_path / "google")
+    shutil.copytree(tiny_checkpoint, directory)
+    _edit_json(os.path.join(directory, "bert_config.json"), lambda d: d.update(max_position_embeddings=2**31))
+    with pytest.raises(CheckpointError, match=r"holds 'bert/embeddings/position_embeddings' of shape \(16, 4\), but "
+                                              r"its config says max_position_embeddings=2147483648"):
+        kbz.BertBackbone.from_preset(directory)
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"max_sequence_length": 2_000_000_000},
+     "model.weights.h5 holds 'layers/bert_embedding/position_embedding/vars/0' of shape (16, 4), but {config} says "
+     "max_sequence_length=2000000000"),
+    ({"num_layers": 3000}, "model.weights.h5 holds weights for 2 encoder layers, but {config} says num_layers=3000"),
+    ({"intermediate_dim": 2**31}, "model.weights.h5 holds 'layers/bert_encoder_layer/_feedforward_intermediate_dense/vars/0' of shape "
+                                  "(4, 16), but {config} says intermediate_dim=2147483648"),
+])
+def test_saved_config_sizes_are_compared_with_its_weights_before_building(preset, nothing_built, values, words):
+    _set_config(preset, **values)
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert os.path.join(preset, words.format(config="config.json")) in str(error.value)
+
+
+def test_saved_task_config_sizes_are_compared_with_its_weights_before_building(preset, nothing_built):
+    _edit_json(os.path.join(preset, "task.json"),
+               lambda d: d["config"]["backbone"]["config"].update(max_sequence_length=2**31))
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertPretrainer.from_preset(preset)
+    assert (f"{os.path.join(preset, 'task.weights.h5')} holds 'layers/bert_backbone/layers/bert_embedding/"
+            "position_embedding/vars/0' of shape (16, 4), but task.json says max_sequence_length=2147483648"
+            ) in str(error.value)
+
+
+def test_a_size_given_to_from_preset_is_named_as_the_callers_argument(hf_tiny, nothing_built):
+    with pytest.raises(CheckpointError, match=r"of shape \(16, 8\), but from_preset was given max_sequence_length=8"):
+        kbz.BertBackbone.from_preset(hf_tiny, max_sequence_length=8)

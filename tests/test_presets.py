@@ -145,8 +145,9 @@ def test_vocabulary_size_mismatch(tiny_checkpoint, tmp_path):
 @pytest.mark.parametrize(
     "key, value, first_mismatch",
     [
-        ("num_hidden_layers", 3, "'bert/encoder/layer_2/attention/self/query/kernel'"),  # fewer layers than config
-        ("num_hidden_layers", 1, "'bert/encoder/layer_1/"),  # more layers than config
+        # Layers are counted before the model is built.
+        ("num_hidden_layers", 3, "holds weights for 2 encoder layers, but its config says num_hidden_layers=3"),
+        ("num_hidden_layers", 1, "holds weights for 2 encoder layers, but its config says num_hidden_layers=1"),
         ("intermediate_size", 32, "'bert/encoder/layer_0/intermediate/dense/kernel'"),  # wrong width
     ],
 )

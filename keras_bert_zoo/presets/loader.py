@@ -21,7 +21,10 @@ import keras
 from keras_bert_zoo.presets import download as dl
 from keras_bert_zoo.presets import preset_io
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint import config_key
 from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
+from keras_bert_zoo.presets.converters.checkpoint_weights import check_sizes
+from keras_bert_zoo.presets.converters.checkpoint_weights import checkpoint_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import has_pretraining_heads
 from keras_bert_zoo.presets.converters.google_checkpoint import is_google_checkpoint_dir
 from keras_bert_zoo.presets.converters.google_checkpoint import read_google_checkpoint
@@ -160,6 +163,7 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
     """
     pretrainer_cls = _checkpoint_task_cls()
     weights = checkpoint.read_weights()
+    _check_sizes(Resolved(checkpoint=checkpoint), checkpoint.config, checkpoint_sizes(weights, checkpoint.source))
     backbone = pretrainer_cls.backbone_cls(**checkpoint.config)
     pretrainer = pretrainer_cls(backbone) if has_pretraining_heads(weights) else None
     assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
@@ -374,10 +378,33 @@ def _check_vocabulary_size(resolved, size):
         )
 
 
-def _build(resolved, build, config, overrides=()):
+def _weight_sizes(resolved, weights, weights_file=preset_io.WEIGHTS_FILE):
+    """The config sizes held by the weights about to be loaded: a checkpoint's `weights`, or a saved preset's
+    `weights_file` (its header); for `check_sizes`."""
+    if resolved.checkpoint is not None:
+        return checkpoint_sizes(weights, resolved.checkpoint.source)
+    return preset_io.stored_sizes(os.path.join(resolved.saved_dir, weights_file))
+
+
+def _check_sizes(resolved, config, sizes, overrides=(), source=None):
+    """`check_sizes`, naming a size the caller's argument where `overrides` holds it, else the config's."""
+    def says(key):
+        if key in overrides:
+            return f"from_preset was given {key}"
+        if resolved.checkpoint is not None:
+            return f"its config says {config_key(key)}"
+        return f"{os.path.basename(source or _source_of(resolved))} says {key}"  # in the weights' directory
+
+    check_sizes(config, sizes, says)
+
+
+def _build(resolved, build, config, overrides=(), sizes=None):
     """`build(config)` with a config error named after where it came from: the
-    caller's keyword arguments (`overrides`) or the preset's file."""
+    caller's keyword arguments (`overrides`) or the preset's file. The `sizes`
+    the weights to load hold, when given, are compared with the config first."""
     _check_vocabulary_size(resolved, config.get("vocabulary_size"))
+    if sizes is not None:
+        _check_sizes(resolved, config, sizes, overrides)
     try:
         return build(config)
     except (ValueError, TypeError) as e:
@@ -386,19 +413,20 @@ def _build(resolved, build, config, overrides=()):
         raise PresetError(f"{source} is not a valid BERT config: {e}") from e
 
 
-def _build_backbone(resolved, cls, kwargs):
+def _build_backbone(resolved, cls, kwargs, sizes=None):
     config = _config_of(resolved)
     config.update(kwargs)
-    return _build(resolved, cls.from_config, config, overrides=kwargs)
+    return _build(resolved, cls.from_config, config, overrides=kwargs, sizes=sizes)
 
 
 def load_backbone(preset, cls, load_weights=True, **kwargs):
     """A `cls` (backbone class) built from the preset's config, with its weights."""
     resolved = resolve(preset)
-    backbone = _build_backbone(resolved, cls, kwargs)
+    weights = resolved.checkpoint.read_weights() if load_weights and resolved.checkpoint is not None else None
+    backbone = _build_backbone(resolved, cls, kwargs, _weight_sizes(resolved, weights) if load_weights else None)
     if load_weights:
-        if resolved.checkpoint is not None:
-            assign_weights(backbone, resolved.checkpoint.read_weights(), source=resolved.checkpoint.source)
+        if weights is not None:
+            assign_weights(backbone, weights, source=resolved.checkpoint.source)
         else:
             preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
     return backbone
@@ -482,7 +510,8 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     if restore and config is not None:
         return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs, kwargs)
     task_cls = saved_cls if restore else cls
-    backbone = _build_backbone(resolved, task_cls.backbone_cls, backbone_kwargs)
+    sizes = _weight_sizes(resolved, weights) if load_weights else None
+    backbone = _build_backbone(resolved, task_cls.backbone_cls, backbone_kwargs, sizes)
     preprocessor = _preset_preprocessor(resolved, task_cls, sequence_length, backbone.max_sequence_length)
     task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
     if not load_weights:
@@ -509,6 +538,9 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
         raise PresetError(f"from_preset: {e}") from None
     config.setdefault("config", {}).update(task_kwargs)
     _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
+    if load_weights:
+        _check_sizes(resolved, backbone_config, _weight_sizes(resolved, None, preset_io.TASK_WEIGHTS_FILE),
+                     backbone_kwargs, source=path)
     try:
         task = keras.saving.deserialize_keras_object(config)
     except (ValueError, TypeError) as e:

@@ -13,6 +13,7 @@ import numpy as np
 # Public `save_weights` cannot leave the optimizer out; this can.
 from keras.src.saving import saving_lib
 
+from keras_bert_zoo.presets.converters.checkpoint_weights import sizes_found
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.utils.atomic import atomic_directory
@@ -127,7 +128,7 @@ _ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")
 
 def _stored_arrays(path):
     """`({dataset name: (shape, numpy dtype)}, number of encoder layers)` of a weights file, without reading
-    arrays."""
+    arrays; an array that is no numbers, or claims more bytes than the file has, is refused."""
     import h5py
 
     arrays, encoder_layers = {}, set()
@@ -151,14 +152,6 @@ def _stored_arrays(path):
     except OSError as e:
         raise CheckpointError(f"Cannot read the weights file {path} ({e}): it is corrupt or truncated. "
                               "Save the preset again.") from e
-    return arrays, len(encoder_layers)
-
-
-def _check_weights_file(model, path):
-    """Refuse a weights file that describes more memory than it holds, or
-    other weights than the model built from config.json (Keras would skip
-    the surplus silently: a config with fewer layers would drop them)."""
-    arrays, encoder_layers = _stored_arrays(path)
     size = os.path.getsize(path)
     for name, (shape, dtype) in arrays.items():
         if dtype.kind not in "fiub" and dtype != ml_dtypes.bfloat16:
@@ -168,6 +161,33 @@ def _check_weights_file(model, path):
         if nbytes > size:
             raise CheckpointError(f"{path}: the array '{name}' claims {nbytes} bytes but the file has only "
                                   f"{size}. The file is corrupt or crafted; it is refused.")
+    return arrays, len(encoder_layers)
+
+
+# The config sizes a weights file's shapes hold: (BertBackbone argument, end of the array's name, axis).
+_SHAPED_SIZES = (
+    ("vocabulary_size", "bert_embedding/token_and_position_embedding/token_embedding/vars/0", 0),
+    ("hidden_dim", "bert_embedding/token_and_position_embedding/token_embedding/vars/0", 1),
+    ("max_sequence_length", "bert_embedding/position_embedding/vars/0", 0),
+    ("num_segments", "bert_embedding/segment_embedding/vars/0", 0),
+    ("intermediate_dim", "bert_encoder_layer/_feedforward_intermediate_dense/vars/0", 1),
+)
+
+
+def stored_sizes(path):
+    """The backbone config sizes that the weights file `path` holds (read from its header), for
+    `check_sizes`."""
+    arrays, encoder_layers = _stored_arrays(path)
+    shapes = {key: (name, shape, axis) for key, end, axis in _SHAPED_SIZES
+              for name, (shape, _) in arrays.items() if name == end or name.endswith("/" + end)}
+    return sizes_found(path, shapes, encoder_layers)
+
+
+def _check_weights_file(model, path):
+    """Refuse a weights file that describes more memory than it holds, or
+    other weights than the model built from config.json (Keras would skip
+    the surplus silently: a config with fewer layers would drop them)."""
+    arrays, encoder_layers = _stored_arrays(path)
     expected = len(model.weights)
     if len(arrays) != expected:
         backbone = getattr(model, "backbone", model)

@@ -42,6 +42,12 @@ _BACKBONE_KEYS = (
 )
 
 
+def config_key(ours):
+    """The checkpoint config's name for our `BertBackbone` argument `ours` (`max_sequence_length`:
+    `max_position_embeddings`)."""
+    return next(theirs for theirs, key, _ in _BACKBONE_KEYS if key == ours)
+
+
 def backbone_config(config, layer_norm_epsilon, hidden_activation):
     """`BertBackbone` arguments from a checkpoint's config.
 

@@ -6,6 +6,8 @@ module is the single place that knows how those names land on Keras
 variables.
 """
 
+import re
+
 import numpy as np
 
 from keras_bert_zoo.presets.errors import CheckpointError
@@ -62,6 +64,51 @@ def variable_map(backbone, pretrainer=None):
         triples.append(("cls/seq_relationship/output_weights", nsp.kernel, "T"))
         triples.append(("cls/seq_relationship/output_bias", nsp.bias, None))
     return triples
+
+
+# The config sizes a checkpoint's shapes hold: (BertBackbone argument, Google name, axis).
+_SHAPED_SIZES = (
+    ("vocabulary_size", "bert/embeddings/word_embeddings", 0),
+    ("hidden_dim", "bert/embeddings/word_embeddings", 1),
+    ("max_sequence_length", "bert/embeddings/position_embeddings", 0),
+    ("num_segments", "bert/embeddings/token_type_embeddings", 0),
+    ("intermediate_dim", "bert/encoder/layer_0/intermediate/dense/kernel", 1),
+)
+_ENCODER_LAYER = re.compile(r"bert/encoder/layer_(\d+)/")
+
+
+def check_sizes(config, found, says):
+    """Refuse a config whose sizes the weights contradict, before a model is built from it: built first, a size
+    alone allocates (2e9 positions: out of memory) or builds (3000 layers: minutes, then a RecursionError)
+    before any weight's shape is compared.
+
+    Args:
+        config: `BertBackbone` arguments.
+        found: {argument: (what holds it, e.g. "DIR holds 'NAME' of shape S", the size held)}.
+        says: who gives an argument, for the message ("its config says max_position_embeddings").
+    """
+    for key, (what, size) in found.items():
+        value = config.get(key)
+        # A value that is no size at all (0, "15") is left to the backbone's own check, which says what it must be.
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0 and value != size:
+            raise CheckpointError(f"{what}, but {says(key)}={value!r}. The config does not belong to these "
+                                  "weights: use the one saved with them.")
+
+
+def sizes_found(source, shapes, encoder_layers):
+    """`found` for `check_sizes`: `shapes` {argument: (array name, shape, axis)} and the number of encoder
+    layers that the weights of `source` hold."""
+    found = {key: (f"{source} holds '{name}' of shape {shape}", shape[axis])
+             for key, (name, shape, axis) in shapes.items() if len(shape) > axis}
+    if encoder_layers:
+        found["num_layers"] = (f"{source} holds weights for {encoder_layers} encoder layers", encoder_layers)
+    return found
+
+
+def checkpoint_sizes(weights, source):
+    """The config sizes that Google-named `weights` of `source` hold, for `check_sizes`."""
+    shapes = {key: (name, np.shape(weights[name]), axis) for key, name, axis in _SHAPED_SIZES if name in weights}
+    return sizes_found(source, shapes, len({m.group(1) for m in map(_ENCODER_LAYER.match, weights) if m}))
 
 
 HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
