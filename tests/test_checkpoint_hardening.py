@@ -303,6 +303,46 @@ def test_oversized_safetensors_header_is_refused_unread(tmp_path, monkeypatch):
     _refused(kbz.CheckpointError, path, "-byte header, beyond the format's 100 MB", read=load_safetensors)
 
 
+# --- HF state dicts: every tensor where BERT has it ---------------------------
+
+HF_TINY = os.path.join(os.path.dirname(__file__), "fixtures", "tiny_hf_bert")  # hidden 8, 2 heads, 2 layers
+
+
+def _hf_with(tmp_path, edit):
+    """A copy of the tiny HF checkpoint whose state dict `edit(state)` changed, as model.safetensors."""
+    from safetensors.numpy import save_file
+
+    directory = tmp_path / "hf"
+    shutil.copytree(HF_TINY, directory)
+    state = load_torch_state_dict(str(directory / "pytorch_model.bin"))
+    edit(state)
+    (directory / "pytorch_model.bin").unlink()
+    save_file(state, str(directory / "model.safetensors"))
+    return directory
+
+
+def _reshaped(key, shape):
+    return lambda state: state.update({key: np.ascontiguousarray(state[key].reshape(shape))})
+
+
+ATTENTION = "bert.encoder.layer.0.attention."
+
+
+@pytest.mark.parametrize("edit, words", [
+    (_reshaped(ATTENTION + "self.query.weight", (64,)),
+     "'bert/encoder/layer_0/attention/self/query/kernel' in {} has shape (64,), but the config implies (8, 8)"),
+    (_reshaped(ATTENTION + "self.key.weight", (4, 16)),
+     "'bert/encoder/layer_0/attention/self/key/kernel' in {} has shape (16, 4), but the config implies (8, 8)"),
+    (_reshaped(ATTENTION + "self.value.bias", (2, 4)),
+     "'bert/encoder/layer_0/attention/self/value/bias' in {} has shape (2, 4), but the config implies (8,)"),
+    (_reshaped(ATTENTION + "output.dense.weight", (1, 64)),
+     "'bert/encoder/layer_0/attention/output/dense/kernel' in {} has shape (64, 1), but the config implies (8, 8)"),
+], ids=["query-kernel-flat", "key-kernel-4x16", "value-bias-2x4", "output-kernel-1x64"])
+def test_attention_weight_of_another_shape_is_refused_though_its_size_fits(tmp_path, edit, words):
+    directory = _hf_with(tmp_path, edit)
+    _refused(kbz.CheckpointError, directory, words.format(directory), read=kbz.BertBackbone.from_preset)
+
+
 # --- Google TF checkpoints --------------------------------------------------
 
 

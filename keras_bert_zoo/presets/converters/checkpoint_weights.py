@@ -19,7 +19,7 @@ _IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "global_step", "position_ids", "cls/p
 
 
 def _dense(layer, prefix, kernel_shape=None, bias_shape=None):
-    """(name, variable, reshape) triples for a dense layer."""
+    """(name, variable, checkpoint shape) triples for a dense layer."""
     return [
         (f"{prefix}/kernel", layer.kernel, kernel_shape),
         (f"{prefix}/bias", layer.bias, bias_shape),
@@ -31,10 +31,11 @@ def _layer_norm(layer, prefix):
 
 
 def variable_map(backbone, pretrainer=None):
-    """List `(google_name, keras_variable, target_shape_or_None)` triples.
+    """List `(google_name, keras_variable, checkpoint_shape_or_None)` triples.
 
-    A target shape means the checkpoint array is reshaped to it (attention
-    projections are stored per head in Keras); `"T"` means transposed.
+    A checkpoint shape is the one the checkpoint must hold, reshaped to the
+    variable's (attention projections are stored per head in Keras); `"T"`
+    means transposed.
     """
     emb = backbone.embeddings
     triples = [
@@ -42,14 +43,13 @@ def variable_map(backbone, pretrainer=None):
         ("bert/embeddings/position_embeddings", emb.position_embedding.position_embeddings, None),
         ("bert/embeddings/token_type_embeddings", emb.segment_embedding.embeddings, None),
     ] + _layer_norm(emb.layer_norm, "bert/embeddings/LayerNorm")
-    heads, hidden = backbone.num_heads, backbone.hidden_dim
-    head_dim = hidden // heads
+    hidden = backbone.hidden_dim
     for i, layer in enumerate(backbone.transformer_layers):
         p = f"bert/encoder/layer_{i}"
         attention = layer._self_attention_layer
         for name, dense in (("query", attention._query_dense), ("key", attention._key_dense), ("value", attention._value_dense)):
-            triples += _dense(dense, f"{p}/attention/self/{name}", (hidden, heads, head_dim), (heads, head_dim))
-        triples += _dense(attention._output_dense, f"{p}/attention/output/dense", (heads, head_dim, hidden))
+            triples += _dense(dense, f"{p}/attention/self/{name}", (hidden, hidden), (hidden,))
+        triples += _dense(attention._output_dense, f"{p}/attention/output/dense", (hidden, hidden))
         triples += _layer_norm(layer._self_attention_layer_norm, f"{p}/attention/output/LayerNorm")
         triples += _dense(layer._feedforward_intermediate_dense, f"{p}/intermediate/dense")
         triples += _dense(layer._feedforward_output_dense, f"{p}/output/dense")
@@ -145,12 +145,13 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
         if target == "T":
             value = value.T
         elif target is not None:
-            if value.size != int(np.prod(target)):
+            # The same number of elements in another shape (a flattened kernel) is not this weight.
+            if value.shape != target:
                 raise CheckpointError(
                     f"Variable '{name}' in {source} has shape {value.shape}, but the "
                     f"config implies {target}. The checkpoint does not match its config."
                 )
-            value = value.reshape(target)
+            value = value.reshape(variable.shape)
         if tuple(value.shape) != tuple(variable.shape):
             raise CheckpointError(
                 f"Variable '{name}' in {source} has shape {tuple(value.shape)}, but the "
