@@ -343,6 +343,48 @@ def test_attention_weight_of_another_shape_is_refused_though_its_size_fits(tmp_p
     _refused(kbz.CheckpointError, directory, words.format(directory), read=kbz.BertBackbone.from_preset)
 
 
+def _added(key, make):
+    return lambda state: state.update({key: make(state)})
+
+
+@pytest.mark.parametrize("edit, words", [
+    # A leaf BERT has no weight for used to land on a real weight (here the LayerNorm's beta, the embeddings).
+    (_added("bert.embeddings.LayerNorm.zzz", lambda state: np.full(8, 9.0, np.float32)),
+     "holds 'bert.embeddings.LayerNorm.zzz', which names no BERT weight"),
+    (_added("bert.embeddings.word_embeddings.weight_orig", lambda state: np.full((16, 8), 9.0, np.float32)),
+     "holds 'bert.embeddings.word_embeddings.weight_orig', which names no BERT weight"),
+    # These raised an IndexError.
+    (_added("x", lambda state: np.zeros(2, np.float32)), "holds 'x', which names no BERT weight"),
+    (_added("", lambda state: np.zeros(2, np.float32)), "holds '', which names no BERT weight"),
+])
+def test_hf_key_naming_no_bert_weight_is_refused(tmp_path, edit, words):
+    directory = _hf_with(tmp_path, edit)
+    _refused(kbz.CheckpointError, directory / "model.safetensors", words, read=lambda _: kbz.BertBackbone.from_preset(
+        str(directory)))
+
+
+@pytest.mark.parametrize("load", [kbz.BertBackbone.from_preset, kbz.BertPretrainer.from_preset],
+                         ids=["backbone", "pretrainer"])
+@pytest.mark.parametrize("edit, words", [
+    # The second of two names for one weight silently won.
+    (_added("embeddings.word_embeddings.weight", lambda state: np.ones((16, 8), np.float32)),
+     "'bert.embeddings.word_embeddings.weight' and 'embeddings.word_embeddings.weight', both BERT's "
+     "'bert/embeddings/word_embeddings'"),
+    # HF's decoder copy of the word embeddings, untied, was dropped.
+    (_added("cls.predictions.decoder.weight", lambda state: np.full((16, 8), 7.0, np.float32)),
+     "'bert.embeddings.word_embeddings.weight' and 'cls.predictions.decoder.weight', both BERT's "
+     "'bert/embeddings/word_embeddings'"),
+    (_added("cls.predictions.decoder.bias", lambda state: state["cls.predictions.bias"] + 100),
+     "'cls.predictions.bias' and 'cls.predictions.decoder.bias', both BERT's 'cls/predictions/output_bias'"),
+], ids=["word-embeddings-twice", "untied-decoder", "decoder-bias-differs"])
+def test_two_hf_keys_for_one_bert_weight_must_agree(tmp_path, load, edit, words):
+    # Copies that agree load: the fixture holds HF's decoder copies of the word embeddings and the MLM bias
+    # (tests/test_hf_parity.py).
+    directory = _hf_with(tmp_path, edit)
+    _refused(kbz.CheckpointError, directory / "model.safetensors", words, "values differ",
+             read=lambda _: load(str(directory)))
+
+
 # --- Google TF checkpoints --------------------------------------------------
 
 

@@ -44,11 +44,18 @@ def hf_config_to_backbone(config, source):
 
 
 _LAYER = re.compile(r"encoder\.layer\.(\d+)\.")
+# HF's LayerNorm leaves (older files use TF's names) -> Google's.
+_LAYER_NORM_LEAVES = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
 
 
-def hf_name_to_google(key, value):
-    """Map one HF state-dict entry to `(google_name, array)`, or None to skip."""
-    if key.endswith("position_ids") or key == "cls.predictions.decoder.weight":
+def hf_name_to_google(key, value, source):
+    """Map one HF state-dict entry of `source` to `(google_name, array)`, or None to skip it.
+
+    Raises:
+        CheckpointError: `key` names no BERT weight: a leaf BERT has no weight for (`LayerNorm.zzz`,
+            `weight_orig`) must not land on a real one.
+    """
+    if key.endswith("position_ids"):
         return None
     name = key
     for prefix in ("bert.", "model."):
@@ -56,7 +63,9 @@ def hf_name_to_google(key, value):
             name = name[len(prefix):]
     if name in ("cls.predictions.bias", "cls.predictions.decoder.bias"):
         return "cls/predictions/output_bias", value
-    if name.startswith("cls.seq_relationship."):
+    if name == "cls.predictions.decoder.weight":  # HF's copy of the tied word embeddings, [vocab, hidden]
+        return "bert/embeddings/word_embeddings", value
+    if name in ("cls.seq_relationship.weight", "cls.seq_relationship.bias"):
         # HF Linear weight [2, hidden] is already Google's output_weights layout.
         return "cls/seq_relationship/output_" + ("weights" if name.endswith("weight") else "bias"), value
     name = _LAYER.sub(lambda m: f"encoder.layer_{m.group(1)}.", name)
@@ -64,13 +73,18 @@ def hf_name_to_google(key, value):
     leaf, path = parts[-1], "/".join(parts[:-1])
     if not name.startswith("cls."):
         path = "bert/" + path
-    if "LayerNorm" in parts:
-        return f"{path}/{'gamma' if leaf in ('weight', 'gamma') else 'beta'}", value
-    if "embeddings" in parts[-2]:
-        return path, value
-    if leaf == "weight":
-        return f"{path}/kernel", value.T  # torch Linear stores [out, in]
-    return f"{path}/bias", value
+    owner = parts[-2] if len(parts) > 1 and "" not in parts else ""
+    if owner == "LayerNorm":
+        google = f"{path}/{_LAYER_NORM_LEAVES[leaf]}" if leaf in _LAYER_NORM_LEAVES else None
+    elif owner.endswith("embeddings"):
+        google = path if leaf == "weight" else None
+    else:
+        google = {"weight": f"{path}/kernel", "bias": f"{path}/bias"}.get(leaf) if owner else None
+    if google is not None:
+        return google, value.T if google.endswith("/kernel") else value  # torch Linear stores [out, in]
+    raise CheckpointError(f"{source} holds '{key}', which names no BERT weight (a LayerNorm holds weight and "
+                          "bias, an embedding a weight, a dense layer weight and bias). The file is not a BERT "
+                          "checkpoint, or is corrupt.")
 
 
 def _read_safetensors_header(path):
@@ -148,16 +162,27 @@ def load_safetensors(path):
 
 def load_hf_weights(directory):
     """Read the weights, safetensors first, as Google-named float32 arrays."""
-    safetensors_path = os.path.join(directory, "model.safetensors")
-    if os.path.isfile(safetensors_path):
-        state = load_safetensors(safetensors_path)
+    path = os.path.join(directory, "model.safetensors")
+    if os.path.isfile(path):
+        state = load_safetensors(path)
     else:
-        state = load_torch_state_dict(os.path.join(directory, "pytorch_model.bin"))
-    weights = {}
+        path = os.path.join(directory, "pytorch_model.bin")
+        state = load_torch_state_dict(path)
+    weights, origin = {}, {}
     for key, value in state.items():
-        mapped = hf_name_to_google(key, value)
-        if mapped is not None:
-            weights[mapped[0]] = np.asarray(mapped[1], dtype=np.float32)
+        mapped = hf_name_to_google(key, value, path)
+        if mapped is None:
+            continue
+        name, array = mapped[0], np.asarray(mapped[1], dtype=np.float32)
+        # HF stores tied weights twice (the decoder's copy of the word embeddings, two names of the MLM bias);
+        # BERT has one of each, so two keys for one weight must agree, or the second would silently win.
+        if name in weights and not np.array_equal(weights[name], array):
+            raise CheckpointError(
+                f"{path} holds '{origin[name]}' and '{key}', both BERT's '{name}' (one weight, tied), but their "
+                "values differ. BERT cannot load them apart: the checkpoint is not BERT's, or is corrupt."
+            )
+        weights[name] = array
+        origin.setdefault(name, key)
     return weights
 
 
