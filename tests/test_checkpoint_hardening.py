@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pickle
+import re
 import shutil
 import stat
 import tarfile
@@ -383,6 +384,34 @@ def test_two_hf_keys_for_one_bert_weight_must_agree(tmp_path, load, edit, words)
     directory = _hf_with(tmp_path, edit)
     _refused(kbz.CheckpointError, directory / "model.safetensors", words, "values differ",
              read=lambda _: load(str(directory)))
+
+
+def _without(prefix):
+    return lambda state: [state.pop(key) for key in [k for k in state if k.startswith(prefix)]]
+
+
+@pytest.mark.parametrize("absent, missing_head", [("cls.seq_relationship.", "next-sentence head weights "
+                                                   "(cls/seq_relationship/*)"),
+                                                  ("cls.predictions.", "masked-LM head weights (cls/predictions/*)")],
+                         ids=["no-nsp", "no-mlm"])
+def test_checkpoint_with_one_pretraining_head_loads_it_and_names_the_other(tmp_path, absent, missing_head):
+    # The head present was dropped, with a warning that there were no head weights at all.
+    directory = _hf_with(tmp_path, _without(absent))
+    state = load_safetensors(str(directory / "model.safetensors"))
+    with pytest.warns(UserWarning) as caught:
+        pretrainer = kbz.BertPretrainer.from_preset(str(directory))
+    assert [str(w.message) for w in caught] == [
+        f"{directory} has no {missing_head}: that head is freshly initialised; the other head is loaded."]
+    if "cls.predictions.bias" in state:
+        np.testing.assert_array_equal(pretrainer.masked_lm_head._bias.numpy(), state["cls.predictions.bias"])
+    else:
+        np.testing.assert_array_equal(pretrainer.next_sentence_head.kernel.numpy(),
+                                      state["cls.seq_relationship.weight"].T)
+    from keras_bert_zoo.presets.loader import read_checkpoint_dir
+
+    with pytest.warns(UserWarning, match=f"has no {re.escape(missing_head)}: that head is freshly initialised"):
+        kbz.convert_checkpoint(read_checkpoint_dir(str(directory)), str(tmp_path / "converted"))
+    assert (tmp_path / "converted" / "task.weights.h5").is_file()  # the head it holds is kept
 
 
 # --- Google TF checkpoints --------------------------------------------------

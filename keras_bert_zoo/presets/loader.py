@@ -25,7 +25,8 @@ from keras_bert_zoo.presets.converters.checkpoint import config_key
 from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
 from keras_bert_zoo.presets.converters.checkpoint_weights import check_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import checkpoint_sizes
-from keras_bert_zoo.presets.converters.checkpoint_weights import has_pretraining_heads
+from keras_bert_zoo.presets.converters.checkpoint_weights import HEADS
+from keras_bert_zoo.presets.converters.checkpoint_weights import pretraining_heads
 from keras_bert_zoo.presets.converters.google_checkpoint import is_google_checkpoint_dir
 from keras_bert_zoo.presets.converters.google_checkpoint import read_google_checkpoint
 from keras_bert_zoo.presets.converters.hf_checkpoint import is_hf_checkpoint_dir
@@ -165,10 +166,19 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
     weights = checkpoint.read_weights()
     _check_sizes(Resolved(checkpoint=checkpoint), checkpoint.config, checkpoint_sizes(weights, checkpoint.source))
     backbone = pretrainer_cls.backbone_cls(**checkpoint.config)
-    pretrainer = pretrainer_cls(backbone) if has_pretraining_heads(weights) else None
+    pretrainer = pretrainer_cls(backbone) if pretraining_heads(weights) else None
     assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
+    if pretrainer is not None:
+        _warn_fresh_heads(checkpoint.source, weights)
     tokenizer = pretrainer_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
     preset_io.save_preset(preset_dir, backbone, tokenizer, task=pretrainer, metadata=metadata)
+
+
+def _warn_fresh_heads(source, weights, stacklevel=3):
+    """Warn, naming it, of a pretraining head that the checkpoint `source` lacks while it holds the other."""
+    for prefix in HEADS.keys() - pretraining_heads(weights):
+        warnings.warn(f"{source} has no {HEADS[prefix]} head weights ({prefix}*): that head is freshly "
+                      "initialised; the other head is loaded.", stacklevel=stacklevel)
 
 
 # What a preset's download must agree on; the activation may legitimately
@@ -452,7 +462,7 @@ def saved_task_class(preset):
 def _saved_task(resolved, weights):
     """`(class, task.json's content)` of the task a preset holds (see `saved_task_class`); `(None, None)` without."""
     if resolved.checkpoint is not None:
-        return (_checkpoint_task_cls() if has_pretraining_heads(weights) else None), None
+        return (_checkpoint_task_cls() if pretraining_heads(weights) else None), None
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
     if not os.path.isfile(path):
         return None, None
@@ -517,8 +527,10 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     if not load_weights:
         return task
     if weights is not None:
-        # A checkpoint read in place holds the pretrainer's heads when `restore`.
+        # A checkpoint read in place holds the pretrainer's heads (one or both) when `restore`.
         assign_weights(backbone, weights, task if restore else None, source=resolved.checkpoint.source)
+        if restore:
+            _warn_fresh_heads(resolved.checkpoint.source, weights, stacklevel=4)
     else:
         preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
     if not restore and task_cls.fresh_heads_warning:

@@ -30,12 +30,12 @@ def _layer_norm(layer, prefix):
     return [(f"{prefix}/gamma", layer.gamma, None), (f"{prefix}/beta", layer.beta, None)]
 
 
-def variable_map(backbone, pretrainer=None):
+def variable_map(backbone, pretrainer=None, heads=()):
     """List `(google_name, keras_variable, checkpoint_shape_or_None)` triples.
 
     A checkpoint shape is the one the checkpoint must hold, reshaped to the
     variable's (attention projections are stored per head in Keras); `"T"`
-    means transposed.
+    means transposed. `heads`: which of the pretrainer's `HEADS` to list.
     """
     emb = backbone.embeddings
     triples = [
@@ -55,11 +55,12 @@ def variable_map(backbone, pretrainer=None):
         triples += _dense(layer._feedforward_output_dense, f"{p}/output/dense")
         triples += _layer_norm(layer._feedforward_layer_norm, f"{p}/output/LayerNorm")
     triples += _dense(backbone.pooled_dense, "bert/pooler/dense")
-    if pretrainer is not None:
+    if pretrainer is not None and MASKED_LM in heads:
         mlm = pretrainer.masked_lm_head
         triples += _dense(mlm._intermediate_dense, "cls/predictions/transform/dense")
         triples += _layer_norm(mlm._intermediate_layer_norm, "cls/predictions/transform/LayerNorm")
         triples.append(("cls/predictions/output_bias", mlm._bias, None))
+    if pretrainer is not None and NEXT_SENTENCE in heads:
         nsp = pretrainer.next_sentence_head
         triples.append(("cls/seq_relationship/output_weights", nsp.kernel, "T"))
         triples.append(("cls/seq_relationship/output_bias", nsp.bias, None))
@@ -111,12 +112,15 @@ def checkpoint_sizes(weights, source):
     return sizes_found(source, shapes, len({m.group(1) for m in map(_ENCODER_LAYER.match, weights) if m}))
 
 
-HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
+# The pretraining heads, by the prefix of their Google names, and what each is called.
+MASKED_LM, NEXT_SENTENCE = "cls/predictions/", "cls/seq_relationship/"
+HEADS = {MASKED_LM: "masked-LM", NEXT_SENTENCE: "next-sentence"}
+HEAD_PREFIXES = tuple(HEADS)
 
 
-def has_pretraining_heads(weights):
-    """Whether a checkpoint holds both the masked-LM and NSP heads."""
-    return all(any(name.startswith(p) for name in weights) for p in HEAD_PREFIXES)
+def pretraining_heads(weights):
+    """The prefixes of the `HEADS` a checkpoint holds weights for (one head, without the other, loads too)."""
+    return [p for p in HEADS if any(name.startswith(p) for name in weights)]
 
 
 def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
@@ -125,7 +129,8 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
     Args:
         backbone: a built `BertBackbone`.
         weights: dict of Google variable name -> numpy array.
-        pretrainer: optional `BertPretrainer` whose heads are loaded too.
+        pretrainer: optional `BertPretrainer` whose heads the checkpoint holds
+            are loaded too (one it lacks keeps its initialization).
         source: the file or directory the weights came from (for errors).
 
     Raises:
@@ -134,7 +139,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
     """
     used = set()
     pending = []
-    for name, variable, target in variable_map(backbone, pretrainer):
+    for name, variable, target in variable_map(backbone, pretrainer, pretraining_heads(weights)):
         if name not in weights:
             raise CheckpointError(
                 f"{source} has no variable '{name}' (the model expects shape "
