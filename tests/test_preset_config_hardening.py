@@ -273,3 +273,97 @@ def test_saved_task_config_sizes_are_compared_with_its_weights_before_building(p
 def test_a_size_given_to_from_preset_is_named_as_the_callers_argument(hf_tiny, nothing_built):
     with pytest.raises(CheckpointError, match=r"of shape \(16, 8\), but from_preset was given max_sequence_length=8"):
         kbz.BertBackbone.from_preset(hf_tiny, max_sequence_length=8)
+
+
+# === Every JSON file is an object of named fields, checked where it is read ===
+
+def _json_with(**values):
+    """A rewrite of a JSON object with `values` set."""
+    return lambda document: json.dumps({**document, **values}).encode()
+
+
+def _raw(content):
+    return lambda document: content
+
+
+def _rewrite(path, content):
+    with open(path) as f:
+        document = json.load(f)
+    with open(path, "wb") as f:
+        f.write(content(document))
+
+
+HF_CONFIGS = {  # each raised a bare TypeError, UnicodeDecodeError, AttributeError or KeyError, or named no file
+    "list": (_raw(b"[1, 2]"), CheckpointError, "config.json holds a JSON list, not an object of named fields"),
+    "not-utf8": (_raw(b'{"vocab_size": 16, "x": "\xff"}'), CheckpointError,
+                 "config.json, line 1: byte 0xff (byte 26 of the line) is not UTF-8 text"),
+    "hidden_act-list": (_json_with(hidden_act=["gelu"]), CheckpointError,
+                        "config.json is not a valid BERT config.json: Unsupported hidden_act ['gelu']"),
+    "hidden_act-unknown": (_json_with(hidden_act="bogus"), CheckpointError,
+                           "config.json is not a valid BERT config.json: Unsupported hidden_act 'bogus'"),
+    "no-hidden_size": (lambda d: json.dumps({k: v for k, v in d.items() if k != "hidden_size"}).encode(),
+                       CheckpointError, "config.json is not a valid BERT config.json: it has no 'hidden_size'"),
+}
+
+
+@pytest.mark.parametrize("case", HF_CONFIGS)
+def test_hf_config_that_is_no_bert_config_object_is_named(hf_tiny, case):
+    content, error, words = HF_CONFIGS[case]
+    _rewrite(os.path.join(hf_tiny, "config.json"), content)
+    with pytest.raises(error) as info:
+        kbz.BertBackbone.from_preset(hf_tiny)
+    assert os.path.join(hf_tiny, words) in str(info.value)
+
+
+@pytest.mark.parametrize("content, words", [
+    (_raw(b"[]"), "bert_config.json holds a JSON list, not an object of named fields"),
+    (_raw(b'{"a": "\xff"}'), "bert_config.json, line 1: byte 0xff"),
+    (_json_with(hidden_act=["gelu"]), "bert_config.json is not a valid bert_config.json: Unsupported hidden_act ['gelu']"),
+    (_json_with(hidden_act="gelu_new"), "bert_config.json is not a valid bert_config.json: Unsupported hidden_act "
+                                        "'gelu_new'"),
+], ids=["list", "not-utf8", "hidden_act-list", "hidden_act-hf-name"])
+def test_google_config_that_is_no_bert_config_object_is_named(tiny_checkpoint, tmp_path, content, words):
+    directory = str(tmp_path / "google")
+    shutil.copytree(tiny_checkpoint, directory)
+    _rewrite(os.path.join(directory, "bert_config.json"), content)
+    with pytest.raises(CheckpointError) as info:
+        kbz.BertBackbone.from_preset(directory)
+    assert os.path.join(directory, words) in str(info.value)
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"{bad json", "tokenizer_config.json is not valid JSON (Expecting property name"),
+    (b"[1]", "tokenizer_config.json holds a JSON list, not an object of named fields"),
+], ids=["not-json", "list"])
+def test_hf_tokenizer_config_that_is_no_object_is_named(hf_tiny, content, words):
+    with open(os.path.join(hf_tiny, "tokenizer_config.json"), "wb") as f:
+        f.write(content)
+    with pytest.raises(CheckpointError) as info:
+        kbz.BertTokenizer.from_preset(hf_tiny)
+    assert os.path.join(hf_tiny, words) in str(info.value)
+
+
+SAVED_FILES = {  # each raised a bare KeyError, TypeError, AttributeError or UnicodeDecodeError
+    "config-without-config": ("config.json", lambda d: json.dumps({"class_name": "BertBackbone"}).encode(),
+                              kbz.BertBackbone, "config.json: 'config' is missing, not an object"),
+    "config-list": ("config.json", _raw(b"[1]"), kbz.BertBackbone, "config.json holds a JSON list"),
+    "config-not-utf8": ("config.json", _raw(b"\xff\xfe"), kbz.BertBackbone,
+                        "config.json, line 1: byte 0xff (byte 1 of the line) is not UTF-8 text: it is UTF-16"),
+    "tokenizer-without-config": ("tokenizer.json", lambda d: b"{}", kbz.BertTokenizer,
+                                 "tokenizer.json: 'config' is missing, not an object"),
+    "tokenizer-list": ("tokenizer.json", _raw(b"[]"), kbz.BertTokenizer, "tokenizer.json holds a JSON list"),
+    "task-list": ("task.json", _raw(b"[]"), kbz.BertPretrainer, "task.json holds a JSON list"),
+    "task-backbone-config-list": (
+        "task.json", lambda d: json.dumps({**d, "config": {**d["config"], "backbone": {
+            **d["config"]["backbone"], "config": []}}}).encode(),
+        kbz.BertPretrainer, "task.json: 'config.backbone.config' is a list, not an object"),
+}
+
+
+@pytest.mark.parametrize("case", SAVED_FILES)
+def test_saved_preset_json_that_is_no_object_is_named(preset, case):
+    name, content, cls, words = SAVED_FILES[case]
+    _rewrite(os.path.join(preset, name), content)
+    with pytest.raises(PresetError) as info:
+        cls.from_preset(preset)
+    assert os.path.join(preset, words) in str(info.value)

@@ -36,11 +36,8 @@ _HF_ACTIVATIONS = {
 
 def hf_activation(name):
     """Map an HF `hidden_act` to the name our backbone config takes."""
-    if name not in _HF_ACTIVATIONS:
-        raise ValueError(
-            f"Unsupported hidden_act '{name}' in the checkpoint config. "
-            f"Supported: {sorted(_HF_ACTIVATIONS)}."
-        )
+    if not isinstance(name, str) or name not in _HF_ACTIVATIONS:  # a list is unhashable
+        raise ValueError(f"Unsupported hidden_act {name!r}. Supported: {sorted(_HF_ACTIVATIONS)}.")
     return _HF_ACTIVATIONS[name]
 
 

@@ -335,7 +335,7 @@ def _resolve_named(name):
 def _config_of(resolved):
     if resolved.checkpoint is not None:
         return dict(resolved.checkpoint.config)
-    return preset_io.read_json(resolved.saved_dir, preset_io.CONFIG_FILE)["config"]
+    return preset_io.read_json(resolved.saved_dir, preset_io.CONFIG_FILE, "config")
 
 
 def load_backbone_config(preset):
@@ -353,7 +353,7 @@ def _tokenizer_of(resolved, cls, **kwargs):
         config = {"vocabulary": resolved.checkpoint.vocabulary, "lowercase": resolved.checkpoint.lowercase}
     else:
         directory = resolved.saved_dir
-        config = preset_io.read_json(directory, preset_io.TOKENIZER_FILE)["config"]
+        config = preset_io.read_json(directory, preset_io.TOKENIZER_FILE, "config")
         config["vocabulary"] = load_vocabulary(os.path.join(directory, preset_io.VOCABULARY_FILE))
         size = _config_of(resolved)["vocabulary_size"]
         if len(config["vocabulary"]) != size:
@@ -542,13 +542,13 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
     """The task of `task.json` + `task.weights.h5`, its config updated with `task_kwargs` and its backbone's
     with `backbone_kwargs` (a misspelt name is refused by the task's constructor)."""
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
-    backbone_config = config.get("config", {}).get("backbone", {}).get("config", {})
+    backbone_config = preset_io.json_object_at(config, path, "config", "backbone", "config")
     backbone_config.update(backbone_kwargs)
     try:
         cls.refuse_unknown_arguments(task_kwargs)  # here, before Keras' deserializing wraps it in the whole config
     except TypeError as e:
         raise PresetError(f"from_preset: {e}") from None
-    config.setdefault("config", {}).update(task_kwargs)
+    config["config"].update(task_kwargs)
     _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
     if load_weights:
         _check_sizes(resolved, backbone_config, _weight_sizes(resolved, None, preset_io.TASK_WEIGHTS_FILE),

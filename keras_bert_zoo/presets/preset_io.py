@@ -17,6 +17,7 @@ from keras_bert_zoo.presets.converters.checkpoint_weights import sizes_found
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.utils.atomic import atomic_directory
+from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.utils.vocabulary_file import vocabulary_lines
 from keras_bert_zoo.version import __version__
 
@@ -112,15 +113,26 @@ def save_model_weights(model, path):
     saving_lib.save_weights_only(model, path, objects_to_skip=_optimizer_of(model))
 
 
-def read_json(directory, name):
+def read_json(directory, name, *keys):
+    """The JSON object `name` of a preset directory, or the object at `keys` inside it (see `json_object_at`)."""
     path = os.path.join(directory, name)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError as e:
-        raise PresetError(f"{directory} is missing {name}: it is not a complete preset directory.") from e
-    except json.JSONDecodeError as e:
-        raise PresetError(f"{path} is not valid JSON ({e}).") from e
+    if not os.path.isfile(path):
+        raise PresetError(f"{directory} is missing {name}: it is not a complete preset directory.")
+    return json_object_at(read_json_object(path, PresetError), path, *keys)
+
+
+def json_object_at(document, path, *keys):
+    """The object at `keys` (`"config"`: a saved object's constructor arguments) in `document`, read from
+    `path`; a field that is missing or no object is a PresetError naming the file and the field."""
+    value = document
+    for depth, key in enumerate(keys):
+        value = value.get(key)
+        if not isinstance(value, dict):
+            field = ".".join(keys[: depth + 1])
+            found = "missing" if value is None else f"a {type(value).__name__}"
+            raise PresetError(f"{path}: '{field}' is {found}, not an object. The file is damaged: save the preset "
+                              "again.")
+    return value
 
 
 _ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")

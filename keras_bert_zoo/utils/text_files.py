@@ -1,6 +1,7 @@
 """Text files that are not UTF-8: named by file, line and byte, not by Python's codec message."""
 
 import contextlib
+import json
 import os
 
 
@@ -49,3 +50,19 @@ def utf8_errors_named(path):
     except UnicodeDecodeError:
         where, advice = _where(path)
         raise ValueError(f"{os.fspath(path)}{where} is not UTF-8 text: {advice}.") from None
+
+
+def read_json_object(path, error=ValueError):
+    """The JSON object (a dict) in the file `path`. A file that is not UTF-8, not JSON, or holds another JSON
+    value (a list) raises `error`, naming the file: the one check every JSON file of a preset or checkpoint
+    passes before a field is read from it."""
+    try:
+        with utf8_errors_named(path), open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except json.JSONDecodeError as e:
+        raise error(f"{os.fspath(path)} is not valid JSON ({e}).") from e
+    except ValueError as e:  # not UTF-8, named by utf8_errors_named
+        raise error(str(e)) from e
+    if not isinstance(document, dict):
+        raise error(f"{os.fspath(path)} holds a JSON {type(document).__name__}, not an object of named fields.")
+    return document

@@ -62,7 +62,7 @@ def backbone_config(config, layer_norm_epsilon, hidden_activation):
         A dict of `BertBackbone` keyword arguments.
 
     Raises:
-        KeyError: a required key is missing.
+        ValueError: a required key is missing, or a size is not a whole number.
 
     Examples:
     >>> config = backbone_config({"vocab_size": 30, "num_hidden_layers": 2, "num_attention_heads": 2,
@@ -70,8 +70,10 @@ def backbone_config(config, layer_norm_epsilon, hidden_activation):
     >>> config["num_layers"], config["max_sequence_length"]
     (2, 512)
     """
-    backbone = {ours: config[theirs] if default is None else config.get(theirs, default)
-                for theirs, ours, default in _BACKBONE_KEYS}
+    missing = [theirs for theirs, _, default in _BACKBONE_KEYS if default is None and theirs not in config]
+    if missing:
+        raise ValueError(f"it has no {missing[0]!r}")
+    backbone = {ours: config.get(theirs, default) for theirs, ours, default in _BACKBONE_KEYS}
     backbone.update(layer_norm_epsilon=layer_norm_epsilon, hidden_activation=hidden_activation)
     return backbone
 

@@ -1,7 +1,6 @@
 """Read google-research/bert's original TF1 checkpoints (bert_model.ckpt.*)."""
 
 import glob
-import json
 import os
 
 import tensorflow as tf
@@ -12,6 +11,7 @@ from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.tf_checkpoint_index import check_checkpoint_index
 from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.text_files import read_json_object
 
 # The original modeling.py calls its tanh approximation "gelu".
 _GOOGLE_ACTIVATIONS = {"gelu": "gelu_tanh", "relu": "relu", "tanh": "tanh"}
@@ -31,8 +31,8 @@ def _checkpoint_prefix(directory):
 def google_config_to_backbone(config):
     """Map a `bert_config.json` dict to `BertBackbone` arguments."""
     act = config.get("hidden_act", "gelu")
-    if act not in _GOOGLE_ACTIVATIONS:
-        raise CheckpointError(f"Unsupported hidden_act '{act}' in bert_config.json.")
+    if not isinstance(act, str) or act not in _GOOGLE_ACTIVATIONS:  # a list is unhashable
+        raise ValueError(f"Unsupported hidden_act {act!r}. Supported: {sorted(_GOOGLE_ACTIVATIONS)}.")
     # modeling.py hard-codes LayerNorm epsilon 1e-12.
     return backbone_config(config, layer_norm_epsilon=1e-12, hidden_activation=_GOOGLE_ACTIVATIONS[act])
 
@@ -53,10 +53,10 @@ def read_google_checkpoint(directory):
             raise CheckpointError(f"{directory} is not a complete Google BERT checkpoint: {what} is missing.")
     if prefix is None:
         raise CheckpointError(f"{directory} has no bert_model.ckpt.index: the TF checkpoint is missing.")
+    document = read_json_object(config_path, CheckpointError)
     try:
-        with open(config_path, encoding="utf-8") as f:
-            config = google_config_to_backbone(json.load(f))
-    except (json.JSONDecodeError, KeyError) as e:
+        config = google_config_to_backbone(document)
+    except ValueError as e:
         raise CheckpointError(f"{config_path} is not a valid bert_config.json: {e}") from e
     vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
     return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, lambda: _read_tf_variables(prefix))

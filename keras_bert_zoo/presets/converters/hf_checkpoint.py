@@ -14,6 +14,7 @@ from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.text_files import read_json_object
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
@@ -33,12 +34,17 @@ def is_hf_checkpoint_dir(directory):
     )
 
 
-def hf_config_to_backbone(config, source):
+def hf_config_to_backbone(config):
+    """Map a `config.json` dict to `BertBackbone` arguments.
+
+    Raises:
+        ValueError: the config is not BERT's or is invalid.
+    """
     model_type = config.get("model_type", "bert")
     if model_type != "bert":
-        raise CheckpointError(f"{source} holds a '{model_type}' model, not BERT.")
+        raise ValueError(f"it holds a {model_type!r} model, not BERT")
     if config.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{source}: only absolute position embeddings are supported.")
+        raise ValueError("only absolute position embeddings are supported")
     return backbone_config(config, layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
                            hidden_activation=hf_activation(config.get("hidden_act", "gelu")))
 
@@ -197,15 +203,14 @@ def read_hf_checkpoint(directory):
     vocab_path = os.path.join(directory, "vocab.txt")
     if not os.path.isfile(vocab_path):
         raise CheckpointError(f"{directory} has no vocab.txt: a BERT checkpoint needs its WordPiece vocabulary.")
+    document = read_json_object(config_path, CheckpointError)
     try:
-        with open(config_path, encoding="utf-8") as f:
-            config = hf_config_to_backbone(json.load(f), directory)
-    except (json.JSONDecodeError, KeyError) as e:
+        config = hf_config_to_backbone(document)
+    except ValueError as e:
         raise CheckpointError(f"{config_path} is not a valid BERT config.json: {e}") from e
     vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
     lowercase = infer_lowercase(vocabulary)
     tokenizer_config = os.path.join(directory, "tokenizer_config.json")
     if os.path.isfile(tokenizer_config):
-        with open(tokenizer_config, encoding="utf-8") as f:
-            lowercase = json.load(f).get("do_lower_case", lowercase)
+        lowercase = read_json_object(tokenizer_config, CheckpointError).get("do_lower_case", lowercase)
     return Checkpoint(config, vocabulary, lowercase, directory, lambda: load_hf_weights(directory))
