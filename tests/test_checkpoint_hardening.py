@@ -275,6 +275,9 @@ def test_hand_written_safetensors_loads_with_its_values(tmp_path):
         (_safetensors_bytes([1, 2]), "the header is not a JSON object"),
         (_safetensors_bytes({"a": 3}), "tensor 'a' is described by 3, not an object"),
         (_safetensors_bytes(_safetensors_header(a_dtype="F128")), "tensor 'a' has unknown dtype 'F128'"),
+        # safetensors.numpy raised an AttributeError: numpy has no float8.
+        (_safetensors_bytes(_safetensors_header(a_dtype="F8_E4M3", a_shape=[4, 4])),
+         "tensor 'a' has dtype F8_E4M3, which this reader does not support"),
         (_safetensors_bytes(_safetensors_header(a_shape=[-1, 2])), "tensor 'a' has shape [-1, 2], not a list"),
         (_safetensors_bytes(_safetensors_header(b_data_offsets=[16, 40])),
          "tensor 'b' has data_offsets [16, 40] outside the 28-byte data buffer"),
@@ -286,7 +289,7 @@ def test_hand_written_safetensors_loads_with_its_values(tmp_path):
          "tensor 'a' has shape [3, 2] of F32 (24 bytes) but data_offsets [0, 16] span 16 bytes"),
         (_safetensors_bytes(_safetensors_header(b_data_offsets=[12, 24])), "tensors 'a' and 'b' overlap"),
     ],
-    ids=["short-file", "header-past-end", "not-json", "not-object", "entry-not-object", "unknown-dtype",
+    ids=["short-file", "header-past-end", "not-json", "not-object", "entry-not-object", "unknown-dtype", "float8",
          "negative-shape", "offsets-past-end", "negative-offset", "huge-tensor", "span-mismatch", "overlap"],
 )
 def test_crafted_safetensors_is_refused(tmp_path, content, words):
@@ -384,6 +387,16 @@ def test_two_hf_keys_for_one_bert_weight_must_agree(tmp_path, load, edit, words)
     directory = _hf_with(tmp_path, edit)
     _refused(kbz.CheckpointError, directory / "model.safetensors", words, "values differ",
              read=lambda _: load(str(directory)))
+
+
+@pytest.mark.parametrize("value", [np.array([1, 2, 3, 4, 5, 6, 7, 8], np.int64), np.ones(8, np.bool_)],
+                         ids=["int64", "bool"])
+def test_hf_weight_that_is_no_float_is_refused(tmp_path, value):
+    # It was cast to float32 silently.
+    directory = _hf_with(tmp_path, lambda state: state.update({"bert.pooler.dense.bias": value}))
+    _refused(kbz.CheckpointError, directory / "model.safetensors",
+             f"holds 'bert.pooler.dense.bias' as {value.dtype} values; BERT's weights are floats",
+             read=lambda _: kbz.BertBackbone.from_preset(str(directory)))
 
 
 def _without(prefix):
@@ -778,10 +791,13 @@ H5_DAMAGE = {  # damage: (how, the words naming what is wrong)
     "wrong-shape": (lambda path: _replace_token_embedding(path, data=np.zeros((16, 4), np.float32)),
                     "token_embedding/vars/0' of shape (16, 4), but config.json says vocabulary_size=15"),
     "string-dtype": (lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
-                     "token_embedding/vars/0' holds |S4 values, not numbers"),
+                     "token_embedding/vars/0' holds |S4 values, not floating-point weights"),
     # Keras' bfloat16 is opaque 2-byte values marked dtype=bfloat16; unmarked, they are not numbers.
+    # Keras cast integer arrays into the float weights silently.
+    "int-dtype": (lambda path: _replace_token_embedding(path, data=np.zeros((15, 4), np.int32)),
+                  "token_embedding/vars/0' holds int32 values, not floating-point weights"),
     "opaque-dtype": (lambda path: _replace_token_embedding(path, data=np.zeros((15, 4), "V2")),
-                     "token_embedding/vars/0' holds |V2 values, not numbers"),
+                     "token_embedding/vars/0' holds |V2 values, not floating-point weights"),
     # A 4 TiB dataset that stores nothing: must be refused, not allocated.
     "shape-bomb": (lambda path: _replace_token_embedding(path, shape=(1 << 20, 1 << 20), dtype=np.float32,
                                                          chunks=(256, 256)),

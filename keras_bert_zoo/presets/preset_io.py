@@ -13,6 +13,7 @@ import numpy as np
 # Public `save_weights` cannot leave the optimizer out; this can.
 from keras.src.saving import saving_lib
 
+from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
 from keras_bert_zoo.presets.converters.checkpoint_weights import sizes_found
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
@@ -166,9 +167,9 @@ def _stored_arrays(path):
                               "Save the preset again.") from e
     size = os.path.getsize(path)
     for name, (shape, dtype) in arrays.items():
-        if dtype.kind not in "fiub" and dtype != ml_dtypes.bfloat16:
-            raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not numbers. The file is "
-                                  "corrupt or crafted; it is refused.")
+        if not is_float_dtype(dtype):  # every saved weight is floating point; Keras would cast integers silently
+            raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not floating-point weights. "
+                                  "The file is corrupt or crafted; it is refused.")
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > size:
             raise CheckpointError(f"{path}: the array '{name}' claims {nbytes} bytes but the file has only "

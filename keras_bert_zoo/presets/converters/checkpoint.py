@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import ml_dtypes
+
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
@@ -76,6 +78,11 @@ def backbone_config(config, layer_norm_epsilon, hidden_activation):
     backbone = {ours: config.get(theirs, default) for theirs, ours, default in _BACKBONE_KEYS}
     backbone.update(layer_norm_epsilon=layer_norm_epsilon, hidden_activation=hidden_activation)
     return backbone
+
+
+def is_float_dtype(dtype):
+    """Whether numpy `dtype` holds floating-point weights (bfloat16, which numpy lacks, too)."""
+    return dtype.kind == "f" or dtype == ml_dtypes.bfloat16
 
 
 def infer_lowercase(vocabulary):

@@ -11,6 +11,7 @@ from keras_bert_zoo.layers.activations import hf_activation
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
 from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
+from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
@@ -23,6 +24,8 @@ _SAFETENSORS_ITEMSIZE = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
     "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
 }
+# Format dtypes that numpy (so safetensors.numpy) cannot hold: refused by name before the library fails on them.
+_NOT_NUMPY = ("F8_E5M2", "F8_E4M3")
 # The safetensors format caps its JSON header at 100 MB.
 _MAX_SAFETENSORS_HEADER = 100_000_000
 _CRAFTED = "The file is corrupt or crafted; it is refused."
@@ -130,6 +133,9 @@ def _check_safetensors(path):
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
         if dtype not in _SAFETENSORS_ITEMSIZE:
             raise CheckpointError(f"{where} has unknown dtype {dtype!r}. {_CRAFTED}")
+        if dtype in _NOT_NUMPY:
+            raise CheckpointError(f"{where} has dtype {dtype}, which this reader does not support: convert the "
+                                  "checkpoint to F32, F16 or BF16.")
         if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
             raise CheckpointError(f"{where} has shape {shape!r}, not a list of non-negative integers. {_CRAFTED}")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
@@ -179,6 +185,9 @@ def load_hf_weights(directory):
         mapped = hf_name_to_google(key, value, path)
         if mapped is None:
             continue
+        if not is_float_dtype(value.dtype):  # an integer or bool weight is not a trained weight: no silent cast
+            raise CheckpointError(f"{path} holds '{key}' as {value.dtype} values; BERT's weights are floats. The "
+                                  "file is not a BERT checkpoint, or is corrupt.")
         name, array = mapped[0], np.asarray(mapped[1], dtype=np.float32)
         # HF stores tied weights twice (the decoder's copy of the word embeddings, two names of the MLM bias);
         # BERT has one of each, so two keys for one weight must agree, or the second would silently win.
