@@ -239,6 +239,83 @@ def test_state_dict_of_non_tensors_is_refused(tmp_path, state):
     _refused(kbz.UnsafeCheckpointError, path, "is not a state dict of named tensors")
 
 
+def _patch_zip_directory(path, member, offset, value):
+    """Overwrite bytes at `offset` of `member`'s central directory entry (flags at 8, method at 10)."""
+    data = bytearray(path.read_bytes())
+    entry = data.index(b"PK\x01\x02")
+    while data[entry + 46 : entry + 46 + len(member)] != member.encode():
+        entry = data.index(b"PK\x01\x02", entry + 4)
+    data[entry + offset : entry + offset + len(value)] = value
+    path.write_bytes(bytes(data))
+
+
+def _corrupt_deflate(path, member):
+    """Make the deflated data of `member` start with an invalid block type."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(member)
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+    start += int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
+    data[start] = 0xFF  # final block of type 3, which deflate does not have
+    path.write_bytes(bytes(data))
+
+
+ZIP_DAMAGE = {  # each raised zipfile's or zlib's own exception: RuntimeError, NotImplementedError, zlib.error
+    "encrypted": (lambda path: _patch_zip_directory(path, "archive/data/0", 8, b"\x01"),
+                  "its member archive/data/0 is encrypted, which torch.save never does"),
+    "unknown-compression": (lambda path: _patch_zip_directory(path, "archive/data/0", 10, (98).to_bytes(2, "little")),
+                            "its member archive/data/0 uses zip compression method 98"),
+    "pickle-encrypted": (lambda path: _patch_zip_directory(path, "archive/data.pkl", 8, b"\x01"),
+                         "its member archive/data.pkl is encrypted"),
+    "corrupt-deflate": (lambda path: _corrupt_deflate(path, "archive/data/0"),
+                        "is corrupt or truncated (error: Error -3 while decompressing data: invalid block type"),
+}
+
+
+@pytest.mark.parametrize("damage", ZIP_DAMAGE)
+def test_unreadable_torch_zip_member_is_a_checkpoint_error(tmp_path, damage):
+    path = tmp_path / "pytorch_model.bin"
+    _zeros_member_bin(path, 1000, 1000, zipfile.ZIP_DEFLATED)
+    damage, words = ZIP_DAMAGE[damage]
+    damage(path)
+    _refused(kbz.CheckpointError, path, words)
+
+
+def _unicode(text):
+    return b"X" + len(text).to_bytes(4, "little") + text.encode()  # BINUNICODE
+
+
+def _pickle_building(target):
+    """data.pkl of one tensor {'t': 2 floats of storage '0'} where pickle's BUILD opcode sets an attribute of the
+    storage type (`target` "type": its dtype to 'S0') or of the storage itself."""
+    storage_type = b"ctorch\nFloatStorage\n"  # GLOBAL
+    if target == "type":
+        storage_type += b"}" + _unicode("dtype") + _unicode("S0") + b"sb"  # EMPTY_DICT, SETITEM, BUILD
+    storage = b"(" + _unicode("storage") + storage_type + _unicode("0") + _unicode("cpu") + b"K\x02tQ"  # BINPERSID
+    if target == "storage":
+        storage += b"}" + _unicode("array") + _unicode("x") + b"sb"
+    arguments = b"(" + storage + b"K\x00K\x02\x85K\x01\x85\x89ccollections\nOrderedDict\n)Rt"  # offset, size...
+    return b"\x80\x02}" + _unicode("t") + b"ctorch._utils\n_rebuild_tensor_v2\n" + arguments + b"Rs."
+
+
+@pytest.mark.parametrize("target, words", [("type", "sets the attributes of a StorageType (pickle's BUILD)"),
+                                           ("storage", "sets the attributes of a Storage (pickle's BUILD)")])
+def test_pickle_build_on_a_storage_is_refused(tmp_path, target, words):
+    # BUILD turned FloatStorage's dtype into 'S0': a TypeError (ZeroDivisionError for 'V0').
+    path = tmp_path / "pytorch_model.bin"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", _pickle_building(target))
+        z.writestr("archive/data/0", bytes(8))
+    _refused(kbz.UnsafeCheckpointError, path, words)
+
+
+def test_torch_zip_with_two_pickles_says_so(tmp_path):
+    path = _valid_bin(tmp_path / "pytorch_model.bin")
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr("other/data.pkl", b"x")
+    _refused(kbz.CheckpointError, path, "needs one <root>/data.pkl and holds 2 (archive/data.pkl, other/data.pkl)")
+
+
 # --- model.safetensors ------------------------------------------------------
 
 

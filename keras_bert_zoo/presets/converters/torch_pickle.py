@@ -16,6 +16,7 @@ import collections
 import math
 import pickle
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -49,16 +50,26 @@ _MAX_INDEX = 1 << 48
 _CRAFTED = "The file is corrupt or crafted; it is refused."
 
 
-class _StorageType:
-    def __init__(self, name):
-        self.dtype = _STORAGE_DTYPES[name]
+class _Unbuildable:
+    """An object the unpickler makes, whose attributes pickle's BUILD opcode must not set (a storage type's
+    dtype set to 'S0' or 'U1' would read its bytes as something else)."""
+
+    def __setstate__(self, state):
+        raise UnsafeCheckpointError(f"{self.path} sets the attributes of a {type(self).__name__[1:]} (pickle's "
+                                    "BUILD), which torch.save never does. It is refused because unpickling it could "
+                                    "misread the tensors.")
 
 
-class _Storage:
+class _StorageType(_Unbuildable):
+    def __init__(self, name, path):
+        self.dtype, self.path = _STORAGE_DTYPES[name], path
+
+
+class _Storage(_Unbuildable):
     """One `data/<key>` member read as a flat array."""
 
-    def __init__(self, key, array):
-        self.key, self.array = key, array
+    def __init__(self, key, array, path):
+        self.key, self.array, self.path = key, array, path
 
 
 def _rebuild_parameter(tensor, *unused):
@@ -114,9 +125,21 @@ def _check_view(where, storage, offset, size, stride):
         raise CheckpointError(f"{where} reaches element {last} but its storage holds only {available}. {_CRAFTED}")
 
 
+def _check_readable(path, info):
+    """zipfile raises a RuntimeError for an encrypted member and a NotImplementedError for a compression it
+    lacks: refuse both from the zip directory, before reading."""
+    if info.flag_bits & 0x1:
+        raise CheckpointError(f"{path}: its member {info.filename} is encrypted, which torch.save never does. "
+                              f"{_CRAFTED}")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise CheckpointError(f"{path}: its member {info.filename} uses zip compression method "
+                              f"{info.compress_type}, which torch.save never writes. {_CRAFTED}")
+
+
 def _check_member(path, name, key, info, count, dtype):
     """The member must hold exactly the declared elements, checked from the
     zip directory before a byte is inflated."""
+    _check_readable(path, info)
     itemsize = dtype.itemsize
     if type(count) is not int or count < 0:
         raise CheckpointError(f"{path}: storage '{key}' declares {count!r} elements, which is not a count. {_CRAFTED}")
@@ -154,7 +177,7 @@ class _SafeUnpickler(pickle.Unpickler):
         if (module, name) in allowed:
             return allowed[(module, name)]
         if module == "torch" and name in _STORAGE_DTYPES:
-            return _StorageType(name)
+            return _StorageType(name, self._path)
         raise UnsafeCheckpointError(
             f"{self._path} refers to '{module}.{name}', which is not part of a plain "
             "tensor state dict. It is refused because unpickling it could run code. "
@@ -191,7 +214,7 @@ class _SafeUnpickler(pickle.Unpickler):
                     "truncated or corrupt: download it again."
                 ) from None
             _check_member(self._path, name, key, info, count, dtype)
-            self._storages[key] = _Storage(key, np.frombuffer(self._archive.read(info), dtype=dtype))
+            self._storages[key] = _Storage(key, np.frombuffer(self._archive.read(info), dtype=dtype), self._path)
         return self._storages[key]
 
 
@@ -215,8 +238,11 @@ def load_torch_state_dict(path):
     with archive:
         pickles = [n for n in archive.namelist() if n.endswith("/data.pkl")]
         if len(pickles) != 1:
-            raise CheckpointError(f"{path} does not look like a PyTorch checkpoint (no data.pkl).")
+            found = ", ".join(pickles) if pickles else "none"
+            raise CheckpointError(f"{path} does not look like a PyTorch checkpoint: it needs one <root>/data.pkl "
+                                  f"and holds {len(pickles)} ({found}).")
         root = pickles[0][: -len("/data.pkl")]
+        _check_readable(path, archive.getinfo(pickles[0]))
         size = archive.getinfo(pickles[0]).file_size
         if size > _MAX_PICKLE_BYTES:
             raise CheckpointError(f"{path}: {pickles[0]} is {size} bytes, far beyond any state dict. {_CRAFTED}")
@@ -226,7 +252,7 @@ def load_torch_state_dict(path):
         except CheckpointError:
             raise
         except (pickle.UnpicklingError, EOFError, KeyError, IndexError, TypeError, ValueError,
-                zipfile.BadZipFile) as e:
+                zipfile.BadZipFile, zlib.error) as e:  # zlib: a corrupt deflated member
             raise CheckpointError(f"{path} is corrupt or truncated ({type(e).__name__}: {e}).") from e
     if not isinstance(state, dict) or not all(
         isinstance(k, str) and isinstance(v, np.ndarray) for k, v in state.items()
