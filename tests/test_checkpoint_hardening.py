@@ -7,6 +7,7 @@ globals torch.save names, and `archive/data/<key>` raw storage bytes.
 """
 
 import collections
+import gzip
 import io
 import json
 import os
@@ -814,6 +815,43 @@ def test_archive_bomb_is_refused_before_inflating(tmp_path, monkeypatch, build):
     budget = 8 * os.path.getsize(archive)
     _refused(kbz.CheckpointError, archive, f"inflates to more than {budget} bytes, over 8x its size",
              read=lambda a: download.extract_archive(a, str(tmp_path / "out")))
+    assert os.listdir(tmp_path) == ["archive"]
+
+
+def _tar_with_bad_second_header(path):
+    """An uncompressed tar of two members whose second header's checksum is wrong: tarfile stops there as if
+    the archive ended."""
+    _tar(path, ("ckpt/bert_config.json", b"{}"), ("ckpt/vocab.txt", b"[PAD]"))
+    raw = bytearray(gzip.decompress(path.read_bytes()))
+    raw[1024 + 148] ^= 0x01  # the second header's checksum field
+    path.write_bytes(bytes(raw))
+
+
+def _gzip_with_wrong_crc(path):
+    _tar(path, ("ckpt/vocab.txt", b"[PAD]"))
+    raw = bytearray(path.read_bytes())
+    raw[-8] ^= 0xFF  # the gzip trailer's CRC32 of the whole stream
+    path.write_bytes(bytes(raw))
+
+
+def _zip_with_corrupt_member(path):
+    _zip(path, ("ckpt/vocab.txt", "[PAD]\n" * 100), compression=zipfile.ZIP_DEFLATED)
+    _corrupt_deflate(path, "ckpt/vocab.txt")
+
+
+@pytest.mark.parametrize("build, words", [
+    # Extracted in part, it was reported as a checkpoint missing its vocab.txt.
+    (_tar_with_bad_second_header, "is a corrupt archive: a member's header at byte 1024 of its tar stream"),
+    (_gzip_with_wrong_crc, "is a corrupt or truncated archive (CRC check failed"),
+    # zlib.error escaped.
+    (_zip_with_corrupt_member, "is a corrupt or truncated archive (Error -3 while decompressing data"),
+], ids=["tar-bad-header", "gzip-crc", "zip-deflate"])
+def test_corrupt_archive_is_refused_whole_and_leaves_nothing(tmp_path, build, words):
+    from keras_bert_zoo.presets.download import extract_archive
+
+    archive = tmp_path / "archive"
+    build(archive)
+    _refused(kbz.CheckpointError, archive, words, read=lambda a: extract_archive(a, str(tmp_path / "out")))
     assert os.listdir(tmp_path) == ["archive"]
 
 

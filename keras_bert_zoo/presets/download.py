@@ -1,5 +1,6 @@
 """Downloads into the cache: verified, and atomic (no half-written files)."""
 
+import gzip
 import hashlib
 import os
 import shutil
@@ -9,6 +10,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import NetworkUnreachableError
@@ -205,6 +207,17 @@ def _check_entries(archive, root, entries):
             )
 
 
+def _check_tar_end(archive, t):
+    """tarfile takes the first header it cannot parse for the end of the archive and stops there, unread (a
+    flipped bit extracted half a checkpoint): what follows the last member must be the zero blocks that end
+    a tar. Reading it to the end also checks a gzip stream's CRC."""
+    t.fileobj.seek(t.offset)
+    for chunk in iter(lambda: t.fileobj.read(_CHUNK), b""):
+        if chunk.count(0) != len(chunk):
+            raise CheckpointError(f"{archive} is a corrupt archive: a member's header at byte {t.offset} of its "
+                                  "tar stream cannot be read. Download it again.")
+
+
 def extract_archive(archive, directory):
     """Extract a .zip / .tar.gz / .tgz archive into `directory`, which must not exist yet.
 
@@ -225,10 +238,11 @@ def extract_archive(archive, directory):
             with tarfile.open(archive) as t:
                 _check_entries(archive, root, _tar_entries(t))
                 t.extractall(root, filter="data")
+                _check_tar_end(archive, t)
         else:
             raise CheckpointError(f"{archive} is neither a zip nor a tar archive.")
         os.rename(tmp, directory)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise CheckpointError(f"{archive} is a corrupt or truncated archive ({e}).") from e
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # already gone once renamed into place
