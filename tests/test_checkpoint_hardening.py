@@ -19,6 +19,7 @@ import tarfile
 import warnings
 import zipfile
 
+import h5py
 import numpy as np
 import pytest
 
@@ -908,6 +909,9 @@ H5_DAMAGE = {  # damage: (how, the words naming what is wrong)
     "string-dtype": (lambda path: _replace_token_embedding(path, data=np.full((15, 4), b"abcd")),
                      "token_embedding/vars/0' holds |S4 values, not floating-point weights"),
     # Keras' bfloat16 is opaque 2-byte values marked dtype=bfloat16; unmarked, they are not numbers.
+    # h5py.Empty (no shape) raised a TypeError.
+    "empty-dataset": (lambda path: _replace_token_embedding(path, data=h5py.Empty("f4")),
+                      "token_embedding/vars/0' is an empty dataset, with no shape"),
     # Keras cast integer arrays into the float weights silently.
     "int-dtype": (lambda path: _replace_token_embedding(path, data=np.zeros((15, 4), np.int32)),
                   "token_embedding/vars/0' holds int32 values, not floating-point weights"),

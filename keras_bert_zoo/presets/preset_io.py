@@ -152,7 +152,7 @@ def _stored_arrays(path):
             # Keras writes bfloat16 as opaque 2-byte values marked with a `dtype` attribute (h5py has no bfloat16).
             if dtype == "V2" and item.attrs.get("dtype") == "bfloat16":
                 dtype = np.dtype(ml_dtypes.bfloat16)
-            arrays[name] = (tuple(item.shape), dtype)
+            arrays[name] = (item.shape, dtype)  # None for an h5py.Empty dataset
         elif _ENCODER_LAYER.search(name):
             encoder_layers.add(name)
 
@@ -167,6 +167,9 @@ def _stored_arrays(path):
                               "Save the preset again.") from e
     size = os.path.getsize(path)
     for name, (shape, dtype) in arrays.items():
+        if shape is None:
+            raise CheckpointError(f"{path}: the array '{name}' is an empty dataset, with no shape: Keras never "
+                                  "writes one. The file is corrupt or crafted; it is refused.")
         if not is_float_dtype(dtype):  # every saved weight is floating point; Keras would cast integers silently
             raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not floating-point weights. "
                                   "The file is corrupt or crafted; it is refused.")
