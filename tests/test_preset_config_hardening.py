@@ -367,3 +367,21 @@ def test_saved_preset_json_that_is_no_object_is_named(preset, case):
     with pytest.raises(PresetError) as info:
         cls.from_preset(preset)
     assert os.path.join(preset, words) in str(info.value)
+
+
+# === vocab.txt ===
+
+@pytest.mark.parametrize("edit, words", [
+    # tensorflow-text raised a RuntimeError naming neither the file nor the line.
+    (lambda lines: lines[:5] + ["a\0b"] + lines[6:], "vocab.txt: line 6: the token 'a\\x00b' holds a NUL character"),
+    (lambda lines: [], "vocab.txt: it holds no token"),  # named no file
+], ids=["nul-token", "empty"])
+def test_unusable_vocabulary_is_named_by_file_and_line(hf_tiny, edit, words):
+    path = os.path.join(hf_tiny, "vocab.txt")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in edit(lines)))
+    with pytest.raises(ValueError) as error:
+        kbz.BertTokenizer.from_preset(hf_tiny)
+    assert os.path.join(hf_tiny, words) in str(error.value)

@@ -36,13 +36,16 @@ def load_vocabulary(vocabulary):
         tokens = [t.rstrip("\r") for t in tokens]
     else:
         tokens = [str(t) for t in vocabulary]
+    source = f"{os.fspath(vocabulary)}: " if isinstance(vocabulary, (str, os.PathLike)) else "The vocabulary: "
     if not tokens:
-        raise ValueError("The vocabulary is empty: it must list at least the special tokens.")
+        raise ValueError(f"{source}it holds no token; a vocabulary lists at least the special tokens.")
     first_line = {}
     for line, token in enumerate(tokens, 1):
+        # tensorflow-text's WordPiece refuses a repeat and fails on a NUL, naming neither the token nor the file.
+        if "\0" in token:
+            raise ValueError(f"{source}line {line}: the token {token!r} holds a NUL character, which no text holds "
+                             "and WordPiece cannot: the file is not a vocabulary, or is corrupt.")
         if token and first_line.setdefault(token, line) != line:
-            # tensorflow-text's WordPiece refuses a repeat, naming neither the token nor the file.
-            source = f"{os.fspath(vocabulary)}: " if isinstance(vocabulary, (str, os.PathLike)) else "The vocabulary: "
             raise ValueError(f"{source}the token {token!r} is on line {first_line[token]} and again on line {line}; "
                              "each token must be listed once (a token's id is its line number - 1): remove the "
                              "repeat, or the vocabulary does not belong to this model.")
