@@ -385,3 +385,25 @@ def test_unusable_vocabulary_is_named_by_file_and_line(hf_tiny, edit, words):
     with pytest.raises(ValueError) as error:
         kbz.BertTokenizer.from_preset(hf_tiny)
     assert os.path.join(hf_tiny, words) in str(error.value)
+
+
+# === Casing flags are true or false ===
+
+@pytest.mark.parametrize("value", ["no", 0, None], ids=["string", "zero", "null"])
+def test_hf_do_lower_case_that_is_no_bool_is_refused(hf_tiny, value):
+    # "no" lower-cased (a non-empty string is true); 0 and null did not, silently.
+    path = os.path.join(hf_tiny, "tokenizer_config.json")
+    with open(path, "w") as f:
+        json.dump({"do_lower_case": value}, f)
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertTokenizer.from_preset(hf_tiny)
+    assert f"{path}: 'do_lower_case' is {value!r}, not true or false." in str(error.value)
+
+
+@pytest.mark.parametrize("key", ["lowercase", "strip_accents"])
+def test_saved_tokenizer_casing_that_is_no_bool_is_refused(preset, key):
+    path = os.path.join(preset, "tokenizer.json")
+    _edit_json(path, lambda d: d["config"].update({key: "no"}))
+    with pytest.raises(PresetError) as error:
+        kbz.BertTokenizer.from_preset(preset)
+    assert f"{path}: '{key}' is 'no', not true or false." in str(error.value)

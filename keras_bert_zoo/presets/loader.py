@@ -38,6 +38,7 @@ from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.errors import load_directory_advice
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import is_preset_name
+from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 # Bumped whenever the saved weight layout changes, so that presets converted
@@ -354,6 +355,8 @@ def _tokenizer_of(resolved, cls, **kwargs):
     else:
         directory = resolved.saved_dir
         config = preset_io.read_json(directory, preset_io.TOKENIZER_FILE, "config")
+        check_bool_fields(config, os.path.join(directory, preset_io.TOKENIZER_FILE), ("lowercase", "strip_accents"),
+                          PresetError)
         config["vocabulary"] = load_vocabulary(os.path.join(directory, preset_io.VOCABULARY_FILE))
         size = _config_of(resolved)["vocabulary_size"]
         if len(config["vocabulary"]) != size:

@@ -52,6 +52,14 @@ def utf8_errors_named(path):
         raise ValueError(f"{os.fspath(path)}{where} is not UTF-8 text: {advice}.") from None
 
 
+def check_bool_fields(document, path, keys, error=ValueError):
+    """Refuse a field of `keys` that `document` (read from `path`) holds as anything but true or false: a
+    string such as "no", or 0, would otherwise be read as a truth value."""
+    for key in keys:
+        if key in document and not isinstance(document[key], bool):
+            raise error(f"{os.fspath(path)}: '{key}' is {document[key]!r}, not true or false.")
+
+
 def read_json_object(path, error=ValueError):
     """The JSON object (a dict) in the file `path`. A file that is not UTF-8, not JSON, or holds another JSON
     value (a list) raises `error`, naming the file: the one check every JSON file of a preset or checkpoint

@@ -15,6 +15,7 @@ from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.text_files import read_json_object
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -221,5 +222,7 @@ def read_hf_checkpoint(directory):
     lowercase = infer_lowercase(vocabulary)
     tokenizer_config = os.path.join(directory, "tokenizer_config.json")
     if os.path.isfile(tokenizer_config):
-        lowercase = read_json_object(tokenizer_config, CheckpointError).get("do_lower_case", lowercase)
+        document = read_json_object(tokenizer_config, CheckpointError)
+        check_bool_fields(document, tokenizer_config, ("do_lower_case",), CheckpointError)
+        lowercase = document.get("do_lower_case", lowercase)
     return Checkpoint(config, vocabulary, lowercase, directory, lambda: load_hf_weights(directory))
