@@ -407,3 +407,25 @@ def test_saved_tokenizer_casing_that_is_no_bool_is_refused(preset, key):
     with pytest.raises(PresetError) as error:
         kbz.BertTokenizer.from_preset(preset)
     assert f"{path}: '{key}' is 'no', not true or false." in str(error.value)
+
+
+# === Sizes are whole numbers, refused by type before any comparison ===
+
+@pytest.mark.parametrize("key, value", [("vocab_size", "16"), ("num_hidden_layers", 2.0), ("hidden_size", True)])
+def test_checkpoint_size_that_is_no_whole_number_is_refused_by_type(hf_tiny, key, value):
+    # vocab_size "16" was reported as "has 16 tokens but the config says vocab_size=16".
+    _edit_json(os.path.join(hf_tiny, "config.json"), lambda d: d.update({key: value}))
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(hf_tiny)
+    assert (f"{os.path.join(hf_tiny, 'config.json')} is not a valid BERT config.json: {key} is {value!r}, not a "
+            "whole number") in str(error.value)
+
+
+@pytest.mark.parametrize("load", [kbz.BertBackbone.from_preset, kbz.BertTokenizer.from_preset],
+                         ids=["backbone", "tokenizer"])
+def test_saved_vocabulary_size_that_is_no_whole_number_is_refused_by_type(preset, load):
+    _set_config(preset, vocabulary_size="15")
+    with pytest.raises(PresetError) as error:
+        load(preset)
+    assert (f"{os.path.join(preset, 'config.json')} says vocabulary_size='15', which is not a whole number"
+            in str(error.value))

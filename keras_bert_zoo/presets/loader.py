@@ -358,12 +358,7 @@ def _tokenizer_of(resolved, cls, **kwargs):
         check_bool_fields(config, os.path.join(directory, preset_io.TOKENIZER_FILE), ("lowercase", "strip_accents"),
                           PresetError)
         config["vocabulary"] = load_vocabulary(os.path.join(directory, preset_io.VOCABULARY_FILE))
-        size = _config_of(resolved)["vocabulary_size"]
-        if len(config["vocabulary"]) != size:
-            raise PresetError(
-                f"{directory}: the vocabulary has {len(config['vocabulary'])} tokens but "
-                f"config.json says vocabulary_size={size}. The preset is inconsistent: save it again."
-            )
+        _check_vocabulary_size(resolved, _config_of(resolved).get("vocabulary_size"))
     config.update(kwargs)
     return cls(**config)
 
@@ -380,6 +375,9 @@ def _check_vocabulary_size(resolved, size):
     are checked when read)."""
     if resolved.saved_dir is None:
         return
+    if isinstance(size, bool) or not isinstance(size, int):  # "15" would be reported as 15 tokens against 15
+        raise PresetError(f"{_source_of(resolved)} says vocabulary_size={size!r}, which is not a whole number. Fix "
+                          "vocabulary_size or save the preset again.")
     path = os.path.join(resolved.saved_dir, preset_io.VOCABULARY_FILE)
     if not os.path.isfile(path):
         return  # a backbone-only preset; its tokenizer is refused on load

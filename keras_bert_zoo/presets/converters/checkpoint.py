@@ -44,6 +44,12 @@ _BACKBONE_KEYS = (
 )
 
 
+# Sizes are read before the backbone checks them (vocab_size against vocab.txt): a string "15" would be
+# reported as 15 tokens disagreeing with vocab_size=15.
+_SIZE_KEYS = ("vocab_size", "num_hidden_layers", "num_attention_heads", "hidden_size", "intermediate_size",
+              "max_position_embeddings", "type_vocab_size")
+
+
 def config_key(ours):
     """The checkpoint config's name for our `BertBackbone` argument `ours` (`max_sequence_length`:
     `max_position_embeddings`)."""
@@ -75,6 +81,10 @@ def backbone_config(config, layer_norm_epsilon, hidden_activation):
     missing = [theirs for theirs, _, default in _BACKBONE_KEYS if default is None and theirs not in config]
     if missing:
         raise ValueError(f"it has no {missing[0]!r}")
+    for key in _SIZE_KEYS:
+        value = config.get(key)
+        if key in config and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"{key} is {value!r}, not a whole number")
     backbone = {ours: config.get(theirs, default) for theirs, ours, default in _BACKBONE_KEYS}
     backbone.update(layer_norm_epsilon=layer_norm_epsilon, hidden_activation=hidden_activation)
     return backbone
