@@ -2,6 +2,7 @@
 hf:// handles, the cache, atomicity and network errors."""
 
 import functools
+import json
 import http.server
 import os
 import shutil
@@ -229,3 +230,20 @@ def test_download_timeouts_default_and_override(monkeypatch):
     assert dl.download_timeouts() == (dl.CONNECT_TIMEOUT, dl.READ_TIMEOUT)
     monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", "120")
     assert dl.download_timeouts() == (dl.CONNECT_TIMEOUT, 120.0)
+
+
+def test_bad_config_in_a_downloaded_archive_names_the_url(server, tiny_checkpoint, tmp_path):
+    # The backbone's ValueError escaped conversion bare, naming neither the URL nor the file.
+    base, _ = server
+    config = json.loads(open(os.path.join(tiny_checkpoint, "bert_config.json")).read())
+    config["num_attention_heads"] = 3
+    www = tmp_path / "www"
+    with zipfile.ZipFile(www / "bad.zip", "w") as z:
+        for name in sorted(os.listdir(tiny_checkpoint)):
+            if name != "bert_config.json":
+                z.write(os.path.join(tiny_checkpoint, name), f"m/{name}")
+        z.writestr("m/bert_config.json", json.dumps(config))
+    with pytest.raises(kbz.PresetError) as error:
+        kbz.BertBackbone.from_preset(f"{base}/bad.zip")
+    assert f"{base}/bad.zip is not a valid BERT config: hidden_dim=4 is not divisible by num_heads=3" in str(
+        error.value)

@@ -86,10 +86,12 @@ def resolve(preset):
         return Resolved(checkpoint=checkpoint)
     if preset.startswith("hf://"):
         hint = _offline_hint(_hf_fix(preset))
-        return Resolved(saved_dir=_cached(_hf_cache_name(preset), lambda tmp: _fetch_hf(preset, tmp, hint)))
+        return Resolved(saved_dir=_cached(_hf_cache_name(preset), lambda tmp: _fetch_hf(preset, tmp, hint),
+                                          origin=preset))
     if preset.startswith(("http://", "https://")):
         hint = _offline_hint(_archive_fix(preset))
-        return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint)))
+        return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint),
+                                          origin=preset))
     raise PresetNotFoundError(f"No such directory: '{preset}'.")
 
 
@@ -110,12 +112,14 @@ def cached_preset_dir(name):
     return os.path.join(dl.cache_dir(), f"presets-v{PRESET_CACHE_VERSION}", name)
 
 
-def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None):
+def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None, origin=None):
     """Return the cached preset `name`, fetching and converting it on a miss.
 
     `fetch(tmp_dir)` places the checkpoint files in `tmp_dir` and returns
     the directory that holds them. The converted preset appears in the
-    cache atomically; a failure leaves no trace there.
+    cache atomically; a failure leaves no trace there. Errors name the
+    checkpoint by `origin` (its URL or handle; by default `name`), not by
+    the temporary directory that is gone once they are read.
     """
     target = cached_preset_dir(name)
     if preset_io.is_saved_preset_dir(target):
@@ -126,6 +130,7 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None)
         checkpoint = read_checkpoint_dir(checkpoint_dir)
         if checkpoint is None:
             raise CheckpointError(f"No BERT checkpoint was found in what was downloaded for '{name}'.")
+        checkpoint = dataclasses.replace(checkpoint, source=origin or name)
         if expected_config is not None:
             _check_config(checkpoint, expected_config, name)
         if vocab_sha256 and dl.sha256_of(os.path.join(checkpoint_dir, "vocab.txt")) != vocab_sha256:
@@ -165,8 +170,9 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
     """
     pretrainer_cls = _checkpoint_task_cls()
     weights = checkpoint.read_weights()
-    _check_sizes(Resolved(checkpoint=checkpoint), checkpoint.config, checkpoint_sizes(weights, checkpoint.source))
-    backbone = pretrainer_cls.backbone_cls(**checkpoint.config)
+    resolved = Resolved(checkpoint=checkpoint)
+    backbone = _build(resolved, lambda config: pretrainer_cls.backbone_cls(**config), checkpoint.config,
+                      sizes=checkpoint_sizes(weights, checkpoint.source))
     pretrainer = pretrainer_cls(backbone) if pretraining_heads(weights) else None
     assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
     if pretrainer is not None:
