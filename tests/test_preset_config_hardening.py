@@ -429,3 +429,13 @@ def test_saved_vocabulary_size_that_is_no_whole_number_is_refused_by_type(preset
         load(preset)
     assert (f"{os.path.join(preset, 'config.json')} says vocabulary_size='15', which is not a whole number"
             in str(error.value))
+
+
+@pytest.mark.parametrize("key, value", [("is_decoder", True), ("add_cross_attention", True), ("is_decoder", "yes")])
+def test_hf_config_of_another_architecture_is_refused(hf_tiny, key, value):
+    # A causal decoder's weights loaded into the encoder, which attends both ways.
+    _edit_json(os.path.join(hf_tiny, "config.json"), lambda d: d.update({key: value}))
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(hf_tiny)
+    assert (f"{os.path.join(hf_tiny, 'config.json')} is not a valid BERT config.json: {key} is {value!r}; only "
+            f"BERT's encoder ({key}: false) is supported") in str(error.value)

@@ -49,10 +49,16 @@ def hf_config_to_backbone(config):
         raise ValueError(f"it holds a {model_type!r} model, not BERT")
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise ValueError("only absolute position embeddings are supported")
+    # A decoder attends causally, and cross-attention adds a sublayer: neither is BERT's encoder.
+    for key in _ENCODER_ONLY_KEYS:
+        if config.get(key, False) is not False:
+            raise ValueError(f"{key} is {config[key]!r}; only BERT's encoder ({key}: false) is supported")
     return backbone_config(config, layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
                            hidden_activation=hf_activation(config.get("hidden_act", "gelu")))
 
 
+# HF config keys that turn BERT's encoder into something else when not false.
+_ENCODER_ONLY_KEYS = ("is_decoder", "add_cross_attention")
 _LAYER = re.compile(r"encoder\.layer\.(\d+)\.")
 # HF's LayerNorm leaves (older files use TF's names) -> Google's.
 _LAYER_NORM_LEAVES = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
