@@ -439,3 +439,18 @@ def test_hf_config_of_another_architecture_is_refused(hf_tiny, key, value):
         kbz.BertBackbone.from_preset(hf_tiny)
     assert (f"{os.path.join(hf_tiny, 'config.json')} is not a valid BERT config.json: {key} is {value!r}; only "
             f"BERT's encoder ({key}: false) is supported") in str(error.value)
+
+
+@pytest.mark.parametrize("names, words", [
+    ({"class_name": "Bogus", "registered_name": "evil>Bogus", "module": "os"},
+     "holds a 'evil>Bogus', which is not a registered Keras class"),
+    ({"class_name": "Dense", "registered_name": None, "module": "keras.layers"}, "holds a 'Dense', which is not"),
+    ({"class_name": "BertClassifier", "registered_name": "keras_bert_zoo>BertClassifier"},
+     "holds a BertClassifier, not a BertBackbone"),
+])
+def test_saved_config_of_another_class_is_refused(preset, names, words):
+    # config.json's class was ignored: any saved object's config was built as a BertBackbone.
+    _edit_json(os.path.join(preset, "config.json"), lambda d: d.update(names))
+    with pytest.raises(PresetError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert f"{os.path.join(preset, 'config.json')} {words}" in str(error.value)

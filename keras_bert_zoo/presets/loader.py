@@ -431,6 +431,13 @@ def _build(resolved, build, config, overrides=(), sizes=None):
 
 
 def _build_backbone(resolved, cls, kwargs, sizes=None):
+    if resolved.saved_dir is not None:
+        # config.json names the class it was saved from: another one's config would be read as `cls`'s.
+        path = _source_of(resolved)
+        saved_cls = _registered_class(preset_io.read_json(resolved.saved_dir, preset_io.CONFIG_FILE), path)
+        if not (issubclass(saved_cls, cls) or issubclass(cls, saved_cls)):
+            raise PresetError(f"{path} holds a {saved_cls.__name__}, not a {cls.__name__}: it is not a preset of "
+                              "this backbone.")
     config = _config_of(resolved)
     config.update(kwargs)
     return _build(resolved, cls.from_config, config, overrides=kwargs, sizes=sizes)
@@ -474,12 +481,17 @@ def _saved_task(resolved, weights):
     if not os.path.isfile(path):
         return None, None
     config = preset_io.read_json(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
-    name = config.get("registered_name") or config.get("class_name")
-    saved_cls = keras.saving.get_registered_object(name)
+    return _registered_class(config, path), config
+
+
+def _registered_class(document, path):
+    """The class in Keras' registry that a saved object's `document` (read from `path`) names."""
+    name = document.get("registered_name") or document.get("class_name")
+    saved_cls = keras.saving.get_registered_object(name) if isinstance(name, str) else None
     if not isinstance(saved_cls, type):
-        raise PresetError(f"{path} holds a '{name}', which is not a registered Keras class: import the module "
+        raise PresetError(f"{path} holds a {name!r}, which is not a registered Keras class: import the module "
                           "that defines it before from_preset.")
-    return saved_cls, config
+    return saved_cls
 
 
 def _preset_preprocessor(resolved, cls, sequence_length, max_sequence_length):
