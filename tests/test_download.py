@@ -247,3 +247,18 @@ def test_bad_config_in_a_downloaded_archive_names_the_url(server, tiny_checkpoin
         kbz.BertBackbone.from_preset(f"{base}/bad.zip")
     assert f"{base}/bad.zip is not a valid BERT config: hidden_dim=4 is not divisible by num_heads=3" in str(
         error.value)
+
+
+def test_hf_handles_of_two_endpoints_are_cached_apart(server, monkeypatch):
+    # The cache key ignored $HF_ENDPOINT: another hub's (or mirror's) repository was served from the first's cache.
+    base, handler = server
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    other = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("HF_ENDPOINT", other)
+    with pytest.raises(kbz.NetworkUnreachableError, match=f"Cannot reach {other}/org/tiny-bert/resolve/main/config.json"):
+        kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    requests = len(handler.requests)
+    kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    assert len(handler.requests) == requests  # the first endpoint's copy is still cached

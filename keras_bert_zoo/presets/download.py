@@ -32,9 +32,12 @@ def cache_dir():
     return os.environ.get("KERAS_BERT_ZOO_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "keras_bert_zoo")
 
 
+HF_DEFAULT_ENDPOINT = "https://huggingface.co"
+
+
 def hf_endpoint():
     """The Hugging Face hub base URL (`$HF_ENDPOINT`, as `huggingface_hub` reads it)."""
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    return os.environ.get("HF_ENDPOINT", HF_DEFAULT_ENDPOINT).rstrip("/")
 
 
 def sha256_of(path):

@@ -99,7 +99,11 @@ def resolve(preset):
 
 
 def _hf_cache_name(handle):
-    return "hf--" + handle[len("hf://"):].strip("/").replace("/", "--")
+    name = "hf--" + handle[len("hf://"):].strip("/").replace("/", "--")
+    endpoint = dl.hf_endpoint()
+    if endpoint != dl.HF_DEFAULT_ENDPOINT:  # a mirror's repository is another's files: cached apart
+        name += f"--{hashlib.sha256(endpoint.encode()).hexdigest()[:16]}"
+    return name
 
 
 def _url_cache_name(url):
