@@ -262,3 +262,13 @@ def test_hf_handles_of_two_endpoints_are_cached_apart(server, monkeypatch):
     requests = len(handler.requests)
     kbz.BertBackbone.from_preset("hf://org/tiny-bert")
     assert len(handler.requests) == requests  # the first endpoint's copy is still cached
+
+
+@pytest.mark.parametrize("end", ["..", "."])
+def test_archive_url_naming_a_directory_is_refused(server, end):
+    # The download was written to the temporary directory's parent: an IsADirectoryError.
+    base, handler = server
+    url = f"{base}/tiny/{end}"
+    with pytest.raises(kbz.PresetNotFoundError, match=f"{url} does not name an archive: its path ends in '{end}'"):
+        kbz.BertBackbone.from_preset(url)
+    assert handler.requests == []

@@ -106,9 +106,17 @@ def _hf_cache_name(handle):
     return name
 
 
+def _archive_file_name(url):
+    """The file name an archive URL is downloaded to: its last path segment ("archive" when it has none)."""
+    base = os.path.basename(url.split("?")[0])
+    if base in (".", ".."):  # joined to a directory, it would name that directory or its parent
+        raise PresetNotFoundError(f"{url} does not name an archive: its path ends in '{base}'. Give the URL of a "
+                                  ".zip or .tar.gz file.")
+    return base or "archive"
+
+
 def _url_cache_name(url):
-    base = os.path.basename(url.split("?")[0]) or "archive"
-    return f"url--{hashlib.sha256(url.encode()).hexdigest()[:16]}--{base}"
+    return f"url--{hashlib.sha256(url.encode()).hexdigest()[:16]}--{_archive_file_name(url)}"
 
 
 def cached_preset_dir(name):
@@ -252,7 +260,7 @@ def _fetch_hf(handle, tmp, hint):
 
 
 def _fetch_archive(url, tmp, hint, sha256=None):
-    archive = os.path.join(tmp, os.path.basename(url.split("?")[0]) or "archive")
+    archive = os.path.join(tmp, _archive_file_name(url))
     dl.download(url, archive, sha256=sha256, offline_hint=hint)
     extracted = os.path.join(tmp, "extracted")
     dl.extract_archive(archive, extracted)
