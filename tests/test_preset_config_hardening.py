@@ -454,3 +454,28 @@ def test_saved_config_of_another_class_is_refused(preset, names, words):
     with pytest.raises(PresetError) as error:
         kbz.BertBackbone.from_preset(preset)
     assert f"{os.path.join(preset, 'config.json')} {words}" in str(error.value)
+
+
+def _tokenizer_config(task):
+    return task["config"]["preprocessor"]["config"]["tokenizer"]["config"]
+
+
+def _swap_5_and_6(vocabulary):
+    vocabulary[5], vocabulary[6] = vocabulary[6], vocabulary[5]
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda vocabulary: vocabulary.extend(f"x{i}" for i in range(20)), "has 35 tokens, but {} has 15"),
+    (_swap_5_and_6, "has 'work' at id 5, but {} has 'all' there"),
+], ids=["longer", "permuted"])
+def test_saved_task_vocabulary_must_be_the_presets(preset, tmp_path, edit, words):
+    # The size check read vocabulary.txt while the tokenizer was built from task.json's own copy: ids past the
+    # embedding, or words looked up as other words.
+    task_dir = str(tmp_path / "task")
+    kbz.BertClassifier.from_preset(preset, num_classes=2, sequence_length=8).save_to_preset(task_dir)
+    _edit_json(os.path.join(task_dir, "task.json"), lambda d: edit(_tokenizer_config(d)["vocabulary"]))
+    with pytest.raises(PresetError) as error:
+        kbz.BertClassifier.from_preset(task_dir)
+    vocabulary = os.path.join(task_dir, "assets", "tokenizer", "vocabulary.txt")
+    assert (f"{os.path.join(task_dir, 'task.json')}: 'config.preprocessor.config.tokenizer.config.vocabulary' "
+            f"{words.format(vocabulary)}. A saved task holds one vocabulary") in str(error.value)

@@ -569,11 +569,35 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     return task
 
 
+def _check_task_vocabulary(resolved, config, path):
+    """A saved task's tokenizer is built from the vocabulary task.json holds, while the preset's size checks
+    read vocabulary.txt: the two must be one vocabulary, or ids would be looked up in another embedding row."""
+    vocabulary_path = os.path.join(resolved.saved_dir, preset_io.VOCABULARY_FILE)
+    if not config["config"].get("preprocessor") or not os.path.isfile(vocabulary_path):
+        return  # saved without a preprocessor: it gets the preset's tokenizer, from vocabulary.txt
+    field = ("config", "preprocessor", "config", "tokenizer", "config")
+    inline = preset_io.json_object_at(config, path, *field).get("vocabulary")
+    saved = load_vocabulary(vocabulary_path)
+    inline = load_vocabulary(inline) if isinstance(inline, list) else inline
+    if inline == saved:
+        return
+    if not isinstance(inline, list):
+        differs = f"is a {type(inline).__name__}, not the list of {len(saved)} tokens of {vocabulary_path}"
+    elif len(inline) != len(saved):
+        differs = f"has {len(inline)} tokens, but {vocabulary_path} has {len(saved)}"
+    else:
+        i = next(i for i, (a, b) in enumerate(zip(inline, saved)) if a != b)
+        differs = f"has {inline[i]!r} at id {i}, but {vocabulary_path} has {saved[i]!r} there"
+    raise PresetError(f"{path}: '{'.'.join(field)}.vocabulary' {differs}. A saved task holds one vocabulary: the "
+                      "preset is damaged; save it again.")
+
+
 def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs, task_kwargs):
     """The task of `task.json` + `task.weights.h5`, its config updated with `task_kwargs` and its backbone's
     with `backbone_kwargs` (a misspelt name is refused by the task's constructor)."""
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
     backbone_config = preset_io.json_object_at(config, path, "config", "backbone", "config")
+    _check_task_vocabulary(resolved, config, path)
     backbone_config.update(backbone_kwargs)
     try:
         cls.refuse_unknown_arguments(task_kwargs)  # here, before Keras' deserializing wraps it in the whole config
