@@ -479,3 +479,13 @@ def test_saved_task_vocabulary_must_be_the_presets(preset, tmp_path, edit, words
     vocabulary = os.path.join(task_dir, "assets", "tokenizer", "vocabulary.txt")
     assert (f"{os.path.join(task_dir, 'task.json')}: 'config.preprocessor.config.tokenizer.config.vocabulary' "
             f"{words.format(vocabulary)}. A saved task holds one vocabulary") in str(error.value)
+
+
+def test_saved_task_tokenizer_casing_that_is_no_bool_is_refused(preset, tmp_path):
+    task_dir = str(tmp_path / "task")
+    kbz.BertClassifier.from_preset(preset, num_classes=2, sequence_length=8).save_to_preset(task_dir)
+    _edit_json(os.path.join(task_dir, "task.json"), lambda d: _tokenizer_config(d).update(lowercase="no"))
+    with pytest.raises(PresetError) as error:
+        kbz.BertClassifier.from_preset(task_dir)
+    assert (f"{os.path.join(task_dir, 'task.json')} (config.preprocessor.config.tokenizer.config): 'lowercase' is "
+            "'no', not true or false.") in str(error.value)

@@ -569,14 +569,19 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     return task
 
 
-def _check_task_vocabulary(resolved, config, path):
-    """A saved task's tokenizer is built from the vocabulary task.json holds, while the preset's size checks
-    read vocabulary.txt: the two must be one vocabulary, or ids would be looked up in another embedding row."""
-    vocabulary_path = os.path.join(resolved.saved_dir, preset_io.VOCABULARY_FILE)
-    if not config["config"].get("preprocessor") or not os.path.isfile(vocabulary_path):
-        return  # saved without a preprocessor: it gets the preset's tokenizer, from vocabulary.txt
+def _check_task_tokenizer(resolved, config, path):
+    """A saved task's tokenizer is built from task.json: its casing flags must be booleans, as tokenizer.json's,
+    and its vocabulary the one the preset's size checks read, vocabulary.txt, or ids would be looked up in
+    another embedding row."""
+    if not config["config"].get("preprocessor"):
+        return  # saved without a preprocessor: it gets the preset's tokenizer
     field = ("config", "preprocessor", "config", "tokenizer", "config")
-    inline = preset_io.json_object_at(config, path, *field).get("vocabulary")
+    tokenizer = preset_io.json_object_at(config, path, *field)
+    check_bool_fields(tokenizer, f"{path} ({'.'.join(field)})", ("lowercase", "strip_accents"), PresetError)
+    vocabulary_path = os.path.join(resolved.saved_dir, preset_io.VOCABULARY_FILE)
+    if not os.path.isfile(vocabulary_path):
+        return
+    inline = tokenizer.get("vocabulary")
     saved = load_vocabulary(vocabulary_path)
     inline = load_vocabulary(inline) if isinstance(inline, list) else inline
     if inline == saved:
@@ -597,7 +602,7 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
     with `backbone_kwargs` (a misspelt name is refused by the task's constructor)."""
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
     backbone_config = preset_io.json_object_at(config, path, "config", "backbone", "config")
-    _check_task_vocabulary(resolved, config, path)
+    _check_task_tokenizer(resolved, config, path)
     backbone_config.update(backbone_kwargs)
     try:
         cls.refuse_unknown_arguments(task_kwargs)  # here, before Keras' deserializing wraps it in the whole config
