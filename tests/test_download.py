@@ -256,7 +256,8 @@ def test_hf_handles_of_two_endpoints_are_cached_apart(server, monkeypatch):
     kbz.BertBackbone.from_preset("hf://org/tiny-bert")
     other = f"http://127.0.0.1:{_closed_port()}"
     monkeypatch.setenv("HF_ENDPOINT", other)
-    with pytest.raises(kbz.NetworkUnreachableError, match=f"Cannot reach {other}/org/tiny-bert/resolve/main/config.json"):
+    with pytest.raises(kbz.NetworkUnreachableError,
+                       match=f"Cannot reach {other}/org/tiny-bert/resolve/main/config.json"):
         kbz.BertBackbone.from_preset("hf://org/tiny-bert")
     monkeypatch.setenv("HF_ENDPOINT", base)
     requests = len(handler.requests)
