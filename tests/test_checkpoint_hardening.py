@@ -264,7 +264,7 @@ def _corrupt_deflate(path, member):
 
 ZIP_DAMAGE = {  # each raised zipfile's or zlib's own exception: RuntimeError, NotImplementedError, zlib.error
     "encrypted": (lambda path: _patch_zip_directory(path, "archive/data/0", 8, b"\x01"),
-                  "its member archive/data/0 is encrypted, which torch.save never does"),
+                  "its member archive/data/0 is encrypted; no checkpoint is"),
     "unknown-compression": (lambda path: _patch_zip_directory(path, "archive/data/0", 10, (98).to_bytes(2, "little")),
                             "its member archive/data/0 uses zip compression method 98"),
     "pickle-encrypted": (lambda path: _patch_zip_directory(path, "archive/data.pkl", 8, b"\x01"),
@@ -835,6 +835,11 @@ def _gzip_with_wrong_crc(path):
     path.write_bytes(bytes(raw))
 
 
+def _zip_patched(path, offset, value):
+    _zip(path, ("ckpt/vocab.txt", "[PAD]\n"))
+    _patch_zip_directory(path, "ckpt/vocab.txt", offset, value)
+
+
 def _zip_with_corrupt_member(path):
     _zip(path, ("ckpt/vocab.txt", "[PAD]\n" * 100), compression=zipfile.ZIP_DEFLATED)
     _corrupt_deflate(path, "ckpt/vocab.txt")
@@ -844,9 +849,12 @@ def _zip_with_corrupt_member(path):
     # Extracted in part, it was reported as a checkpoint missing its vocab.txt.
     (_tar_with_bad_second_header, "is a corrupt archive: a member's header at byte 1024 of its tar stream"),
     (_gzip_with_wrong_crc, "is a corrupt or truncated archive (CRC check failed"),
-    # zlib.error escaped.
+    # zlib.error, RuntimeError and NotImplementedError escaped.
     (_zip_with_corrupt_member, "is a corrupt or truncated archive (Error -3 while decompressing data"),
-], ids=["tar-bad-header", "gzip-crc", "zip-deflate"])
+    (lambda path: _zip_patched(path, 8, b"\x01"), "its member ckpt/vocab.txt is encrypted; no checkpoint is"),
+    (lambda path: _zip_patched(path, 10, (98).to_bytes(2, "little")),
+     "its member ckpt/vocab.txt uses zip compression method 98, which cannot be read"),
+], ids=["tar-bad-header", "gzip-crc", "zip-deflate", "zip-encrypted", "zip-unknown-method"])
 def test_corrupt_archive_is_refused_whole_and_leaves_nothing(tmp_path, build, words):
     from keras_bert_zoo.presets.download import extract_archive
 

@@ -172,8 +172,25 @@ _MAX_INFLATION = 8
 _SMALL_ARCHIVE_BYTES = 64 << 20
 
 
-def _zip_entries(z):
+# What zipfile can inflate; it raises a NotImplementedError for any other method.
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
+
+def check_zip_member(archive, info):
+    """zipfile raises a RuntimeError for an encrypted member and a NotImplementedError for a compression it
+    lacks: refuse both from the zip directory, before reading."""
+    if info.flag_bits & 0x1:
+        raise CheckpointError(f"{archive}: its member {info.filename} is encrypted; no checkpoint is. It is "
+                              "corrupt or crafted; it is refused.")
+    if info.compress_type not in _ZIP_METHODS:
+        raise CheckpointError(f"{archive}: its member {info.filename} uses zip compression method "
+                              f"{info.compress_type}, which cannot be read (stored, deflate, bzip2 and lzma can). It is "
+                              "corrupt or crafted; it is refused.")
+
+
+def _zip_entries(archive, z):
     for info in z.infolist():
+        check_zip_member(archive, info)
         kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the archiver recorded no Unix mode
         yield info.filename, kind in (0, stat.S_IFREG, stat.S_IFDIR), info.file_size
 
@@ -235,7 +252,7 @@ def extract_archive(archive, directory):
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as z:
-                _check_entries(archive, root, _zip_entries(z))
+                _check_entries(archive, root, _zip_entries(archive, z))
                 z.extractall(root)
         elif tarfile.is_tarfile(archive):
             with tarfile.open(archive) as t:

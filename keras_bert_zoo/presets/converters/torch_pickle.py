@@ -20,6 +20,7 @@ import zlib
 
 import numpy as np
 
+from keras_bert_zoo.presets.download import check_zip_member
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import UnsafeCheckpointError
 
@@ -125,21 +126,10 @@ def _check_view(where, storage, offset, size, stride):
         raise CheckpointError(f"{where} reaches element {last} but its storage holds only {available}. {_CRAFTED}")
 
 
-def _check_readable(path, info):
-    """zipfile raises a RuntimeError for an encrypted member and a NotImplementedError for a compression it
-    lacks: refuse both from the zip directory, before reading."""
-    if info.flag_bits & 0x1:
-        raise CheckpointError(f"{path}: its member {info.filename} is encrypted, which torch.save never does. "
-                              f"{_CRAFTED}")
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        raise CheckpointError(f"{path}: its member {info.filename} uses zip compression method "
-                              f"{info.compress_type}, which torch.save never writes. {_CRAFTED}")
-
-
 def _check_member(path, name, key, info, count, dtype):
     """The member must hold exactly the declared elements, checked from the
     zip directory before a byte is inflated."""
-    _check_readable(path, info)
+    check_zip_member(path, info)
     itemsize = dtype.itemsize
     if type(count) is not int or count < 0:
         raise CheckpointError(f"{path}: storage '{key}' declares {count!r} elements, which is not a count. {_CRAFTED}")
@@ -242,7 +232,7 @@ def load_torch_state_dict(path):
             raise CheckpointError(f"{path} does not look like a PyTorch checkpoint: it needs one <root>/data.pkl "
                                   f"and holds {len(pickles)} ({found}).")
         root = pickles[0][: -len("/data.pkl")]
-        _check_readable(path, archive.getinfo(pickles[0]))
+        check_zip_member(path, archive.getinfo(pickles[0]))
         size = archive.getinfo(pickles[0]).file_size
         if size > _MAX_PICKLE_BYTES:
             raise CheckpointError(f"{path}: {pickles[0]} is {size} bytes, far beyond any state dict. {_CRAFTED}")
