@@ -450,6 +450,7 @@ def test_hf_config_of_another_architecture_is_refused(hf_tiny, key, value):
     ({"class_name": "Dense", "registered_name": None, "module": "keras.layers"}, "holds a 'Dense', which is not"),
     ({"class_name": "BertClassifier", "registered_name": "keras_bert_zoo>BertClassifier"},
      "holds a BertClassifier, not a BertBackbone"),
+    ({"class_name": None, "registered_name": None}, "names no class (it has no 'registered_name' or 'class_name')"),
 ])
 def test_saved_config_of_another_class_is_refused(preset, names, words):
     # config.json's class was ignored: any saved object's config was built as a BertBackbone.

@@ -500,6 +500,9 @@ def _registered_class(document, path):
     """The class in Keras' registry that a saved object's `document` (read from `path`) names."""
     name = document.get("registered_name") or document.get("class_name")
     saved_cls = keras.saving.get_registered_object(name) if isinstance(name, str) else None
+    if not name:
+        raise PresetError(f"{path} names no class (it has no 'registered_name' or 'class_name'): the file is "
+                          "damaged; save the preset again.")
     if not isinstance(saved_cls, type):
         raise PresetError(f"{path} holds a {name!r}, which is not a registered Keras class: import the module "
                           "that defines it before from_preset.")

@@ -125,8 +125,8 @@ def check_checkpoint_index(prefix):
         # A BERT checkpoint holds numbers (weights, Adam slots, global_step); TF reads a string by lengths
         # stored in the shard, unchecked, and a variant or resource is no value at all.
         if not (dtype.is_floating or dtype.is_integer):
-            raise CheckpointError(f"{where} of dtype {dtype.name}, not numbers: it is not a BERT checkpoint, or "
-                                  f"it was crafted. {_UNTRUSTED}")
+            raise CheckpointError(f"{where} of dtype {dtype.name}, not numbers, which is all a BERT checkpoint "
+                                  f"holds. {_UNTRUSTED}")
         needed = math.prod(dims) * dtype.size
         stored = total if entry.slices else entry.size  # a partitioned variable is assembled from its slices
         if needed > stored:
