@@ -141,7 +141,7 @@ _ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")
 
 def _stored_arrays(path):
     """`({dataset name: (shape, numpy dtype)}, number of encoder layers)` of a weights file, without reading
-    arrays; an array that is no numbers, or claims more bytes than the file has, is refused."""
+    arrays; an array without a shape, not floating point, or claiming more bytes than the file has is refused."""
     import h5py
 
     arrays, encoder_layers = {}, set()
