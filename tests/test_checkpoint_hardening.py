@@ -453,19 +453,39 @@ def test_hf_key_naming_no_bert_weight_is_refused(tmp_path, edit, words):
     (_added("embeddings.word_embeddings.weight", lambda state: np.ones((16, 8), np.float32)),
      "'bert.embeddings.word_embeddings.weight' and 'embeddings.word_embeddings.weight', both BERT's "
      "'bert/embeddings/word_embeddings'"),
-    # HF's decoder copy of the word embeddings, untied, was dropped.
-    (_added("cls.predictions.decoder.weight", lambda state: np.full((16, 8), 7.0, np.float32)),
-     "'bert.embeddings.word_embeddings.weight' and 'cls.predictions.decoder.weight', both BERT's "
-     "'bert/embeddings/word_embeddings'"),
     (_added("cls.predictions.decoder.bias", lambda state: state["cls.predictions.bias"] + 100),
      "'cls.predictions.bias' and 'cls.predictions.decoder.bias', both BERT's 'cls/predictions/output_bias'"),
-], ids=["word-embeddings-twice", "untied-decoder", "decoder-bias-differs"])
+], ids=["word-embeddings-twice", "decoder-bias-differs"])
 def test_two_hf_keys_for_one_bert_weight_must_agree(tmp_path, load, edit, words):
     # Copies that agree load: the fixture holds HF's decoder copies of the word embeddings and the MLM bias
     # (tests/test_hf_parity.py).
     directory = _hf_with(tmp_path, edit)
     _refused(kbz.CheckpointError, directory / "model.safetensors", words, "values differ",
              read=lambda _: load(str(directory)))
+
+
+def test_an_untied_decoder_loads_as_a_backbone_and_is_refused_by_the_tied_pretrainer(tmp_path):
+    """transformers saves `cls.predictions.decoder.weight` apart under tie_word_embeddings: false. A backbone
+    or task never uses it (it loaded before, and must still); BertPretrainer ties its decoder to the word
+    embeddings, so it must not drop the checkpoint's own silently."""
+    reference = kbz.BertBackbone.from_preset(str(_hf_with(tmp_path / "tied", lambda state: None)))
+    untied = _hf_with(tmp_path / "untied", _added("cls.predictions.decoder.weight",
+                                                  lambda state: np.full((16, 8), 7.0, np.float32)))
+    backbone = kbz.BertBackbone.from_preset(str(untied))
+    for got, want in zip(backbone.weights, reference.weights):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(kbz.CheckpointError, match="holds a masked-LM decoder untied from the word embeddings"):
+        kbz.BertPretrainer.from_preset(str(untied))
+
+
+def test_transformers_index_buffers_are_no_weights(tmp_path):
+    # transformers saves `position_ids` and, since 4.x, `token_type_ids` buffers (int64) beside the weights.
+    buffers = {"bert.embeddings.position_ids": np.arange(16, dtype=np.int64)[None],
+               "bert.embeddings.token_type_ids": np.zeros((1, 16), np.int64)}
+    reference = kbz.BertBackbone.from_preset(str(_hf_with(tmp_path / "plain", lambda state: None)))
+    backbone = kbz.BertBackbone.from_preset(str(_hf_with(tmp_path / "buffers", lambda state: state.update(buffers))))
+    for got, want in zip(backbone.weights, reference.weights):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 @pytest.mark.parametrize("value", [np.array([1, 2, 3, 4, 5, 6, 7, 8], np.int64), np.ones(8, np.bool_)],
@@ -501,9 +521,13 @@ def test_checkpoint_with_one_pretraining_head_loads_it_and_names_the_other(tmp_p
                                       state["cls.seq_relationship.weight"].T)
     from keras_bert_zoo.presets.loader import read_checkpoint_dir
 
-    with pytest.warns(UserWarning, match=f"has no {re.escape(missing_head)}: that head is freshly initialised"):
+    # A converted preset (a download's cache) would load a fresh head as trained, silently, every time after:
+    # it keeps the backbone alone, and says so.
+    with pytest.warns(UserWarning, match="the preset made from it keeps the backbone alone"):
         kbz.convert_checkpoint(read_checkpoint_dir(str(directory)), str(tmp_path / "converted"))
-    assert (tmp_path / "converted" / "task.weights.h5").is_file()  # the head it holds is kept
+    assert not (tmp_path / "converted" / "task.weights.h5").exists()
+    with pytest.warns(UserWarning, match="freshly initialised"):
+        kbz.BertPretrainer.from_preset(str(tmp_path / "converted"))
 
 
 # --- Google TF checkpoints --------------------------------------------------
@@ -941,3 +965,38 @@ def test_damaged_saved_weights_are_a_checkpoint_error(tmp_path, tiny_preset, dam
     damage(preset / "model.weights.h5")
     _refused(kbz.CheckpointError, preset / "model.weights.h5", words,
              read=lambda _: kbz.BertBackbone.from_preset(str(preset)))
+
+
+@pytest.mark.parametrize("removed, key, value, words", [
+    ("bert.embeddings.position_embeddings.weight", "max_position_embeddings", 2_000_000_000,
+     "has no 'bert/embeddings/position_embeddings', which its config says max_position_embeddings=2000000000 needs"),
+    ("bert.encoder.", "num_hidden_layers", 3000, "holds weights for 0 encoder layers, but"),
+])
+def test_a_config_size_whose_weight_is_missing_is_refused_before_building(tmp_path, monkeypatch, removed, key,
+                                                                           value, words):
+    """The size check compared only the weights present: without the position embeddings (or any encoder
+    layer) a config's 2e9 positions (3000 layers) were built first, out of memory (minutes, RecursionError)."""
+    directory = _hf_with(tmp_path, lambda state: [state.pop(k) for k in list(state) if k.startswith(removed)])
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, key: value}))
+    built = []
+    monkeypatch.setattr(kbz.BertBackbone, "__init__", lambda self, *a, **k: built.append(k) or 1 / 0)
+    with pytest.raises(kbz.CheckpointError, match=re.escape(words)):
+        kbz.BertBackbone.from_preset(str(directory))
+    assert built == []
+
+
+def test_a_google_weight_that_is_no_float_is_refused(tiny_checkpoint, tmp_path):
+    # An int32 pooler bias in a TF checkpoint was cast to floats silently ([7, 8, 9, 10] -> [7.0, ...]).
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(os.path.join(tiny_checkpoint, "bert_model.ckpt"))
+    tensors = {name.replace("/", "."): reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+    bias = tensors["bert.pooler.dense.bias"]
+    tensors["bert.pooler.dense.bias"] = np.arange(7, 7 + bias.size, dtype=np.int32).reshape(bias.shape)
+    prefix = _save_tf(tmp_path, **tensors)
+    for name in ("bert_config.json", "vocab.txt"):
+        shutil.copy(os.path.join(tiny_checkpoint, name), prefix.parent / name)
+    with pytest.raises(kbz.CheckpointError, match="Variable 'bert/pooler/dense/bias' in .* holds int32 values; "
+                                                  "BERT's weights are floats"):
+        kbz.BertBackbone.from_preset(str(prefix.parent))

@@ -273,3 +273,23 @@ def test_archive_url_naming_a_directory_is_refused(server, end):
     with pytest.raises(kbz.PresetNotFoundError, match=f"{url} does not name an archive: its path ends in '{end}'"):
         kbz.BertBackbone.from_preset(url)
     assert handler.requests == []
+
+
+def test_a_bad_weight_in_a_downloaded_checkpoint_is_named_by_its_handle(server, monkeypatch, tmp_path):
+    # The weight readers named the file in the download's temporary directory, gone once the error was read.
+    from safetensors.numpy import save_file
+
+    from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+
+    base, _ = server
+    repository = tmp_path / "www" / "org" / "odd-bert" / "resolve" / "main"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), repository)
+    state = load_torch_state_dict(str(repository / "pytorch_model.bin"))
+    state["bert.embeddings.LayerNorm.zzz"] = np.zeros(4, np.float32)
+    (repository / "pytorch_model.bin").unlink()
+    save_file(state, str(repository / "model.safetensors"))
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    with pytest.raises(kbz.CheckpointError) as error:
+        kbz.BertBackbone.from_preset("hf://org/odd-bert")
+    assert "hf://org/odd-bert/model.safetensors holds 'bert.embeddings.LayerNorm.zzz'" in str(error.value)
+    assert os.environ["KERAS_BERT_ZOO_CACHE"] not in str(error.value)

@@ -139,18 +139,21 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None,
     os.makedirs(os.path.join(dl.cache_dir(), "tmp"), exist_ok=True)
     with tempfile.TemporaryDirectory(dir=os.path.join(dl.cache_dir(), "tmp")) as tmp:
         checkpoint_dir = fetch(tmp)
-        checkpoint = read_checkpoint_dir(checkpoint_dir)
-        if checkpoint is None:
-            raise CheckpointError(f"No BERT checkpoint was found in what was downloaded for '{name}'.")
-        checkpoint = dataclasses.replace(checkpoint, source=origin or name)
-        if expected_config is not None:
-            _check_config(checkpoint, expected_config, name)
-        if vocab_sha256 and dl.sha256_of(os.path.join(checkpoint_dir, "vocab.txt")) != vocab_sha256:
-            raise CheckpointError(
-                f"The vocab.txt obtained for '{name}' is not the released one (sha256 "
-                f"differs from {vocab_sha256})."
-            )
-        convert_checkpoint(checkpoint, target, metadata=metadata)
+        try:
+            checkpoint = read_checkpoint_dir(checkpoint_dir)
+            if checkpoint is None:
+                raise CheckpointError(f"No BERT checkpoint was found in what was downloaded for '{name}'.")
+            checkpoint = dataclasses.replace(checkpoint, source=origin or name)
+            if expected_config is not None:
+                _check_config(checkpoint, expected_config, name)
+            if vocab_sha256 and dl.sha256_of(os.path.join(checkpoint_dir, "vocab.txt")) != vocab_sha256:
+                raise CheckpointError(
+                    f"The vocab.txt obtained for '{name}' is not the released one (sha256 "
+                    f"differs from {vocab_sha256})."
+                )
+            convert_checkpoint(checkpoint, target, metadata=metadata)
+        except CheckpointError as e:  # a file's readers name its path, in a directory gone once this returns
+            raise type(e)(str(e).replace(checkpoint_dir, origin or name)) from e
     return target
 
 
@@ -170,7 +173,7 @@ def _checkpoint_task_cls():
 
 
 def convert_checkpoint(checkpoint, preset_dir, metadata=None):
-    """Convert a `Checkpoint` into a preset directory (heads kept when present).
+    """Convert a `Checkpoint` into a preset directory (the heads kept when both are present).
 
     The classes are the registered `CHECKPOINT_TASK`'s (`BertPretrainer`):
     it, its `backbone_cls` and `preprocessor_cls.tokenizer_cls`.
@@ -185,10 +188,14 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
     resolved = Resolved(checkpoint=checkpoint)
     backbone = _build(resolved, lambda config: pretrainer_cls.backbone_cls(**config), checkpoint.config,
                       sizes=checkpoint_sizes(weights, checkpoint.source))
-    pretrainer = pretrainer_cls(backbone) if pretraining_heads(weights) else None
+    # Saved with its heads only if it holds both: a saved head is loaded as trained, without a word, every time
+    # after; a checkpoint with one head keeps the backbone here (read in place, its one head loads).
+    pretrainer = pretrainer_cls(backbone) if len(pretraining_heads(weights)) == len(HEADS) else None
+    if pretraining_heads(weights) and pretrainer is None:
+        warnings.warn(f"{checkpoint.source} holds only the {HEADS[pretraining_heads(weights)[0]]} head: the preset "
+                      "made from it keeps the backbone alone, and a BertPretrainer from it starts both heads "
+                      "fresh.", stacklevel=2)
     assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
-    if pretrainer is not None:
-        _warn_fresh_heads(checkpoint.source, weights)
     tokenizer = pretrainer_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
     preset_io.save_preset(preset_dir, backbone, tokenizer, task=pretrainer, metadata=metadata)
 
@@ -574,8 +581,9 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
 
 def _check_task_tokenizer(resolved, config, path):
     """A saved task's tokenizer is built from task.json: its casing flags must be booleans, as tokenizer.json's,
-    and its vocabulary the one the preset's size checks read, vocabulary.txt, or ids would be looked up in
-    another embedding row."""
+    and its vocabulary as long as the one the preset's size checks read, vocabulary.txt, or ids would pass the
+    embedding. (Tokens are not compared: vocabulary.txt cannot hold every token a tokenizer may, such as a BOM
+    or a carriage return.)"""
     if not config["config"].get("preprocessor"):
         return  # saved without a preprocessor: it gets the preset's tokenizer
     field = ("config", "preprocessor", "config", "tokenizer", "config")
@@ -586,16 +594,12 @@ def _check_task_tokenizer(resolved, config, path):
         return
     inline = tokenizer.get("vocabulary")
     saved = load_vocabulary(vocabulary_path)
-    inline = load_vocabulary(inline) if isinstance(inline, list) else inline
-    if inline == saved:
-        return
     if not isinstance(inline, list):
         differs = f"is a {type(inline).__name__}, not the list of {len(saved)} tokens of {vocabulary_path}"
     elif len(inline) != len(saved):
         differs = f"has {len(inline)} tokens, but {vocabulary_path} has {len(saved)}"
     else:
-        i = next(i for i, (a, b) in enumerate(zip(inline, saved)) if a != b)
-        differs = f"has {inline[i]!r} at id {i}, but {vocabulary_path} has {saved[i]!r} there"
+        return
     raise PresetError(f"{path}: '{'.'.join(field)}.vocabulary' {differs}. A saved task holds one vocabulary: the "
                       "preset is damaged; save it again.")
 

@@ -196,7 +196,7 @@ def stored_sizes(path):
     arrays, encoder_layers = _stored_arrays(path)
     shapes = {key: (name, shape, axis) for key, end, axis in _SHAPED_SIZES
               for name, (shape, _) in arrays.items() if name == end or name.endswith("/" + end)}
-    return sizes_found(path, shapes, encoder_layers)
+    return sizes_found(path, shapes, encoder_layers, {key: end for key, end, _ in _SHAPED_SIZES})
 
 
 def _check_weights_file(model, path):

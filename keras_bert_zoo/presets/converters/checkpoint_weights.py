@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
 from keras_bert_zoo.presets.errors import CheckpointError
 
 # Checkpoint entries that hold no model weight: optimizer slots, step
@@ -92,25 +93,34 @@ def check_sizes(config, found, says):
         value = config.get(key)
         # A value that is no size at all (0, "15") is left to the backbone's own check, which says what it must be.
         if isinstance(value, int) and not isinstance(value, bool) and value > 0 and value != size:
+            if size is None:
+                raise CheckpointError(f"{what}, which {says(key)}={value!r} needs: the weights are incomplete, or "
+                                      "not BERT's.")
             raise CheckpointError(f"{what}, but {says(key)}={value!r}. The config does not belong to these "
                                   "weights: use the one saved with them.")
 
 
-def sizes_found(source, shapes, encoder_layers):
+def sizes_found(source, shapes, encoder_layers, expected):
     """`found` for `check_sizes`: `shapes` {argument: (array name, shape, axis)} and the number of encoder
-    layers that the weights of `source` hold."""
-    found = {key: (f"{source} holds '{name}' of shape {shape}", shape[axis])
-             for key, (name, shape, axis) in shapes.items() if len(shape) > axis}
-    if encoder_layers:
-        found["num_layers"] = (f"{source} holds weights for {encoder_layers} encoder layers", encoder_layers)
+    layers that the weights of `source` hold. An `expected` {argument: array name} missing from `shapes` holds
+    no size (None): the config's is refused before a model of that size is built, not after."""
+    found = {"num_layers": (f"{source} holds weights for {encoder_layers} encoder layers", encoder_layers)}
+    found.update({key: (f"{source} holds '{name}' of shape {shape}", shape[axis] if len(shape) > axis else None)
+                  for key, (name, shape, axis) in shapes.items()})
+    for key, name in expected.items():
+        found.setdefault(key, (f"{source} has no '{name}'", None))
     return found
 
 
 def checkpoint_sizes(weights, source):
     """The config sizes that Google-named `weights` of `source` hold, for `check_sizes`."""
     shapes = {key: (name, np.shape(weights[name]), axis) for key, name, axis in _SHAPED_SIZES if name in weights}
-    return sizes_found(source, shapes, len({m.group(1) for m in map(_ENCODER_LAYER.match, weights) if m}))
+    return sizes_found(source, shapes, len({m.group(1) for m in map(_ENCODER_LAYER.match, weights) if m}),
+                       {key: name for key, name, _ in _SHAPED_SIZES})
 
+
+# An HF masked-LM decoder weight that differs from the word embeddings (tie_word_embeddings: false), kept apart.
+UNTIED_DECODER = "cls/predictions/decoder_weight"
 
 # The pretraining heads, by the prefix of their Google names, and what each is called.
 MASKED_LM, NEXT_SENTENCE = "cls/predictions/", "cls/seq_relationship/"
@@ -137,6 +147,10 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
         CheckpointError: naming the first missing, mis-shaped or unexpected
             variable.
     """
+    if pretrainer is not None and UNTIED_DECODER in weights:
+        raise CheckpointError(f"{source} holds a masked-LM decoder untied from the word embeddings (config.json's "
+                              "tie_word_embeddings: false). BertPretrainer's decoder is the embeddings, as BERT's: "
+                              "load the checkpoint as a backbone or a task, which do not use the decoder.")
     used = set()
     pending = []
     for name, variable, target in variable_map(backbone, pretrainer, pretraining_heads(weights)):
@@ -147,6 +161,9 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
                 "architecture: check num_layers and the config file."
             )
         value = np.asarray(weights[name])
+        if not is_float_dtype(value.dtype):  # integers or bools are no trained weights: no silent cast
+            raise CheckpointError(f"Variable '{name}' in {source} holds {value.dtype} values; BERT's weights are "
+                                  "floats. The checkpoint is corrupt, or not BERT's.")
         if target == "T":
             value = value.T
         elif target is not None:

@@ -13,6 +13,7 @@ from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
+from keras_bert_zoo.presets.converters.checkpoint_weights import UNTIED_DECODER
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.utils.text_files import check_bool_fields
@@ -71,7 +72,7 @@ def hf_name_to_google(key, value, source):
         CheckpointError: `key` names no BERT weight: a leaf BERT has no weight for (`LayerNorm.zzz`,
             `weight_orig`) must not land on a real one.
     """
-    if key.endswith("position_ids"):
+    if key.endswith(("position_ids", "embeddings.token_type_ids")):  # transformers' index buffers, no weights
         return None
     name = key
     for prefix in ("bert.", "model."):
@@ -80,7 +81,7 @@ def hf_name_to_google(key, value, source):
     if name in ("cls.predictions.bias", "cls.predictions.decoder.bias"):
         return "cls/predictions/output_bias", value
     if name == "cls.predictions.decoder.weight":  # HF's copy of the tied word embeddings, [vocab, hidden]
-        return "bert/embeddings/word_embeddings", value
+        return UNTIED_DECODER, value
     if name in ("cls.seq_relationship.weight", "cls.seq_relationship.bias"):
         # HF Linear weight [2, hidden] is already Google's output_weights layout.
         return "cls/seq_relationship/output_" + ("weights" if name.endswith("weight") else "bias"), value
@@ -196,8 +197,8 @@ def load_hf_weights(directory):
             raise CheckpointError(f"{path} holds '{key}' as {value.dtype} values; BERT's weights are floats. The "
                                   "file is not a BERT checkpoint, or is corrupt.")
         name, array = mapped[0], np.asarray(mapped[1], dtype=np.float32)
-        # HF stores tied weights twice (the decoder's copy of the word embeddings, two names of the MLM bias);
-        # BERT has one of each, so two keys for one weight must agree, or the second would silently win.
+        # HF may store a weight under two names (the MLM bias as `cls.predictions.bias` and `.decoder.bias`, a
+        # name with and without `bert.`); BERT has one, so they must agree, or the second would silently win.
         if name in weights and not np.array_equal(weights[name], array):
             raise CheckpointError(
                 f"{path} holds '{origin[name]}' and '{key}', both BERT's '{name}' (one weight, tied), but their "
@@ -205,6 +206,10 @@ def load_hf_weights(directory):
             )
         weights[name] = array
         origin.setdefault(name, key)
+    # Tied (BERT's rule), the decoder's copy is the word embeddings; untied (tie_word_embeddings: false), it stays
+    # apart, unused by a backbone or task, and a pretrainer, whose decoder is tied, refuses it.
+    if np.array_equal(weights.get(UNTIED_DECODER), weights.get("bert/embeddings/word_embeddings")):
+        weights.pop(UNTIED_DECODER, None)
     return weights
 
 
