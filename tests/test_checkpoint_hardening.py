@@ -37,7 +37,8 @@ def _torch_global(module, name):
 
 
 _REBUILD_TENSOR = _torch_global("torch._utils", "_rebuild_tensor_v2")
-_STORAGE_TYPES = {name: _torch_global("torch", name) for name in ("FloatStorage", "LongStorage", "HalfStorage")}
+_STORAGE_TYPES = {name: _torch_global("torch", name)
+                  for name in ("FloatStorage", "LongStorage", "HalfStorage", "BFloat16Storage")}
 
 
 class _Storage:
@@ -1000,3 +1001,16 @@ def test_a_google_weight_that_is_no_float_is_refused(tiny_checkpoint, tmp_path):
     with pytest.raises(kbz.CheckpointError, match="Variable 'bert/pooler/dense/bias' in .* holds int32 values; "
                                                   "BERT's weights are floats"):
         kbz.BertBackbone.from_preset(str(prefix.parent))
+
+
+def test_a_bfloat16_pytorch_model_bin_loads(tmp_path):
+    # transformers saves bfloat16 models' pytorch_model.bin in bfloat16: the reader raised a TypeError (the
+    # bfloat16 scalar type has no itemsize), reported as a corrupt file.
+    import ml_dtypes
+
+    weight = WEIGHT.astype(ml_dtypes.bfloat16)
+    tensor = _Tensor(_Storage("0", "BFloat16Storage", weight.size), 0, weight.shape, (4, 1))
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"dense.weight": tensor}, {"0": weight.tobytes()})
+    state = load_torch_state_dict(path)
+    assert state["dense.weight"].dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(state["dense.weight"].astype(np.float32), WEIGHT)  # 0..11 are exact in bfloat16

@@ -81,7 +81,7 @@ def _to_numpy_dtype(dtype):
     if dtype == "bfloat16":
         import ml_dtypes
 
-        return ml_dtypes.bfloat16
+        return np.dtype(ml_dtypes.bfloat16)  # the dtype, not the scalar type: the readers ask its itemsize
     return np.dtype(dtype)
 
 
