@@ -527,7 +527,7 @@ def test_export_model_name_is_one_plain_directory(name, tmp_path):
 
 @pytest.mark.parametrize("version", [0, -3, 1.5, True, "2"])
 def test_export_version_is_a_positive_integer(version, tmp_path):
-    with pytest.raises(ValueError, match="version must be a positive integer"):
+    with pytest.raises(ValueError, match="version must be a whole number from 1 to 9223372036854775807"):
         export_for_serving(None, str(tmp_path), version=version, model_name="m")
 
 

@@ -153,11 +153,11 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     if os.path.exists(os.path.join(model_dir, str(version))) and not overwrite:
         raise FileExistsError(f"{os.path.join(model_dir, str(version))} already exists: pass another version (or "
                               "none, for the next number), or overwrite=True to replace it.")
-    signatures, tokenizer = serving_signatures(model, preprocessor)  # refuses what cannot be exported, at once
     # Before tracing, which takes ~25 s for a base model; a failed export leaves no empty directory of its own.
     created = _missing_directories(model_dir)
     ensure_writable_directory(model_dir)
     try:
+        signatures, tokenizer = serving_signatures(model, preprocessor)  # refuses what cannot be exported
         module, functions = _traced(model, signatures, serving_device)
         while True:
             version_dir = os.path.join(model_dir, str(version))
