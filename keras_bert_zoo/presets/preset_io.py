@@ -14,6 +14,7 @@ import numpy as np
 from keras.src.saving import saving_lib
 
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
+from keras_bert_zoo.presets.converters.checkpoint_weights import SHAPED_SIZES
 from keras_bert_zoo.presets.converters.checkpoint_weights import sizes_found
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
@@ -180,23 +181,13 @@ def _stored_arrays(path):
     return arrays, len(encoder_layers)
 
 
-# The config sizes a weights file's shapes hold: (BertBackbone argument, end of the array's name, axis).
-_SHAPED_SIZES = (
-    ("vocabulary_size", "bert_embedding/token_and_position_embedding/token_embedding/vars/0", 0),
-    ("hidden_dim", "bert_embedding/token_and_position_embedding/token_embedding/vars/0", 1),
-    ("max_sequence_length", "bert_embedding/position_embedding/vars/0", 0),
-    ("num_segments", "bert_embedding/segment_embedding/vars/0", 0),
-    ("intermediate_dim", "bert_encoder_layer/_feedforward_intermediate_dense/vars/0", 1),
-)
-
-
 def stored_sizes(path):
     """The backbone config sizes that the weights file `path` holds (read from its header), for
     `check_sizes`."""
     arrays, encoder_layers = _stored_arrays(path)
-    shapes = {key: (name, shape, axis) for key, end, axis in _SHAPED_SIZES
+    shapes = {key: (name, shape, axis) for key, _, end, axis in SHAPED_SIZES
               for name, (shape, _) in arrays.items() if name == end or name.endswith("/" + end)}
-    return sizes_found(path, shapes, encoder_layers, {key: end for key, end, _ in _SHAPED_SIZES})
+    return sizes_found(path, shapes, encoder_layers, {key: end for key, _, end, _ in SHAPED_SIZES})
 
 
 def _check_weights_file(model, path):

@@ -68,13 +68,17 @@ def variable_map(backbone, pretrainer=None, heads=()):
     return triples
 
 
-# The config sizes a checkpoint's shapes hold: (BertBackbone argument, Google name, axis).
-_SHAPED_SIZES = (
-    ("vocabulary_size", "bert/embeddings/word_embeddings", 0),
-    ("hidden_dim", "bert/embeddings/word_embeddings", 1),
-    ("max_sequence_length", "bert/embeddings/position_embeddings", 0),
-    ("num_segments", "bert/embeddings/token_type_embeddings", 0),
-    ("intermediate_dim", "bert/encoder/layer_0/intermediate/dense/kernel", 1),
+# The config sizes that weights' shapes hold: (BertBackbone argument, Google checkpoint name, end of the Keras
+# weights file's array name, axis). One table serves checkpoints and saved presets alike.
+SHAPED_SIZES = (
+    ("vocabulary_size", "bert/embeddings/word_embeddings",
+     "bert_embedding/token_and_position_embedding/token_embedding/vars/0", 0),
+    ("hidden_dim", "bert/embeddings/word_embeddings",
+     "bert_embedding/token_and_position_embedding/token_embedding/vars/0", 1),
+    ("max_sequence_length", "bert/embeddings/position_embeddings", "bert_embedding/position_embedding/vars/0", 0),
+    ("num_segments", "bert/embeddings/token_type_embeddings", "bert_embedding/segment_embedding/vars/0", 0),
+    ("intermediate_dim", "bert/encoder/layer_0/intermediate/dense/kernel",
+     "bert_encoder_layer/_feedforward_intermediate_dense/vars/0", 1),
 )
 _ENCODER_LAYER = re.compile(r"bert/encoder/layer_(\d+)/")
 
@@ -114,9 +118,9 @@ def sizes_found(source, shapes, encoder_layers, expected):
 
 def checkpoint_sizes(weights, source):
     """The config sizes that Google-named `weights` of `source` hold, for `check_sizes`."""
-    shapes = {key: (name, np.shape(weights[name]), axis) for key, name, axis in _SHAPED_SIZES if name in weights}
+    shapes = {key: (name, np.shape(weights[name]), axis) for key, name, _, axis in SHAPED_SIZES if name in weights}
     return sizes_found(source, shapes, len({m.group(1) for m in map(_ENCODER_LAYER.match, weights) if m}),
-                       {key: name for key, name, _ in _SHAPED_SIZES})
+                       {key: name for key, name, _, _ in SHAPED_SIZES})
 
 
 # An HF masked-LM decoder weight that differs from the word embeddings (tie_word_embeddings: false), kept apart.
