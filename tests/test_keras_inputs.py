@@ -161,6 +161,8 @@ PAIR_FORMS = {
     "numpy columns": lambda: ((np.array(DEV), np.array(DEV_B)), np.array(DEV_Y)),
     "[n, 2] array": lambda: (np.array(list(zip(DEV, DEV_B))), DEV_Y),
     "dataset of ((a, b), label)": lambda: tf.data.Dataset.from_tensor_slices(((DEV, DEV_B), DEV_Y)),
+    "dataset of ([batch, 2] rows, label)": lambda: tf.data.Dataset.from_tensor_slices(
+        (np.array(list(zip(DEV, DEV_B))), DEV_Y)).batch(3),
 }
 
 
@@ -587,6 +589,21 @@ def test_predict_takes_a_dataset_of_examples_and_labels_as_keras_does(clf):
     np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices((DEV, DEV_B)).batch(2)), pairs, atol=1e-6)
     np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices(((DEV, DEV_B), DEV_Y)).batch(2)), pairs,
                                atol=1e-6)
+
+
+def test_a_dataset_of_text_rows_reads_them_as_an_array_of_rows_is_read(clf):
+    """A batched Dataset of a 2-D string tensor (a DataFrame's two text columns): [batch, 2] rows are pairs and
+    [batch, 1] rows single texts, as in an [n, 2] / [n, 1] array. Its rows reached the packer as a 3-D ragged
+    tensor, which failed deep in keras-hub with "Shape (None, None, None) must have rank 2"."""
+    pairs = clf.predict(list(zip(DEV, DEV_B)))
+    rows = np.array(list(zip(DEV, DEV_B)))
+    np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices(rows).batch(3)), pairs, atol=1e-6)
+    np.testing.assert_allclose(clf.predict(tf.data.Dataset.from_tensor_slices((rows, DEV_Y)).batch(3)), pairs,
+                               atol=1e-6)
+    column = tf.data.Dataset.from_tensor_slices(np.array(DEV)[:, None]).batch(3)
+    np.testing.assert_allclose(clf.predict(column), clf.predict(DEV), atol=1e-6)
+    with pytest.raises(ValueError, match=r"shape \(None, 3\) are rows of 3 columns"):
+        clf.predict(tf.data.Dataset.from_tensor_slices(np.array([DEV, DEV_B, DEV]).T).batch(3))
 
 
 def test_fit_refuses_a_dataset_without_labels_before_tracing(clf):

@@ -71,6 +71,28 @@ def _rows_are_pairs(x):
     return isinstance(x[0], (tuple, list))
 
 
+def _text_rows_as_columns(ds):
+    """A Dataset whose examples are rows of a 2-D string tensor (`[batch, 2]`: `(text_a, text_b)` pairs, as an
+    `[n, 2]` array is; `[batch, 1]`: single texts), alone or before labels, with those rows as columns."""
+    spec = ds.element_spec
+    labeled = isinstance(spec, tuple)
+    rows = spec[0] if labeled and spec else spec
+    if not (isinstance(rows, tf.TensorSpec) and rows.dtype == tf.string and rows.shape.rank == 2):
+        return ds
+    width = rows.shape[1]
+    if width not in (1, 2):
+        raise ValueError(f"A Dataset's texts of shape {rows.shape} are rows of {width or 'unknown'} columns; a row "
+                         "is one text ([batch, 1]) or a (text_a, text_b) pair ([batch, 2]), of a static width "
+                         "(tf.ensure_shape) - or give the texts as a vector, or the pair as a tuple of two.")
+
+    def columns(x):
+        return (x[:, 0], x[:, 1]) if width == 2 else x[:, 0]
+
+    if labeled:
+        return ds.map(lambda x, *rest: (columns(x),) + rest)
+    return ds.map(lambda x: (columns(x),))
+
+
 def _example_count(x):
     """How many examples in-memory inputs hold (None for a Dataset)."""
     if isinstance(x, tf.data.Dataset):
@@ -518,7 +540,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             self._check_packed_inputs(x)
             return x, y
         if isinstance(x, tf.data.Dataset):
-            return x, y
+            return (_text_rows_as_columns(x) if self.takes_pairs else x), y
         if self.takes_pairs and _is_column_pair(x):
             if len(x[0]) != len(x[1]):
                 raise ValueError(f"The two text columns (texts_a, texts_b) hold {len(x[0])} and {len(x[1])} texts; "
