@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import keras_bert_zoo as kbz
+import keras_bert_zoo.training.pretrain as pretrain_module
 from tests.conftest import shared_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -184,17 +185,26 @@ def test_missing_tpu_is_a_clear_error(monkeypatch):
 
 
 @pytest.mark.slow
-def test_mixed_bfloat16_pretraining_of_the_tiny_checkpoint(tiny_checkpoint, tmp_path):
+def test_mixed_bfloat16_pretraining_of_the_tiny_checkpoint(tiny_checkpoint, tmp_path, monkeypatch):
     import keras
 
     sentences = ["all work and no play", "makes jack a dull boy", "all play and no work", "jack makes a boy dull"]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(sentences[i:] + sentences[:i]) for i in range(4)) + "\n")
-    metrics = kbz.pretrain(str(tmp_path / "out"), str(corpus), preset=tiny_checkpoint, batch_size=4, epochs=2,
+    trained = []
+    make_model = pretrain_module._model
+    monkeypatch.setattr(pretrain_module, "_model", lambda *args: trained.append(make_model(*args)) or trained[-1])
+    # A saved preset (as a converted checkpoint is cached, or a run's output continued) names its float32 policy.
+    saved = str(tmp_path / "saved")
+    kbz.BertPretrainer.from_preset(tiny_checkpoint).save_to_preset(saved)
+    metrics = kbz.pretrain(str(tmp_path / "out"), str(corpus), preset=saved, batch_size=4, epochs=2,
                            data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
                                                                  dupe_factor=4),
                            eval_fraction=0.25, strategy="cpu", mixed_precision=True, verbose=0)
-    assert keras.mixed_precision.dtype_policy().name == "float32"  # restored afterwards
+    assert keras.mixed_precision.dtype_policy().name == "float32"  # the global policy is left as it was
+    # The preset's float32 policy gave way to mixed precision: the encoder computed in bfloat16 (it ran in float32).
+    assert {layer.compute_dtype for layer in trained[0].backbone.transformer_layers} == {"bfloat16"}
+    assert {layer.variable_dtype for layer in trained[0].backbone.transformer_layers} == {"float32"}
     assert np.isfinite(metrics["train_loss"]).all() and np.isfinite(metrics["after"]["loss"])
     restored = kbz.BertPretrainer.from_preset(str(tmp_path / "out" / "model"))
     # The preset stores float32 weights and loads in float32, as the checkpoint it started from.
@@ -267,3 +277,50 @@ def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, 
     names = {"loss", "masked_lm_loss", "masked_lm_accuracy", "next_sentence_loss", "next_sentence_accuracy"}
     assert set(metrics["before"]) == set(metrics["after"]) == names
     assert json.load(open(tmp_path / "out" / "metrics.json"))["after"] == metrics["after"]
+
+
+@pytest.mark.slow
+def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpoint, tmp_path, monkeypatch):
+    """A run interrupted after step 5 (backed up at step 4) resumes at step 4 on the batches that an uninterrupted
+    run trains at steps 5-8. It read the repeated data from their start again: a job interrupted every k steps
+    trained on its first k batches alone."""
+    import tensorflow as tf
+
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    fed = []
+
+    def logged(batch):
+        fed.append(batch.numpy().tobytes())
+        return batch
+
+    fit = kbz.BertPretrainer.fit
+
+    def logging_fit(self, x, *args, **kwargs):  # what fit itself reads, after any skipping
+        return fit(self, x.map(lambda x, y, w: ({**x, "token_ids": tf.ensure_shape(
+            tf.py_function(logged, [x["token_ids"]], tf.int32), x["token_ids"].shape)}, y, w)), *args, **kwargs)
+
+    class StopAfterStepFive(pretrain_module._StopAt):
+        def on_train_batch_end(self, batch, logs=None):
+            if interrupt and int(self.model.optimizer.iterations.numpy()) == 5:
+                raise KeyboardInterrupt
+            super().on_train_batch_end(batch, logs)
+
+    monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
+    monkeypatch.setattr(pretrain_module, "_StopAt", StopAfterStepFive)
+
+    def run(output_dir):
+        return kbz.pretrain(str(tmp_path / output_dir), corpus, preset=tiny_checkpoint, batch_size=2,
+                            num_train_steps=8, checkpoint_every=2, eval_fraction=0, strategy="cpu", verbose=0,
+                            data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
+                                                                  dupe_factor=2))
+
+    interrupt = False
+    run("whole")
+    uninterrupted, fed[:] = fed[:8], []
+    assert len(set(uninterrupted)) == 8
+    interrupt = True
+    with pytest.raises(KeyboardInterrupt):
+        run("resumed")
+    interrupt, fed[:] = False, []
+    assert run("resumed")["resumed_at_step"] == 4
+    assert fed[:4] == uninterrupted[4:]

@@ -36,11 +36,26 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         try:
             super().on_train_begin(logs)
         except OSError as e:
-            raise OutputDirectoryError(
-                f"The backup in {self.backup_dir} cannot be read ({e}): it was damaged or written by another "
-                f"program. Remove {self.backup_dir} to train this job from its start, or run with "
-                f"overwrite_output_dir=True (--overwrite_output_dir on the command line)."
-            ) from None
+            raise self._damaged(f"The backup in {self.backup_dir} cannot be read ({e})") from None
+
+    def _damaged(self, what):
+        return OutputDirectoryError(
+            f"{what}: it was damaged or written by another program. Remove {self.backup_dir} to train this job "
+            "from its start, or run with overwrite_output_dir=True (--overwrite_output_dir on the command line).")
+
+    def completed_epochs(self):
+        """The epochs the backup counts as done (0 without a backup): the epoch `fit` resumes at, known before
+        `fit` starts, so that data repeated across epochs can resume at the same place."""
+        if not os.path.exists(self._training_metadata_path):
+            return 0
+        try:
+            with open(self._training_metadata_path, encoding="utf-8") as f:
+                epoch = json.load(f)["epoch"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            epoch = e
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
+            raise self._damaged(f"The backup's {self._training_metadata_path} holds no epoch count ({epoch!r})")
+        return epoch
 
     def _save_model(self):
         metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}

@@ -102,12 +102,16 @@ def _tokenizer(preset, vocabulary, lowercase):
     return BertTokenizer.from_preset(preset)
 
 
-def _model(preset, config, tokenizer):
-    """The pretrainer to train, its preprocessor on `tokenizer` (which the preset it is saved as holds)."""
+def _model(preset, config, tokenizer, dtype=None):
+    """The pretrainer to train, its preprocessor on `tokenizer` (which the preset it is saved as holds).
+
+    `dtype` is given to the backbone, whether fresh or a preset's: a preset's config names its own policy
+    (float32), which a global mixed policy does not override."""
+    dtype = {"dtype": dtype} if dtype else {}
     if config is not None:
-        model = BertPretrainer(BertBackbone(**dict(config, vocabulary_size=tokenizer.vocabulary_size())))
+        model = BertPretrainer(BertBackbone(**dict(config, vocabulary_size=tokenizer.vocabulary_size(), **dtype)))
     else:
-        model = BertPretrainer.from_preset(preset)
+        model = BertPretrainer.from_preset(preset, **dtype)
         if model.backbone.vocabulary_size != tokenizer.vocabulary_size():
             raise ValueError(f"The preset's model has {model.backbone.vocabulary_size} token embeddings but the "
                              f"vocabulary has {tokenizer.vocabulary_size()} tokens; a new vocabulary needs a fresh "
@@ -212,7 +216,7 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         held = create_pretraining_instances(eval_source, tokenizer, eval_config)
         eval_ds = pretraining_batches(held, min(batch_size, len(held["token_ids"])))
         baseline = _unigram_baseline(train, held)
-    return _fit(output_dir, lambda: _model(preset, config, tokenizer), train_ds, total_steps,
+    return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_ds, total_steps,
                 (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
                 learning_rate, warmup_steps, mixed_precision, verbose,
                 {"train_instances": int(len(train["token_ids"]))})
@@ -220,41 +224,40 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
 
 def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
          learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None):
-    """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save."""
-    if mixed_precision:
-        keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        with strategy.scope():
-            model = make_model()
-            model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
-            # Built before fit: slots created inside the first step's trace make TF trace the step twice.
-            model.optimizer.build(model.trainable_variables)
-        metrics = {**metrics, "steps": total_steps, "replicas": strategy.num_replicas_in_sync}
-        if eval_ds is not None:
-            if baseline is not None:
-                metrics["unigram_baseline_accuracy"] = baseline
-            metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
-        os.makedirs(output_dir, exist_ok=True)
-        backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR))
-        resumed = _ResumedAt()
-        if chunk is None:
-            fit_args = {"epochs": epochs}
-        else:
-            chunk = min(chunk or total_steps, total_steps)
-            fit_args = {"epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
-        callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
-        if chunk is not None and verbose:
-            callbacks.append(_ChunkProgress(total_steps))
-        history = model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
-        metrics["resumed_at_step"] = resumed.step
-        metrics["global_step"] = int(model.optimizer.iterations.numpy())
-        metrics["train_loss"] = [float(x) for x in history.history["loss"]]
-        if eval_ds is not None:
-            metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
-        model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
-    finally:
-        if mixed_precision:
-            keras.mixed_precision.set_global_policy("float32")
+    """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save.
+
+    `make_model(dtype)` builds the model in the dtype policy given (None: float32)."""
+    with strategy.scope():
+        model = make_model("mixed_bfloat16" if mixed_precision else None)
+        model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
+        # Built before fit: slots created inside the first step's trace make TF trace the step twice.
+        model.optimizer.build(model.trainable_variables)
+    metrics = {**metrics, "steps": total_steps, "replicas": strategy.num_replicas_in_sync}
+    if eval_ds is not None:
+        if baseline is not None:
+            metrics["unigram_baseline_accuracy"] = baseline
+        metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
+    os.makedirs(output_dir, exist_ok=True)
+    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR))
+    resumed = _ResumedAt()
+    if chunk is None:
+        fit_args = {"epochs": epochs}
+    else:
+        chunk = min(chunk or total_steps, total_steps)
+        fit_args = {"epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
+        # The repeated data resume where the backup's steps end: read from their start again, a resumed job
+        # trained on its first batches again (killed every k steps, it never saw more than k batches).
+        train_ds = train_ds.skip(backup.completed_epochs() * chunk)
+    callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
+    if chunk is not None and verbose:
+        callbacks.append(_ChunkProgress(total_steps))
+    history = model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
+    metrics["resumed_at_step"] = resumed.step
+    metrics["global_step"] = int(model.optimizer.iterations.numpy())
+    metrics["train_loss"] = [float(x) for x in history.history["loss"]]
+    if eval_ds is not None:
+        metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
+    model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     metrics = json.loads(json.dumps(metrics, default=float))
     write_json(os.path.join(output_dir, METRICS_FILE), metrics)
     return metrics
@@ -356,8 +359,8 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
         # No more steps than the records fill: Keras would warn that the input ran out.
         eval_steps = min(max_eval_steps or count, count // eval_batch)
 
-    def make_model():
-        model = _model(preset, config, tokenizer)
+    def make_model(dtype):
+        model = _model(preset, config, tokenizer, dtype)
         positions = model.backbone.max_sequence_length
         if length > positions:
             raise ValueError(f"The records hold sequences of {length} pieces but the model has {positions} "
