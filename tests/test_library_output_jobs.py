@@ -194,3 +194,31 @@ def test_a_run_stopped_before_its_first_epoch_is_named_so(tmp_path):
     writer.close()
     with pytest.raises(FileNotFoundError, match=r"holds TensorBoard logs but no finished epoch in them.*job.json"):
         read_training_logs(str(tmp_path))
+
+
+def test_a_second_run_of_a_running_job_is_refused_except_among_its_workers(tmp_path, monkeypatch):
+    """Two runs of one job in one directory trained at once and broke each other's backup (one died on a missing
+    temporary file, and job.json named the dead one finished). A multi-worker cluster's workers run one job in
+    several processes, and still may."""
+    from keras_bert_zoo.utils.job_record import claim_output_dir
+
+    fingerprint, owned = {"--input_file": "a.tfrecord"}, (("model",), ("backup",))
+    out = str(tmp_path / "run")
+    claim_output_dir(out, "pretrain", fingerprint, owned=owned)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        record = json.load(open(os.path.join(out, JOB_FILE)))
+        with open(os.path.join(out, JOB_FILE), "w") as f:  # the first run lives in another process
+            json.dump(dict(record, pid=sleeper.pid), f)
+        monkeypatch.delenv("TF_CONFIG", raising=False)
+        with pytest.raises(OutputDirectoryError, match=rf"being written by another run of this pretrain job "
+                                                       rf"\(pid {sleeper.pid}, started "):
+            claim_output_dir(out, "pretrain", fingerprint, owned=owned)
+        monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["h:1", "h:2"]},
+                                                    "task": {"type": "worker", "index": 1}}))
+        assert claim_output_dir(out, "pretrain", fingerprint, owned=owned) is False
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    monkeypatch.delenv("TF_CONFIG")
+    claim_output_dir(out, "pretrain", fingerprint, owned=owned)  # its process is gone: the job may run again

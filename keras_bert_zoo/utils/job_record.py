@@ -158,6 +158,15 @@ def fingerprint_difference(old, new, output_dir, added_items=()):
     return None
 
 
+def _one_of_several_workers():
+    """Whether this process is a worker of a cluster that TF_CONFIG describes with several tasks."""
+    try:
+        cluster = json.loads(os.environ.get("TF_CONFIG") or "{}").get("cluster", {})
+        return sum(len(tasks) for tasks in cluster.values() if isinstance(tasks, list)) > 1
+    except (ValueError, AttributeError):
+        return False
+
+
 def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
                      overwrite_flag="--overwrite_output_dir", added_items=()):
     """Check that this job may write `output_dir`, then record it there as running.
@@ -182,7 +191,8 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
     Raises:
         OutputDirectoryError: the directory is a file, holds a finished
             result, holds work of another (or an unknown) job, or a live
-            process of another job on this host is writing it.
+            process on this host is writing it (of another job, or of this
+            one outside a multi-worker cluster).
     """
     finished, in_progress = owned
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
@@ -198,11 +208,18 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
                                         added_items) if job else None
     if job and job.get("command", command) != command:
         difference = f"{output_dir} was written by a {job['command']} job, not {command}"
-    # The same job may run in several processes at once (the workers of a multi-worker strategy).
-    if difference and job.get("status") == "running" and job.get("host") == socket.gethostname() \
-            and process_is_alive(job.get("pid")):
-        raise OutputDirectoryError(f"{output_dir} is being written by another running job (pid {job['pid']}; "
-                                   f"{difference}): wait for it or choose another output directory.")
+    if job and job.get("status") == "running" and job.get("host") == socket.gethostname() \
+            and job.get("pid") != os.getpid() and process_is_alive(job.get("pid")):
+        if difference:
+            raise OutputDirectoryError(f"{output_dir} is being written by another running job (pid {job['pid']}; "
+                                       f"{difference}): wait for it or choose another output directory.")
+        # The workers of a multi-worker strategy run one job in several processes at once; two runs of a job
+        # otherwise write the same backup and step on each other.
+        if not _one_of_several_workers():
+            raise OutputDirectoryError(
+                f"{output_dir} is being written by another run of this {command} job (pid {job['pid']}, started "
+                f"{job.get('started', '?')}): wait for it to finish, or stop it (a later run resumes from its "
+                "backup).")
     resume = False
     if present:
         if job is None or "fingerprint" not in job:
