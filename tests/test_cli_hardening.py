@@ -501,7 +501,7 @@ def test_pretrain_output_follows_the_same_rule(tiny_checkpoint, tmp_path, capsys
     second.write_text("five six.\n")
     out = str(tmp_path / "pre")
 
-    def killed(args, files, config):
+    def killed(args, files, config, strategy):
         os.makedirs(os.path.join(args.output, "backup"))
         raise KeyboardInterrupt
 

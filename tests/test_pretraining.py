@@ -176,6 +176,25 @@ def test_two_workers_train_in_step(tmp_path):
     assert np.isfinite(results[0]["loss"]).all()
 
 
+@pytest.mark.subprocess
+def test_the_command_line_trains_with_a_multi_worker_strategy(tiny_checkpoint, tmp_path):
+    """MultiWorkerMirroredStrategy must configure TensorFlow's collectives before any op runs: the command
+    told records from text (TensorFlow ops) first, and died with "Collective ops must be configured at program
+    startup". One worker stands for the cluster."""
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    (port,) = _free_ports(1)
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_bert_zoo.cli.main", "pretrain", "--preset", tiny_checkpoint, "--input_file",
+         corpus, "--output_dir", str(tmp_path / "out"), "--max_seq_length", "16", "--max_predictions_per_seq", "3",
+         "--num_train_steps", "2", "--train_batch_size", "2", "--strategy", "multiworker"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT, "TF_CONFIG": json.dumps(
+            {"cluster": {"worker": [f"127.0.0.1:{port}"]}, "task": {"type": "worker", "index": 0}})})
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.load(open(tmp_path / "out" / "metrics.json"))
+    assert metrics["global_step"] == 2 and metrics["replicas"] == 1
+
+
 def test_missing_tpu_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("TPU_NAME", raising=False)
     with pytest.raises(ValueError, match="No TPU could be resolved .*Pass the TPU's name"):

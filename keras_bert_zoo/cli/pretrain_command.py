@@ -168,7 +168,11 @@ def _check_flags(args, records):
 
 def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
+    from keras_bert_zoo.utils.tf_config import cluster_workers
 
+    # A multi-worker strategy configures TensorFlow's collectives, which must come before any op runs (telling
+    # records from text runs some): with a cluster in TF_CONFIG the strategy is made first.
+    strategy = _strategy(args) if cluster_workers() else None
     config = read_config(args.config) if args.config else None
     from keras_bert_zoo.data.pretraining_records import record_files
 
@@ -182,29 +186,35 @@ def run(args):
     if args.eval_input_file:
         args.eval_input_file = record_files(args.eval_input_file)
     with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file")):
-        metrics = _from_records(args, files, config) if records else _from_text(args, files, config)
+        strategy = strategy or _strategy(args)
+        metrics = (_from_records if records else _from_text)(args, files, config, strategy)
     print(json.dumps(metrics, indent=2))
 
 
-def _common(args):
-    from keras_bert_zoo.cli.library_defaults import given
+def _strategy(args):
     from keras_bert_zoo.distribution.get_strategy import get_strategy
 
-    return dict(preset=args.preset, strategy=get_strategy(args.strategy, tpu=args.tpu), claim_output_dir=False,
+    return get_strategy(args.strategy, tpu=args.tpu)
+
+
+def _common(args, strategy):
+    from keras_bert_zoo.cli.library_defaults import given
+
+    return dict(preset=args.preset, strategy=strategy, claim_output_dir=False,
                 **given(args, "batch_size", "learning_rate", "warmup_steps", "checkpoint_every", "num_train_steps",
                         "mixed_precision", do_lower_case="lowercase"))
 
 
-def _from_records(args, files, config):
+def _from_records(args, files, config, strategy):
     from keras_bert_zoo.cli.library_defaults import given
     from keras_bert_zoo.training.pretrain import pretrain_from_records
 
     return pretrain_from_records(args.output, files, config=config, vocabulary=args.vocab_file,
-                                 eval_input_file=args.eval_input_file, **_common(args),
+                                 eval_input_file=args.eval_input_file, **_common(args, strategy),
                                  **given(args, "max_eval_steps", "max_seq_length", "max_predictions_per_seq"))
 
 
-def _from_text(args, files, config):
+def _from_text(args, files, config, strategy):
     from keras_bert_zoo.cli.library_defaults import given
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary
@@ -216,4 +226,4 @@ def _from_text(args, files, config):
         vocabulary = learn_vocabulary(files, args.vocab_from_corpus, **lowercase)
     data_config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
     return pretrain(args.output, files, config=config, vocabulary=vocabulary, data_config=data_config,
-                    **_common(args), **given(args, "corpus_format", "epochs", dynamic_masking="dynamic"))
+                    **_common(args, strategy), **given(args, "corpus_format", "epochs", dynamic_masking="dynamic"))

@@ -1,9 +1,10 @@
 """One call to the strategy a run should use."""
 
-import json
 import os
 
 import tensorflow as tf
+
+from keras_bert_zoo.utils.tf_config import cluster_workers
 
 KINDS = ("auto", "tpu", "gpus", "cpu", "multiworker")
 
@@ -42,10 +43,9 @@ def get_strategy(kind="auto", tpu=None):
     if kind not in KINDS:
         raise ValueError(f"Unknown strategy '{kind}'; use one of {KINDS}.")
     if kind == "auto":
-        workers = json.loads(os.environ.get("TF_CONFIG", "{}")).get("cluster", {}).get("worker", [])
         if tpu or os.environ.get("TPU_NAME"):
             kind = "tpu"
-        elif len(workers) > 1:
+        elif cluster_workers() > 1:
             kind = "multiworker"
         elif tf.config.list_physical_devices("GPU"):
             kind = "gpus"

@@ -21,6 +21,7 @@ import numpy as np
 
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.atomic import process_is_alive
+from keras_bert_zoo.utils.tf_config import cluster_workers
 from keras_bert_zoo.version import __version__
 
 JOB_FILE = "job.json"
@@ -158,15 +159,6 @@ def fingerprint_difference(old, new, output_dir, added_items=()):
     return None
 
 
-def _one_of_several_workers():
-    """Whether this process is a worker of a cluster that TF_CONFIG describes with several tasks."""
-    try:
-        cluster = json.loads(os.environ.get("TF_CONFIG") or "{}").get("cluster", {})
-        return sum(len(tasks) for tasks in cluster.values() if isinstance(tasks, list)) > 1
-    except (ValueError, AttributeError):
-        return False
-
-
 def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
                      overwrite_flag="--overwrite_output_dir", added_items=()):
     """Check that this job may write `output_dir`, then record it there as running.
@@ -215,7 +207,7 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
                                        f"{difference}): wait for it or choose another output directory.")
         # The workers of a multi-worker strategy run one job in several processes at once; two runs of a job
         # otherwise write the same backup and step on each other.
-        if not _one_of_several_workers():
+        if cluster_workers() < 2:
             raise OutputDirectoryError(
                 f"{output_dir} is being written by another run of this {command} job (pid {job['pid']}, started "
                 f"{job.get('started', '?')}): wait for it to finish, or stop it (a later run resumes from its "
