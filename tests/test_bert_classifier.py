@@ -151,6 +151,19 @@ def test_int8_quantized_classifier_scores_close_to_float(tiny_checkpoint):
     np.testing.assert_allclose(clf.predict_proba(texts), float_probabilities, atol=0.02)
 
 
+def test_a_quantized_classifier_is_not_saved_where_it_would_not_load(tiny_checkpoint, tmp_path):
+    """A preset or .keras file of a quantized task was written, then refused as "corrupt or crafted" (the preset)
+    or loaded with its layers left unloaded (the .keras file). Refused on saving, naming what works instead."""
+    clf = _tiny_classifier()
+    clf.predict_labels(["all work"])
+    clf.quantize("int8")
+    for save, path in ((clf.save_to_preset, tmp_path / "preset"), (clf.save, tmp_path / "clf.keras")):
+        with pytest.raises(kbz.PresetError, match=r"The model is quantized: \d+ of its weights are integers .*"
+                                                  r"quantize it again after loading, or export"):
+            save(str(path))
+        assert not path.exists()
+
+
 def test_long_texts_are_read_by_averaged_windows(tiny_checkpoint):
     clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=6)
     words = "all work and no play makes jack a dull boy".split()  # 10 pieces, window 4, stride 2

@@ -62,6 +62,18 @@ def stored_policies(config):
     return {key: stored_policies(value) for key, value in config.items()}
 
 
+def refuse_quantized(*models, saved_as):
+    """Refuse to save a quantized model (`quantize("int8")`): its layers are rebuilt from the backbone's
+    arguments, in float, and its integer weights would be refused on loading (a preset's) or not loaded at all
+    (a `.keras` file's)."""
+    quantized = list(dict.fromkeys(w.path for model in models if model is not None for w in model.weights
+                                   if "float" not in keras.backend.standardize_dtype(w.dtype)))
+    if quantized:
+        raise PresetError(f"The model is quantized: {len(quantized)} of its weights are integers ({quantized[0]}, "
+                          f"...), and {saved_as} holds a float model. Save the model before `quantize(...)` and "
+                          "quantize it again after loading, or export the quantized model (`export(...)`).")
+
+
 def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
     """Write a preset directory atomically.
 
@@ -79,6 +91,7 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
             f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the backbone's "
             f"vocabulary_size is {backbone.vocabulary_size}; they do not belong together."
         )
+    refuse_quantized(backbone, task, saved_as="a preset")
     with atomic_directory(preset_dir) as tmp:
         _write_json(os.path.join(tmp, CONFIG_FILE), stored_policies(keras.saving.serialize_keras_object(backbone)))
         save_model_weights(backbone, os.path.join(tmp, WEIGHTS_FILE))
@@ -172,7 +185,8 @@ def _stored_arrays(path):
             raise CheckpointError(f"{path}: the array '{name}' is an empty dataset, with no shape: Keras never "
                                   "writes one. The file is corrupt or crafted; it is refused.")
         if not is_float_dtype(dtype):  # every saved weight is floating point; Keras would cast integers silently
-            raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not floating-point weights. "
+            raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not floating-point weights "
+                                  "(a quantized model's, which a preset does not hold: quantize after loading). "
                                   "The file is corrupt or crafted; it is refused.")
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > size:

@@ -19,6 +19,7 @@ from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.loader import load_task
 from keras_bert_zoo.presets.loader import saved_task_class
+from keras_bert_zoo.presets.preset_io import refuse_quantized
 from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.text_inputs import text_columns
@@ -826,6 +827,11 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                                   serving_device=serving_device)
 
     # --- Presets ---------------------------------------------------------
+
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Keras' `save`, refusing a quantized model (see `refuse_quantized`), which it wrote unloadable."""
+        refuse_quantized(self, saved_as="a .keras file of this task")
+        super().save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def save_to_preset(self, preset_dir):
         """Write the backbone, the preprocessor's tokenizer and this task
