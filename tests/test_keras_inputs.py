@@ -192,6 +192,21 @@ def test_ner_validation_data_in_every_form(ner, tmp_path):
         _assert_validated_on(history, ner, (SENTENCES, TAGS), train, batch_size=2)
 
 
+def test_ner_reads_padded_batches_without_their_padding(ner):
+    """padded_batch pads words with "" and tags with 0 (or -100, as Hugging Face pads labels): the padding was
+    scored as words tagged with the first label (a -100 stopped evaluation with an assertion). It is dropped."""
+    ids = [[NER_LABELS.index(t) for t in tags] for tags in TAGS]
+    expected = ner.evaluate(SENTENCES, TAGS, return_dict=True, verbose=0)
+    rows = tf.data.Dataset.from_generator(lambda: zip(SENTENCES, ids), output_signature=(
+        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int32)))
+    for padded in (rows.padded_batch(3), rows.padded_batch(3, padding_values=(b"", -100))):
+        assert padded.element_spec[0].shape.rank == 2
+        scores = ner.evaluate(padded, return_dict=True, verbose=0)
+        assert scores == pytest.approx(expected, rel=1e-5)
+    probabilities = ner.predict(rows.padded_batch(3).map(lambda words, tags: words), verbose=0)
+    np.testing.assert_allclose(probabilities, ner.predict(SENTENCES, verbose=0), atol=1e-5)
+
+
 def _write_squad(path, examples):
     paragraphs = [{"context": e["context"], "qas": [{"id": e["id"], "question": e["question"], "answers": [
         {"text": t, "answer_start": s} for t, s in e["answers"]]}]} for e in examples]

@@ -40,6 +40,22 @@ def _without_empty_sentences(sentences, tags):
     return [sentences[i] for i in keep], [tags[i] for i in keep]
 
 
+def _without_padding(ds):
+    """A Dataset of padded batches (`padded_batch`: words `[batch, max_words]` padded with "", tags padded with
+    any id, -100 as Hugging Face pads them) as ragged batches of the words alone and their tags."""
+    words = tf.nest.flatten(ds.element_spec)[0]
+    if not (isinstance(words, tf.TensorSpec) and words.dtype == tf.string and words.shape.rank == 2):
+        return ds
+
+    def unpadded(words, *rest):
+        kept = tf.not_equal(words, "")
+        return (tf.ragged.boolean_mask(words, kept),) + tuple(
+            tf.ragged.boolean_mask(part, kept) if isinstance(part, tf.Tensor) and part.shape.rank == 2 else part
+            for part in rest)
+
+    return ds.map(unpadded)
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class BertTokenClassifier(Task):
     """BERT's NER model: dropout + dense on every token vector.
@@ -213,7 +229,8 @@ class BertTokenClassifier(Task):
         strided); `y`: tag lists (strings) or tag-id lists. Over-long
         sentences become strided windows."""
         if isinstance(x, tf.data.Dataset):
-            ds = x.ragged_batch(batch_size) if tf.nest.flatten(x.element_spec)[0].shape.rank == 1 else x
+            ds = x.ragged_batch(batch_size) if tf.nest.flatten(x.element_spec)[0].shape.rank == 1 else \
+                _without_padding(x)
         else:
             x = self.check_sentences(x)
             if not x:
