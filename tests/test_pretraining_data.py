@@ -252,3 +252,35 @@ def test_a_record_outside_the_vocabulary_past_the_first_checked_stops_training_n
     with pytest.raises(ValueError, match=rf"r\.tfrecord: {re.escape(OUT_OF_VOCABULARY)}"):
         kbz.pretrain_from_records(str(tmp_path / "run"), path, num_train_steps=count, preset=kbz.DEFAULT_PRESET,
                                   batch_size=2, checkpoint_every=count, verbose=0)
+
+
+def _next_sentence_warnings(documents, tokenizer, config):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        instances = create_pretraining_instances(documents, tokenizer, config)
+    return instances, [str(w.message) for w in caught]
+
+
+def test_a_corpus_whose_layout_defeats_next_sentence_prediction_is_named(tokenizer, tmp_path):
+    # One abstract per line, no blank lines, read as sentences: one document, so every random B is from it.
+    words = "cells genes proteins mice patients doctors samples tissues rats trials".split()
+    lines = [" ".join(f"The {words[(a + s) % 10]} of study {a} changed {words[s]} in week {s}." for s in range(8))
+             for a in range(12)]
+    (tmp_path / "abstracts.txt").write_text("\n".join(lines) + "\n")
+    one = read_documents(str(tmp_path / "abstracts.txt"), tokenizer)
+    assert len(one) == 1
+    config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+    _, messages = _next_sentence_warnings(one, tokenizer, config)
+    assert len(messages) == 1 and "holds 1 document" in messages[0] and "--corpus_format documents" in messages[0]
+    # Two such files: two documents, but every line fills a chunk alone, so B is always random.
+    (tmp_path / "more.txt").write_text("\n".join(lines[::-1]) + "\n")
+    two = read_documents([str(tmp_path / "abstracts.txt"), str(tmp_path / "more.txt")], tokenizer)
+    instances, messages = _next_sentence_warnings(two, tokenizer, config)
+    share = instances["next_sentence_label"].mean()
+    assert share > 0.9 and len(messages) == 1 and f"{share:.0%} of the instances" in messages[0]
+    # Read as one document per line: sentences, pairs of both kinds, no warning.
+    documents = read_documents(str(tmp_path / "abstracts.txt"), tokenizer, corpus_format="documents")
+    instances, messages = _next_sentence_warnings(documents, tokenizer, config)
+    assert messages == [] and 0.4 < instances["next_sentence_label"].mean() < 0.8

@@ -15,6 +15,7 @@ random vocabulary id, 10% stay. The same seed gives the same instances.
 
 import dataclasses
 import random
+import warnings
 
 import numpy as np
 
@@ -173,8 +174,32 @@ def create_pretraining_instances(documents, tokenizer, config=None, progress=Fal
             for index in range(len(documents)):
                 instances.extend(instances_from_document(documents, index, vocabulary, config, rng))
                 bar.update()
+    _check_next_sentence_labels(len(documents), [instance[-1] for instance in instances], config)
     rng.shuffle(instances)
     return pack_instances(instances, config, vocabulary.pad_id)
+
+
+# Random B in about 60-68% of the instances is usual (a one-sentence chunk always takes one); far above it, next
+# sentence prediction has almost no IsNext pair to learn from.
+_MOSTLY_RANDOM = 0.9
+_CORPUS_FORMAT_ADVICE = ("A blank line ends a document (one sentence per line); for one document per line (a PubMed "
+                         "abstracts dump) pass corpus_format='documents' (--corpus_format documents), which cuts "
+                         "each line into sentences.")
+
+
+def _check_next_sentence_labels(document_count, labels, config):
+    """Warn where the corpus's layout makes the next-sentence labels meaningless: google-research/bert's
+    algorithm (matched here) says nothing, and a user finds out only from a useless NSP head."""
+    if document_count < 2:
+        warnings.warn(f"The corpus holds {document_count} document: every random segment B "
+                      "(next_sentence_label 1) is drawn from that same document, so the next-sentence labels "
+                      f"are wrong. {_CORPUS_FORMAT_ADVICE}")
+    elif len(labels) >= 20 and np.mean(labels) > _MOSTLY_RANDOM:
+        warnings.warn(f"{np.mean(labels):.0%} of the instances have a random segment B (next_sentence_label 1; "
+                      "about 60-68% is usual): a chunk of one sentence always takes a random B, and most chunks are one "
+                      f"line (a line of max_seq_length - 3 = {config.max_seq_length - special_token_count(2)} "
+                      f"pieces or more fills a chunk alone; so does a document of one line). Each line is read as "
+                      f"one sentence. {_CORPUS_FORMAT_ADVICE}")
 
 
 def pack_instances(instances, config, pad_id=0):
