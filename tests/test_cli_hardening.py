@@ -691,3 +691,18 @@ def test_cli_errors_give_the_flag_not_the_python_argument(files, capsys):
         f.write("text,label\ngood,pos\n ,neg\n")
     _refused(capsys, ["finetune", "--task", "classify", "--train_file", empty_text, "--output_dir", files["tmp"] + "/o"],
              "line 3: empty text", "--skip_bad_rows")
+
+
+def test_dynamic_masking_with_whole_word_masking_is_refused(files, capsys, no_model, monkeypatch):
+    """keras-hub's generator masks single pieces: --do_whole_word_mask was dropped in silence."""
+    import keras_bert_zoo as kbz
+
+    with monkeypatch.context() as patch:
+        patch.setattr("keras_bert_zoo.cli.main.load_tensorflow", lambda: pytest.fail("checked after TensorFlow"))
+        _refused(capsys, ["pretrain", "--preset", "minilm_l6_h384_en_uncased", "--input_file", files["corpus"],
+                          "--output_dir", files["tmp"] + "/p", "--dynamic_masking", "--do_whole_word_mask"],
+                 "--dynamic_masking redraws the masks piece by piece", "cannot keep --do_whole_word_mask")
+    with pytest.raises(ValueError, match="dynamic=True redraws .* cannot keep data_config.do_whole_word_mask"):
+        kbz.pretrain(files["tmp"] + "/p", files["corpus"], preset="minilm_l6_h384_en_uncased", dynamic=True,
+                     data_config=kbz.PretrainingDataConfig(do_whole_word_mask=True))
+    assert not os.path.exists(files["tmp"] + "/p")

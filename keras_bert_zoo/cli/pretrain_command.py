@@ -21,6 +21,7 @@ from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import whole_epochs
 from keras_bert_zoo.cli.library_defaults import default_help
+from keras_bert_zoo.cli.library_defaults import library_constant
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
@@ -80,7 +81,7 @@ def add_parser(subparsers):
         if action.dest in lengths:  # records hold their lengths: read there, and a given value must match
             action.help = (f"{lengths[action.dest]}. Records: read from them (a value given must match). Text corpus: "
                            f"default {library_default(*DATA_CONFIG, action.dest)}.")
-    add_boolean_flag(parser, "--dynamic_masking", help="Text corpus: fresh masks every epoch.")
+    add_boolean_flag(parser, "--dynamic_masking", help="Text corpus: fresh masks every epoch (piece by piece: not with --do_whole_word_mask).")
     add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
              help=default_help("Global batch size.", *PRETRAIN, "batch_size"))
     parser.add_argument("--num_train_steps", type=positive_int,
@@ -98,7 +99,7 @@ def add_parser(subparsers):
                              f"{library_default(*FROM_RECORDS, 'checkpoint_every')}; "
                              "text corpus: every epoch).")
     add_boolean_flag(parser, "--mixed_precision", help="Train in mixed_bfloat16.")
-    parser.set_defaults(run=run, flag_names=flag_names(parser))
+    parser.set_defaults(check=check, run=run, flag_names=flag_names(parser))
 
 
 def read_config(path):
@@ -164,6 +165,13 @@ def _check_flags(args, records):
         raise UsageError("--vocab_from_corpus gives a new vocabulary, which needs a fresh model: pass --config.")
     if args.config and not args.vocab_from_corpus:
         raise UsageError("A fresh model (--config) needs a vocabulary: pass --vocab_from_corpus SIZE.")
+
+
+def check(args):
+    """The flags that are wrong whatever --input_file holds, before TensorFlow loads."""
+    if args.dynamic_masking and args.do_whole_word_mask:
+        whole_words = library_constant("training.pretrain", "DYNAMIC_WHOLE_WORDS")
+        raise UsageError(whole_words.format(dynamic="--dynamic_masking", whole_words="--do_whole_word_mask"))
 
 
 def run(args):

@@ -122,6 +122,12 @@ def _model(preset, config, tokenizer, dtype=None):
     return model
 
 
+# keras-hub's generator picks single pieces; whole-word masking would be dropped in silence.
+DYNAMIC_WHOLE_WORDS = ("{dynamic} redraws the masks piece by piece (keras-hub's MaskedLMMaskGenerator), so it cannot "
+                       "keep {whole_words}: pass one of them (whole-word masks are the static ones, drawn "
+                       "dupe_factor times).")
+
+
 def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowercase=True,
              corpus_format="sentences", data_config=None, dynamic=False, strategy="auto", batch_size=32,
              epochs=1, learning_rate=1e-4, warmup_steps=None, eval_fraction=0.1, checkpoint_every=None,
@@ -142,7 +148,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         lowercase: casing of a new vocabulary.
         corpus_format: see `read_documents`.
         data_config: a `PretrainingDataConfig` (`create_pretraining_data.py`'s flags).
-        dynamic: draw fresh masks every epoch instead of the static ones.
+        dynamic: draw fresh masks every epoch instead of the static ones
+            (piece by piece: not with `data_config.do_whole_word_mask`).
         strategy: a `get_strategy` kind or a `tf.distribute.Strategy`.
         batch_size: global batch size.
         epochs / learning_rate / warmup_steps: the schedule (AdamW, warm-up
@@ -168,6 +175,9 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
     data_config = data_config or PretrainingDataConfig()
+    if dynamic and data_config.do_whole_word_mask:
+        raise ValueError(DYNAMIC_WHOLE_WORDS.format(dynamic="dynamic=True",
+                                                    whole_words="data_config.do_whole_word_mask"))
     if not claim_output_dir:
         return _pretrain(**locals())  # the arguments as given
     corpus_files = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
