@@ -284,3 +284,48 @@ def test_a_corpus_whose_layout_defeats_next_sentence_prediction_is_named(tokeniz
     documents = read_documents(str(tmp_path / "abstracts.txt"), tokenizer, corpus_format="documents")
     instances, messages = _next_sentence_warnings(documents, tokenizer, config)
     assert messages == [] and 0.4 < instances["next_sentence_label"].mean() < 0.8
+
+
+def _small_records(tokenizer, documents, path, max_seq_length=32, max_predictions_per_seq=5):
+    config = PretrainingDataConfig(max_seq_length=max_seq_length, max_predictions_per_seq=max_predictions_per_seq,
+                                   dupe_factor=1)
+    write_pretraining_records(create_pretraining_instances(documents, tokenizer, config), str(path))
+    return str(path)
+
+
+def test_records_of_another_shape_are_named_before_training(tokenizer, wikitext, tmp_path):
+    from keras_bert_zoo.data.pretraining_records import record_shapes
+
+    _small_records(tokenizer, wikitext[:4], tmp_path / "a.tfrecord")
+    _small_records(tokenizer, wikitext[4:8], tmp_path / "b.tfrecord")
+    assert record_shapes(str(tmp_path / "*.tfrecord")) == (32, 5)
+    # Only the first file's first record was read: c's length failed mid-training with TensorFlow's own error.
+    _small_records(tokenizer, wikitext[8:12], tmp_path / "c.tfrecord", max_seq_length=64)
+    with pytest.raises(ValueError, match=r"c\.tfrecord was written with max_seq_length 64, max_predictions_per_seq 5"
+                                         r", but .*a\.tfrecord with 32, 5"):
+        record_shapes(str(tmp_path / "*.tfrecord"))
+
+
+def test_a_glob_skips_directories_and_an_empty_file_is_not_records(tokenizer, wikitext, tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+    from keras_bert_zoo.data.pretraining_records import is_pretraining_records
+    from keras_bert_zoo.data.pretraining_records import record_files
+    from keras_bert_zoo.data.pretraining_records import record_shapes
+
+    records = _small_records(tokenizer, wikitext[:4], tmp_path / "a.tfrecord")
+    (tmp_path / "logs").mkdir()  # read as a file, it failed with TensorFlow's FailedPreconditionError
+    (tmp_path / "empty.tfrecord").write_bytes(b"")  # a shard with no instance
+    assert record_files(str(tmp_path / "*")) == [records, str(tmp_path / "empty.tfrecord")]
+    assert len(list(read_pretraining_records(str(tmp_path / "*"), 32, 5))) == len(list(read_pretraining_records(
+        records, 32, 5)))
+    assert record_shapes(str(tmp_path / "*")) == (32, 5)
+    assert is_pretraining_records(records) and not is_pretraining_records(str(tmp_path / "empty.tfrecord"))
+    # Alone, an empty file was taken for records ("holds no records"); it is named as empty.
+    argv = ["pretrain", "--preset", "minilm_l6_h384_en_uncased", "--output_dir", str(tmp_path / "run"), "--input_file"]
+    assert main(argv + [str(tmp_path / "empty.tfrecord")]) == 2
+    assert f"--input_file {tmp_path / 'empty.tfrecord'} is empty" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "run")
+    # Records given as text were "not UTF-8 text: save the file as UTF-8 (iconv ...)".
+    assert main(["create-pretraining-data", "--input_file", records, "--output_file", str(tmp_path / "out.tfrecord"),
+                 "--preset", "minilm_l6_h384_en_uncased"]) == 2
+    assert f"{records} is a TFRecord file of pretraining instances, not corpus text" in capsys.readouterr().err

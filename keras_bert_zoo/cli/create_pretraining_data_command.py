@@ -113,10 +113,9 @@ def run(args):
     if args.preset and args.do_lower_case is not None:
         raise UsageError("--do_lower_case goes with --vocab_file: with --preset, the preset's tokenizer sets the "
                          "casing (an uncased preset lower-cases). Leave the flag out.")
-    import tensorflow as tf
-
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.data.pretraining_corpus import read_documents
+    from keras_bert_zoo.data.pretraining_records import record_files
     from keras_bert_zoo.data.pretraining_records import shard_paths
     from keras_bert_zoo.data.pretraining_records import write_pretraining_records
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
@@ -125,7 +124,7 @@ def run(args):
     if args.preset:
         check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset)
     config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
-    inputs = sorted({f for pattern in args.input_file.split(",") for f in (tf.io.gfile.glob(pattern) or [pattern])})
+    inputs = record_files(args.input_file)
     tokenizer = _tokenizer(args)
     documents = read_documents(inputs, tokenizer, progress=True, **given(args, "corpus_format"))
     instances = create_pretraining_instances(documents, tokenizer, config, progress=True)

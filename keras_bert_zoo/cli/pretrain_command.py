@@ -123,11 +123,17 @@ def read_config(path):
 
 def _input_kind(args):
     """The files of --input_file and whether they are TFRecords."""
+    from keras_bert_zoo.data.pretraining_records import is_empty_file
     from keras_bert_zoo.data.pretraining_records import is_pretraining_records
     from keras_bert_zoo.data.pretraining_records import record_files
 
     files = record_files(",".join(args.input_file))
-    kinds = {path: is_pretraining_records(path) for path in files}
+    # An empty file is read as either kind (records shards beyond the instances are empty): the others decide.
+    kinds = {path: is_pretraining_records(path) for path in files if not is_empty_file(path)}
+    if not kinds:
+        raise UsageError(f"--input_file {', '.join(files[:3])}{' ...' if len(files) > 3 else ''} "
+                         f"{'is' if len(files) == 1 else 'are'} empty: pass corpus text or the TFRecords "
+                         "create-pretraining-data writes.")
     if len(set(kinds.values())) > 1:
         records = [p for p, r in kinds.items() if r]
         text = [p for p, r in kinds.items() if not r]

@@ -11,6 +11,7 @@ import re
 
 import tensorflow as tf
 
+from keras_bert_zoo.data.pretraining_records import is_pretraining_records
 from keras_bert_zoo.utils.progress_bar import progress_bar
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
@@ -62,7 +63,7 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
 
     Raises:
         FileNotFoundError: a file is missing.
-        ValueError: the corpus holds no text.
+        ValueError: the corpus holds no text, or a file is pretraining records.
     """
     if corpus_format not in FORMATS:
         raise ValueError(f"corpus_format must be one of {FORMATS}; got '{corpus_format}'.")
@@ -71,6 +72,9 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
     for path in progress_bar(files, progress, desc="tokenizing", unit="file"):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"Corpus file {path} does not exist.")
+        if is_pretraining_records(path):  # else its bytes were reported as text in another encoding
+            raise ValueError(f"{path} is a TFRecord file of pretraining instances, not corpus text: it is ready "
+                             "to train on (keras-bert-zoo pretrain --input_file, or pretrain_from_records).")
         with utf8_errors_named(path), tf.io.gfile.GFile(path, "r") as f:
             lines = _as_sentence_lines(f.readlines(), corpus_format)
         # A document boundary after each blank line (and at the end of a file).

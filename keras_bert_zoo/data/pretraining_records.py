@@ -109,7 +109,7 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     `[0, vocabulary_size)` stops the dataset with an error that says so.
     """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
-    files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))})
+    files = record_files(patterns)
     if not files:
         raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
                                 "`keras-bert-zoo create-pretraining-data`.")
@@ -146,19 +146,28 @@ def check_first_records(records, files, count=1000):
 
 
 def record_files(input_files):
-    """The files of comma-separated globs (a string) or a list of paths/globs, sorted."""
+    """The files of comma-separated globs (a string) or a list of paths/globs, sorted.
+
+    Directories are left out: `dir/*` matches subdirectories too, which a reader would fail on.
+    """
     patterns = input_files.split(",") if isinstance(input_files, str) else list(input_files)
-    return sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))})
+    return sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern)) if not tf.io.gfile.isdir(f)})
+
+
+def is_empty_file(path):
+    """Whether `path` holds no bytes: neither records nor text can be told from it."""
+    return tf.io.gfile.stat(path).length == 0
 
 
 def is_pretraining_records(path):
     """True when `path` is a TFRecord file of tf.train.Examples (what `create-pretraining-data`
-    writes); False for a text corpus. Read by content, not by name: a text file fails
+    writes); False for a text corpus or an empty file. Read by content, not by name: a text file fails
     TFRecord's length checksum on its first bytes."""
     try:
         for record in tf.data.TFRecordDataset(path).take(1):
             tf.train.Example.FromString(record.numpy())
-        return True
+            return True
+        return False  # no record: an empty file (`is_empty_file`) says nothing of its kind
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, ValueError):
         return False
     except Exception as e:  # protobuf's DecodeError is no ValueError in every version
@@ -167,25 +176,44 @@ def is_pretraining_records(path):
         raise
 
 
+def _shapes_of(path):
+    """`(max_seq_length, max_predictions_per_seq)` of the first record of `path`; None when it holds none."""
+    for record in tf.data.TFRecordDataset(path).take(1):
+        features = tf.train.Example.FromString(record.numpy()).features.feature
+        missing = [name for name in FEATURES if name not in features]
+        if missing:
+            raise ValueError(f"{path} is not a file of pretraining instances: its records lack "
+                             f"{', '.join(missing)} (write them with `keras-bert-zoo create-pretraining-data`).")
+        return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
+    return None
+
+
 def record_shapes(input_files):
-    """`(max_seq_length, max_predictions_per_seq)` of the first record of `input_files`.
+    """`(max_seq_length, max_predictions_per_seq)` of the records of `input_files`.
+
+    The first record of every file is read: files written with other lengths fail a training step's parsing
+    only when their records come up, with TensorFlow's error naming no file. Files with no records (shards
+    beyond the instances) are skipped.
 
     Raises:
         FileNotFoundError: no file matches.
-        ValueError: the first record is not a pretraining instance.
+        ValueError: a first record is not a pretraining instance, files differ in shape, or no file holds a
+            record.
     """
     files = record_files(input_files)
     if not files:
         raise FileNotFoundError(f"No pretraining records match '{input_files}'; write them with "
                                 "`keras-bert-zoo create-pretraining-data`.")
-    for record in tf.data.TFRecordDataset(files[:1]).take(1):
-        features = tf.train.Example.FromString(record.numpy()).features.feature
-        missing = [name for name in FEATURES if name not in features]
-        if missing:
-            raise ValueError(f"{files[0]} is not a file of pretraining instances: its records lack "
-                             f"{', '.join(missing)} (write them with `keras-bert-zoo create-pretraining-data`).")
-        return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
-    raise ValueError(f"{files[0]} holds no records.")
+    shapes = {path: shape for path in files if (shape := _shapes_of(path)) is not None}
+    if not shapes:
+        raise ValueError(f"{files[0]}{' ...' if len(files) > 1 else ''} holds no records.")
+    (first, shape), *others = shapes.items()
+    for path, other in others:
+        if other != shape:
+            raise ValueError(f"{path} was written with max_seq_length {other[0]}, max_predictions_per_seq "
+                             f"{other[1]}, but {first} with {shape[0]}, {shape[1]}: records of one run must have "
+                             "one shape (write them again with the same flags, or leave the odd files out).")
+    return shape
 
 
 def dynamic_masking(tokenizer, masked_lm_prob=0.15, max_predictions_per_seq=20):
