@@ -329,3 +329,26 @@ def test_a_glob_skips_directories_and_an_empty_file_is_not_records(tokenizer, wi
     assert main(["create-pretraining-data", "--input_file", records, "--output_file", str(tmp_path / "out.tfrecord"),
                  "--preset", "minilm_l6_h384_en_uncased"]) == 2
     assert f"{records} is a TFRecord file of pretraining instances, not corpus text" in capsys.readouterr().err
+
+
+def test_a_killed_writers_temporary_shard_is_removed_and_never_read(tokenizer, wikitext, tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    host = socket.gethostname()
+    # Half-written shards under utils.atomic's names: a killed writer's, and a running one's (this process).
+    killed = tmp_path / f".tmp-out-00000-of-00002.tfrecord-{child.pid}@{host}-abc123"
+    running = tmp_path / f".tmp-out-00001-of-00002.tfrecord-{os.getpid()}@{host}-def456"
+    for path in (killed, running):
+        path.write_bytes(b"\x10\x00\x00\x00half a record")
+    paths = shard_paths(str(tmp_path / "out.tfrecord"), 2)
+    instances = create_pretraining_instances(wikitext[:4], tokenizer, PretrainingDataConfig(
+        max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1))
+    write_pretraining_records(instances, paths)
+    # The killed writer's is gone (they were named .tmp-PID-name, never removed); a glob reads no temporary.
+    assert sorted(os.listdir(tmp_path)) == sorted([running.name, *(os.path.basename(p) for p in paths)])
+    records = read_pretraining_records(str(tmp_path / "*"), 32, 5)
+    assert sum(1 for _ in records) == len(instances["token_ids"])  # was a DataLossError on the half record

@@ -18,6 +18,8 @@ import tensorflow as tf
 from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
+from keras_bert_zoo.utils.atomic import atomic_path
+from keras_bert_zoo.utils.atomic import is_temporary
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
 
@@ -32,8 +34,8 @@ def shard_paths(output_file, num_shards):
 def write_pretraining_records(instances, output_files, progress=False):
     """Write instance arrays round-robin over `output_files`.
 
-    Each shard is written under a temporary name beside it and renamed when
-    complete; on any error no shard is left behind.
+    Each shard is written under a temporary name beside it (`utils.atomic`'s, so a killed writer's is removed by
+    the next write and globs skip it) and renamed when complete; on any error no shard is left behind.
 
     Args:
         instances: the dict of arrays from `create_pretraining_instances`.
@@ -45,30 +47,21 @@ def write_pretraining_records(instances, output_files, progress=False):
     """
     files = [output_files] if isinstance(output_files, str) else list(output_files)
     count = len(instances["token_ids"])
-    temporary = []
-    for path in files:
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        temporary.append(os.path.join(directory, f".tmp-{os.getpid()}-{os.path.basename(path)}"))
-    writers = [tf.io.TFRecordWriter(path) for path in temporary]
-    try:
-        for row in progress_bar(range(count), progress, desc="writing", unit="instance"):
-            features = {
-                name: tf.train.Feature(int64_list=tf.train.Int64List(value=np.atleast_1d(instances[name][row])))
-                for name in FEATURES
-            }
-            example = tf.train.Example(features=tf.train.Features(feature=features))
-            writers[row % len(writers)].write(example.SerializeToString())
-        for writer in writers:
-            writer.close()
-        for tmp, path in zip(temporary, files):
-            os.replace(tmp, path)
-    except BaseException:
-        for writer, tmp in zip(writers, temporary):
-            writer.close()
-            if os.path.exists(tmp):
-                os.remove(tmp)
-        raise
+    writers = []
+    with contextlib.ExitStack() as shards:
+        try:
+            for path in files:
+                writers.append(tf.io.TFRecordWriter(shards.enter_context(atomic_path(path))))
+            for row in progress_bar(range(count), progress, desc="writing", unit="instance"):
+                features = {
+                    name: tf.train.Feature(int64_list=tf.train.Int64List(value=np.atleast_1d(instances[name][row])))
+                    for name in FEATURES
+                }
+                example = tf.train.Example(features=tf.train.Features(feature=features))
+                writers[row % len(writers)].write(example.SerializeToString())
+        finally:
+            for writer in writers:
+                writer.close()  # before each shard is renamed into place (or removed, after an error)
     return count
 
 
@@ -148,10 +141,12 @@ def check_first_records(records, files, count=1000):
 def record_files(input_files):
     """The files of comma-separated globs (a string) or a list of paths/globs, sorted.
 
-    Directories are left out: `dir/*` matches subdirectories too, which a reader would fail on.
+    Directories are left out: `dir/*` matches subdirectories too, which a reader would fail on. So are the
+    temporaries of writes in progress or killed (TensorFlow's glob, unlike a shell's, matches dot-files).
     """
     patterns = input_files.split(",") if isinstance(input_files, str) else list(input_files)
-    return sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern)) if not tf.io.gfile.isdir(f)})
+    return sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))
+                   if not is_temporary(f) and not tf.io.gfile.isdir(f)})
 
 
 def is_empty_file(path):

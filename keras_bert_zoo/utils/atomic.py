@@ -43,6 +43,12 @@ def _prefix(kind, final_path):
     return f".{kind}-{os.path.basename(final_path)}-{os.getpid()}@{socket.gethostname()}-"
 
 
+def is_temporary(path):
+    """Whether `path` is named as this module's temporaries are (a write in progress, or a killed writer's): a
+    reader of a directory's files (TensorFlow's glob matches dot-files) leaves it out."""
+    return _TEMPORARY.fullmatch(os.path.basename(path)) is not None
+
+
 def remove_stale_temporaries(directory):
     """Remove temporaries in `directory` left by killed writers.
 
