@@ -640,7 +640,7 @@ def test_create_pretraining_data_refuses_casing_with_a_preset_and_a_directory_ou
     _refused(capsys, common + ["--output_file", files["tmp"] + "/r", "--preset", "minilm_l6_h384_en_uncased",
                                "--do_lower_case=false"], "--do_lower_case goes with --vocab_file")
     _refused(capsys, common + ["--output_file", files["tmp"], "--vocab_file", files["file"]],
-             f"--output_file {files['tmp']} is a directory")
+             f"argument --output_file: '{files['tmp']}' is a directory")
     _refused(capsys, ["create-pretraining-data", "--do_lower_case=maybe"] + common[1:], "true or false")
     # pretrain's casing is a new vocabulary's: with --preset it was ignored in silence.
     _refused(capsys, ["pretrain", "--preset", "minilm_l6_h384_en_uncased", "--input_file", files["corpus"],

@@ -352,3 +352,48 @@ def test_a_killed_writers_temporary_shard_is_removed_and_never_read(tokenizer, w
     assert sorted(os.listdir(tmp_path)) == sorted([running.name, *(os.path.basename(p) for p in paths)])
     records = read_pretraining_records(str(tmp_path / "*"), 32, 5)
     assert sum(1 for _ in records) == len(instances["token_ids"])  # was a DataLossError on the half record
+
+
+def test_output_file_problems_are_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    from keras_bert_zoo.cli import create_pretraining_data_command
+    from keras_bert_zoo.cli.main import main
+
+    monkeypatch.setattr(create_pretraining_data_command, "run", lambda args: pytest.fail("run before the check"))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("One cell.\nTwo genes.\n\nThree mice.\nFour rats.\n")
+    (tmp_path / "a_file").write_text("x")
+    common = ["create-pretraining-data", "--preset", "minilm_l6_h384_en_uncased", "--input_file", str(corpus)]
+    # Under a file: "[Errno 17] File exists" after all the tokenizing, naming no flag.
+    with pytest.raises(SystemExit) as exit_info:
+        main(common + ["--output_file", str(tmp_path / "a_file" / "x.tfrecord")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "argument --output_file" in err
+    assert f"{tmp_path / 'a_file'} is a file, so the directory {tmp_path / 'a_file'} cannot be made" in err
+    # The corpus itself: it would have been replaced by the records.
+    assert main(common + ["--output_file", str(corpus)]) == 2
+    assert f"--output_file {corpus} is also an --input_file" in capsys.readouterr().err
+    assert corpus.read_text().startswith("One cell.") and sorted(os.listdir(tmp_path)) == ["a_file", "corpus.txt"]
+
+
+def test_a_rerun_with_another_shard_count_replaces_the_earlier_shards(tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join(f"Cell {i} grew.\nGene {i} fell.\nMouse {i} ran." for i in range(6)) + "\n")
+    out = tmp_path / "data" / "out.tfrecord"
+
+    def write(shards):
+        assert main(["create-pretraining-data", "--preset", "minilm_l6_h384_en_uncased", "--input_file", str(corpus),
+                     "--output_file", str(out), "--num_shards", str(shards), "--dupe_factor", "1"]) == 0
+        return sorted(os.listdir(out.parent)), capsys.readouterr().err
+
+    three, _ = write(3)
+    assert three == [f"out-0000{i}-of-00003.tfrecord" for i in range(3)]
+    # The three were left beside the two, and `out-*` read both runs' instances.
+    two, err = write(2)
+    assert two == [f"out-0000{i}-of-00002.tfrecord" for i in range(2)]
+    assert "warning: Removed 3 files an earlier run wrote for --output_file" in err
+    assert len(list(read_pretraining_records(str(out.parent / "out-*")))) == len(
+        list(read_pretraining_records(str(out.parent / "out-*-of-00002.tfrecord"))))
+    assert write(1)[0] == ["out.tfrecord"]
+    assert write(2)[0] == two

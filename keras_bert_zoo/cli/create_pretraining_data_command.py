@@ -3,6 +3,7 @@
 Flag names and semantics are google-research/bert's `create_pretraining_data.py`.
 """
 
+import glob
 import os
 import warnings
 
@@ -11,6 +12,7 @@ from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import file_patterns
 from keras_bert_zoo.cli.flag_types import fraction
 from keras_bert_zoo.cli.flag_types import non_negative_int
+from keras_bert_zoo.cli.flag_types import output_files
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import probability
 from keras_bert_zoo.cli.library_defaults import default_help
@@ -58,8 +60,10 @@ def add_parser(subparsers):
     )
     parser.add_argument("--input_file", required=True, type=file_patterns,
                         help="Corpus file(s), comma-separated (globs allowed).")
-    parser.add_argument("--output_file", required=True,
-                        help="Output TFRecord file, or comma-separated files (shards), written atomically.")
+    parser.add_argument("--output_file", required=True, type=output_files,
+                        help="Output TFRecord file, or comma-separated files (shards), written atomically. With "
+                             "--num_shards, files an earlier run wrote for this name with another count are "
+                             "removed once the new shards are in place.")
     parser.add_argument("--num_shards", type=positive_int, default=1,
                         help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
     vocabulary = parser.add_mutually_exclusive_group(required=True)
@@ -74,7 +78,7 @@ def add_parser(subparsers):
                                           "format); documents: one document per line; wikitext: WikiText articles.",
                                           "data.pretraining_corpus", "read_documents", "corpus_format"))
     add_instance_arguments(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(check=check, run=run)
 
 
 def _tokenizer(args):
@@ -105,17 +109,23 @@ def _check_casing(path, tokenizer):
                       "uncased model.")
 
 
-def run(args):
+def check(args):
+    """The flags against each other, before TensorFlow loads (--output_file's place is checked as it is parsed)."""
+    inputs = {os.path.realpath(path) for pattern in args.input_file.split(",") for path in glob.glob(pattern)}
     for output in args.output_file.split(","):
-        if os.path.isdir(output):
-            raise UsageError(f"--output_file {output} is a directory; pass a file name (with --num_shards, the "
-                             f"shards are named after it).")
+        if os.path.realpath(output) in inputs:
+            raise UsageError(f"--output_file {output} is also an --input_file: the records would replace the "
+                             "corpus. Pass another --output_file.")
     if args.preset and args.do_lower_case is not None:
         raise UsageError("--do_lower_case goes with --vocab_file: with --preset, the preset's tokenizer sets the "
                          "casing (an uncased preset lower-cases). Leave the flag out.")
+
+
+def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.data.pretraining_corpus import read_documents
     from keras_bert_zoo.data.pretraining_records import record_files
+    from keras_bert_zoo.data.pretraining_records import remove_other_shard_counts
     from keras_bert_zoo.data.pretraining_records import shard_paths
     from keras_bert_zoo.data.pretraining_records import write_pretraining_records
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
@@ -128,8 +138,16 @@ def run(args):
     tokenizer = _tokenizer(args)
     documents = read_documents(inputs, tokenizer, progress=True, **given(args, "corpus_format"))
     instances = create_pretraining_instances(documents, tokenizer, config, progress=True)
-    outputs = args.output_file.split(",")
-    if len(outputs) == 1:
-        outputs = shard_paths(outputs[0], args.num_shards)
+    single = "," not in args.output_file
+    outputs = shard_paths(args.output_file, args.num_shards) if single else args.output_file.split(",")
     count = write_pretraining_records(instances, outputs, progress=True)
+    if single:
+        # A rerun under the same --output_file replaces its output, as it replaces a single file: an earlier run's
+        # shards of another count would be read with the new ones by the glob that reads them (OUT-*), mixing
+        # two runs' instances. Removed only now, once the new shards are in place.
+        stale = remove_other_shard_counts(args.output_file, args.num_shards)
+        if stale:
+            warnings.warn(f"Removed {len(stale)} file{'s' * (len(stale) > 1)} an earlier run wrote for --output_file "
+                          f"{args.output_file} with another --num_shards: {', '.join(stale[:3])}"
+                          f"{' ...' if len(stale) > 3 else ''}.")
     print(f"{count} instances from {len(documents)} documents -> {', '.join(outputs)}")

@@ -9,6 +9,8 @@ import glob
 import math
 import os
 
+from keras_bert_zoo.utils.atomic import check_file_can_be_written
+
 
 def _number(text, kind, what):
     try:
@@ -116,9 +118,22 @@ def output_directory(text):
 
 
 def output_file(text):
-    """A file to write: absent or a file, not a directory."""
+    """A file to write: absent or a file, not a directory, where it can be written (checked now: a path under a
+    file, or an unwritable directory, failed only when the work was done)."""
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"'{text}' is a directory; pass a file name")
+    if "://" not in text:  # remote files are left for TensorFlow's file system
+        try:
+            check_file_can_be_written(text)
+        except OSError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def output_files(text):
+    """Comma-separated files to write (shards), each an `output_file`."""
+    for path in text.split(","):
+        output_file(path)
     return text
 
 

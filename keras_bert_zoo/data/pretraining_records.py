@@ -31,6 +31,25 @@ def shard_paths(output_file, num_shards):
     return [f"{root}-{i:05d}-of-{num_shards:05d}{extension}" for i in range(num_shards)]
 
 
+def remove_other_shard_counts(output_file, num_shards):
+    """Remove what an earlier run with another `num_shards` wrote for `output_file` (the file itself, or
+    `OUT-0000i-of-0000M` shards of another M); the shards of `num_shards` are left.
+
+    Returns:
+        The removed paths.
+    """
+    root, extension = os.path.splitext(output_file)
+    shard = re.compile(re.escape(os.path.basename(root)) + r"-\d{5,}-of-(\d{5,})" + re.escape(extension))
+    directory = os.path.dirname(output_file)
+    stale = [os.path.join(directory, name) for name in os.listdir(directory or ".")
+             if (match := shard.fullmatch(name)) and int(match[1]) != num_shards]
+    if num_shards != 1 and os.path.isfile(output_file):
+        stale.append(output_file)
+    for path in stale:
+        os.remove(path)
+    return sorted(stale)
+
+
 def write_pretraining_records(instances, output_files, progress=False):
     """Write instance arrays round-robin over `output_files`.
 

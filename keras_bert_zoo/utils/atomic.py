@@ -101,6 +101,28 @@ def ensure_writable_directory(path):
         raise PermissionError(f"Cannot write in {path} ({e.strerror or e}): choose a writable directory.") from None
 
 
+def check_file_can_be_written(path):
+    """Check, creating nothing, that the file `path` can be written: its directory exists or can be made, and a
+    file can be created in it. For a check before long work (a path under a file failed only when written).
+
+    Raises:
+        PermissionError: a one-line reason (a file in the way, permissions, read-only file system).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    existing = directory
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise PermissionError(f"{existing} is a file, so the directory {directory} cannot be made: choose another "
+                              "path.")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=_prefix("tmp", "probe"), dir=existing)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise PermissionError(f"Cannot write in {existing} ({e.strerror or e}): choose a writable directory.") from None
+
+
 @contextlib.contextmanager
 def atomic_directory(final_path, replace=True):
     """Yield a temporary directory that replaces `final_path` on success.
