@@ -397,3 +397,27 @@ def test_a_rerun_with_another_shard_count_replaces_the_earlier_shards(tmp_path, 
         list(read_pretraining_records(str(out.parent / "out-*-of-00002.tfrecord"))))
     assert write(1)[0] == ["out.tfrecord"]
     assert write(2)[0] == two
+
+
+def test_a_max_predictions_per_seq_far_from_the_masking_rate_is_named(tokenizer, wikitext):
+    import warnings
+
+    def made(length, predictions):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            config = PretrainingDataConfig(max_seq_length=length, max_predictions_per_seq=predictions, dupe_factor=1)
+        return config, [str(w.message) for w in caught]
+
+    assert made(128, 20)[1] == [] and made(64, 10)[1] == []
+    # 200 slots at length 64: the same masks as 10 (at most round(64 * 0.15)), the rest padding.
+    wasteful, messages = made(64, 200)
+    assert len(messages) == 1 and "the masks are those of 10" in messages[0]
+    assert "Set max_predictions_per_seq to 10" in messages[0]
+    right = made(64, 10)[0]
+    padded, exact = (create_pretraining_instances(wikitext[:6], tokenizer, c) for c in (wasteful, right))
+    np.testing.assert_array_equal(padded["mask_positions"][:, :10], exact["mask_positions"])
+    assert not padded["mask_weights"][:, 10:].any()
+    # 20 at length 512 caps what a full instance masks at 3.9%, not 15%.
+    messages = made(512, 20)[1]
+    assert len(messages) == 1 and "20 masks (3.9% of its pieces, not 15%)" in messages[0]
+    assert "Set max_predictions_per_seq to 77" in messages[0]

@@ -49,6 +49,24 @@ class PretrainingDataConfig:
             raise ValueError(f"short_seq_prob must be in [0, 1]; got {self.short_seq_prob}.")
         if self.max_predictions_per_seq < 1 or self.dupe_factor < 1:
             raise ValueError("max_predictions_per_seq and dupe_factor must be at least 1.")
+        self._check_max_predictions()
+
+    def _check_max_predictions(self):
+        """Warn where max_predictions_per_seq is far from max_seq_length * masked_lm_prob, as google-research/bert's
+        README says to set it (its script says nothing): below, it caps the masking rate; above, it only pads."""
+        full = max(1, round(self.max_seq_length * self.masked_lm_prob))  # the most a full instance masks
+        value = self.max_predictions_per_seq
+        if value < 0.8 * full:
+            effect = (f"a full instance gets {value} masks ({value / self.max_seq_length:.1%} of its pieces, not "
+                      f"{self.masked_lm_prob:.0%})")
+        elif value > 1.5 * full:
+            effect = (f"the masks are those of {full}, but every instance carries {value} predictions, the rest "
+                      f"padding ({value / full:.1f}x the masked-LM work)")
+        else:
+            return
+        warnings.warn(f"max_predictions_per_seq {value} is far from max_seq_length {self.max_seq_length} x "
+                      f"masked_lm_prob {self.masked_lm_prob} = {full}: {effect}. Set max_predictions_per_seq to "
+                      f"{full} (google-research/bert: about max_seq_length * masked_lm_prob).")
 
 
 class _Vocabulary:
