@@ -706,3 +706,19 @@ def test_dynamic_masking_with_whole_word_masking_is_refused(files, capsys, no_mo
         kbz.pretrain(files["tmp"] + "/p", files["corpus"], preset="minilm_l6_h384_en_uncased", dynamic=True,
                      data_config=kbz.PretrainingDataConfig(do_whole_word_mask=True))
     assert not os.path.exists(files["tmp"] + "/p")
+
+
+def test_pretraining_commands_check_the_preset_and_length_before_tensorflow_loads(files, capsys, monkeypatch):
+    """A mistyped preset was refused after TensorFlow's start-up; --max_seq_length 4 late, without the flag, and
+    by another minimum than the other commands' (pretraining pairs need [CLS] a [SEP] b [SEP])."""
+    monkeypatch.setattr("keras_bert_zoo.cli.main.load_tensorflow", lambda: pytest.fail("checked after TensorFlow"))
+    pretrain = ["pretrain", "--input_file", files["corpus"], "--output_dir", files["tmp"] + "/p"]
+    create = ["create-pretraining-data", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/r"]
+    for argv in (pretrain, create):
+        _refused(capsys, argv + ["--preset", "minilm_l6_h384_en_uncase"], "Unknown preset 'minilm_l6_h384_en_uncase'")
+        _refused(capsys, argv + ["--preset", "minilm_l6_h384_en_uncased", "--max_seq_length", "4"],
+                 "--max_seq_length 4 leaves no room for text: [CLS] a [SEP] b [SEP] needs 5 positions",
+                 "pass at least 5")
+    _refused(capsys, create + ["--vocab_file", files["file"], "--max_seq_length", "4"], "--max_seq_length 4",
+             "pass at least 5")
+    assert sorted(os.listdir(files["tmp"])) == ["SST-2", "a_file", "corpus.txt"]

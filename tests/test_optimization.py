@@ -22,6 +22,20 @@ def test_schedule_matches_bert_formula():
     assert float(clone(300)) == pytest.approx(float(schedule(300)))
 
 
+@pytest.mark.parametrize("total, warmup", [(10, 20), (10, 10)])
+def test_more_warmup_than_steps_rises_all_run_as_in_bert_optimization_py(total, warmup):
+    """google-research/bert takes num_warmup_steps >= num_train_steps (the rate never reaches its peak); more was
+    refused, after the model loaded."""
+    peak = 1e-4
+    schedule = WarmupLinearDecay(peak, total_steps=total, warmup_steps=warmup)
+    for step in range(total + 1):
+        # optimization.py: polynomial_decay(power=1) to 0 over num_train_steps, replaced by the warm-up's
+        # peak * step / num_warmup_steps while step < num_warmup_steps.
+        decayed = peak * (1 - min(step, total) / total)
+        expected = peak * step / warmup if step < warmup else decayed
+        assert float(schedule(step)) == pytest.approx(expected, rel=1e-6, abs=1e-12), step
+
+
 def test_warmup_ratio_sets_warmup_steps():
     optimizer = bert_adamw(5e-5, total_steps=200, warmup_ratio=0.1)
     schedule = optimizer._learning_rate
@@ -109,8 +123,8 @@ def test_restart_leaves_what_it_cannot_restart_to_its_caller():
     constant.build([keras.Variable([1.0])])
     assert not restart_bert_adamw(constant, total_steps=5)  # no schedule
     schedule = WarmupLinearDecay(1e-4, total_steps=10, warmup_steps=1)
-    with pytest.raises(ValueError, match="warmup_steps must be in"):
-        schedule.set_steps(total_steps=5, warmup_steps=6)
+    with pytest.raises(ValueError, match="warmup_steps must be >= 0"):
+        schedule.set_steps(total_steps=5, warmup_steps=-1)
     with pytest.raises(ValueError, match="total_steps must be positive"):
         schedule.set_steps(total_steps=0, warmup_steps=0)
     assert float(schedule(5)) == pytest.approx(1e-4 * 5 / 9)  # unchanged by the refusals

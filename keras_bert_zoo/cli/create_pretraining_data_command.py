@@ -110,7 +110,10 @@ def _check_casing(path, tokenizer):
 
 
 def check(args):
-    """The flags against each other, before TensorFlow loads (--output_file's place is checked as it is parsed)."""
+    """The flags against each other and the preset, before TensorFlow loads (--output_file's place is checked as
+    it is parsed)."""
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
+
     inputs = {os.path.realpath(path) for pattern in args.input_file.split(",") for path in glob.glob(pattern)}
     for output in args.output_file.split(","):
         if os.path.realpath(output) in inputs:
@@ -119,10 +122,11 @@ def check(args):
     if args.preset and args.do_lower_case is not None:
         raise UsageError("--do_lower_case goes with --vocab_file: with --preset, the preset's tokenizer sets the "
                          "casing (an uncased preset lower-cases). Leave the flag out.")
+    check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset,
+                          segments=2)
 
 
 def run(args):
-    from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.data.pretraining_corpus import read_documents
     from keras_bert_zoo.data.pretraining_records import record_files
     from keras_bert_zoo.data.pretraining_records import remove_other_shard_counts
@@ -131,8 +135,6 @@ def run(args):
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 
-    if args.preset:
-        check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset)
     config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
     inputs = record_files(args.input_file)
     tokenizer = _tokenizer(args)

@@ -1,7 +1,7 @@
 """Flags checked against a preset's config, before any model is built."""
 
 from keras_bert_zoo.cli.usage_error import UsageError
-from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
 
 
 def _config(preset):
@@ -27,33 +27,38 @@ def _default_positions():
     return inspect.signature(BertBackbone).parameters["max_sequence_length"].default
 
 
-def check_sequence_length(value, default, preset=None, config=None):
+def check_sequence_length(value, default, preset=None, config=None, segments=1):
     """Refuse a packed length beyond the model's positions (instead of silently clamping it), or too short for
     any text.
 
     The rule of every command with --max_seq_length and a preset: the command's own default is checked as a
     given value is, so a preset with fewer positions gets an error naming the flag and its maximum, not a run
-    at another length than --help says.
+    at another length than --help says. A preset named is read even when there is no length to check, so a
+    mistyped name is refused here, before TensorFlow loads.
 
     Args:
         value: the flag's value (None: not given).
         default: the command's length when the flag is not given; None where its input holds the length
             (pretraining records).
         preset: the preset whose config says the limit; or
-        config: a `BertBackbone` config dict (default positions if unset).
+        config: a `BertBackbone` config dict (default positions if unset). Neither: no limit but the shortest.
+        segments: the texts packed in a sequence (2: pretraining's pairs).
     """
     flag = "--max_seq_length"
     given = value is not None
+    if config is None and preset is not None:
+        config = _config(preset)
     if not given:
         if default is None:
             return
         value = default
-    shortest = special_token_count(1) + 1  # [CLS] a piece [SEP], as the library's preprocessors require
+    shortest = shortest_sequence_length(segments)  # a piece in each segment, as the library requires
     if value < shortest:
-        raise UsageError(f"{flag} {value} leaves no room for text: [CLS] and [SEP] take 2 positions; "
+        tokens = "[CLS] a [SEP]" if segments == 1 else "[CLS] a [SEP] b [SEP]"
+        raise UsageError(f"{flag} {value} leaves no room for text: {tokens} needs {shortest} positions; "
                          f"pass at least {shortest}.")
     if config is None:
-        config = _config(preset)
+        return
     limit = config["max_sequence_length"] if "max_sequence_length" in config else _default_positions()
     if value > limit:
         where = f"the preset {preset}" if preset is not None else "the model config"

@@ -148,9 +148,6 @@ def _apply(flags):
 
 def _check_flags(args, records):
     names = args.flag_names
-    if args.preset and args.do_lower_case is not None:
-        raise UsageError("--do_lower_case sets the casing of a new vocabulary (--config): with --preset, the preset's "
-                         "tokenizer sets it (an uncased preset lower-cases). Leave the flag out.")
     if records:
         wrong = [names.get(d, "--" + d) for d in TEXT_ONLY if getattr(args, d, None) is not None
                  and d not in ("max_seq_length", "max_predictions_per_seq")]
@@ -174,27 +171,35 @@ def _check_flags(args, records):
 
 
 def check(args):
-    """The flags that are wrong whatever --input_file holds, before TensorFlow loads."""
+    """The flags that are wrong whatever --input_file holds, the --config file and the preset (its name, and a
+    given --max_seq_length against its positions), before TensorFlow loads."""
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
+
+    if args.preset and args.do_lower_case is not None:
+        raise UsageError("--do_lower_case sets the casing of a new vocabulary (--config): with --preset, the preset's "
+                         "tokenizer sets it (an uncased preset lower-cases). Leave the flag out.")
     if args.dynamic_masking and args.do_whole_word_mask:
         whole_words = library_constant("training.pretrain", "DYNAMIC_WHOLE_WORDS")
         raise UsageError(whole_words.format(dynamic="--dynamic_masking", whole_words="--do_whole_word_mask"))
+    # No default yet: records hold their length (a given value must match them), text is cut at 128.
+    config = read_config(args.config) if args.config else None
+    check_sequence_length(args.max_seq_length, None, preset=args.preset, config=config, segments=2)
 
 
 def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
+    from keras_bert_zoo.data.pretraining_records import record_files
     from keras_bert_zoo.utils.tf_config import cluster_workers
 
     # A multi-worker strategy configures TensorFlow's collectives, which must come before any op runs (telling
     # records from text runs some): with a cluster in TF_CONFIG the strategy is made first.
     strategy = _strategy(args) if cluster_workers() else None
     config = read_config(args.config) if args.config else None
-    from keras_bert_zoo.data.pretraining_records import record_files
-
     files, records = _input_kind(args)
     _check_flags(args, records)
-    # Records hold their length (a given value must match them); text is cut at PretrainingDataConfig's.
-    default = None if records else library_default(*DATA_CONFIG, "max_seq_length")
-    check_sequence_length(args.max_seq_length, default, preset=args.preset, config=config)
+    if not records and args.max_seq_length is None:  # text is cut at PretrainingDataConfig's default
+        check_sequence_length(None, library_default(*DATA_CONFIG, "max_seq_length"), preset=args.preset,
+                              config=config, segments=2)
     # The job is its files (by content), however the globs spelled them.
     args.input_file = files
     if args.eval_input_file:

@@ -7,8 +7,9 @@ from keras import ops
 def _check_steps(total_steps, warmup_steps):
     if total_steps <= 0:
         raise ValueError(f"total_steps must be positive; got {total_steps}.")
-    if not 0 <= warmup_steps <= total_steps:
-        raise ValueError(f"warmup_steps must be in [0, total_steps]; got {warmup_steps} of {total_steps}.")
+    # More warm-up than steps is google-research/bert's too: the rate rises all run and never reaches the peak.
+    if warmup_steps < 0:
+        raise ValueError(f"warmup_steps must be >= 0; got {warmup_steps}.")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -17,7 +18,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     As google-research/bert's `optimization.py`: the rate rises linearly
     over `warmup_steps` to `peak_learning_rate` and falls linearly to zero at
-    `total_steps`. The step counts live in variables, so `set_steps` gives a
+    `total_steps`; with `warmup_steps` beyond `total_steps` it rises all the
+    way, ending below the peak. The step counts live in variables, so `set_steps` gives a
     traced train step a new schedule without tracing it again.
 
     Args:

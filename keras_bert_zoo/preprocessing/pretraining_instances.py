@@ -21,6 +21,7 @@ import numpy as np
 
 from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
+from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
@@ -41,8 +42,9 @@ class PretrainingDataConfig:
     random_seed: int = 12345
 
     def __post_init__(self):
-        if self.max_seq_length < 5:
-            raise ValueError(f"max_seq_length must be at least 5 ([CLS] a [SEP] b [SEP]); got {self.max_seq_length}.")
+        if self.max_seq_length < shortest_sequence_length(2):
+            raise ValueError(f"max_seq_length must be at least {shortest_sequence_length(2)} ([CLS] a [SEP] b [SEP]); "
+                             f"got {self.max_seq_length}.")
         if not 0.0 < self.masked_lm_prob < 1.0:
             raise ValueError(f"masked_lm_prob must be in (0, 1); got {self.masked_lm_prob}.")
         if not 0.0 <= self.short_seq_prob <= 1.0:

@@ -22,3 +22,14 @@ def special_token_count(num_segments):
     125
     """
     return num_segments + 1
+
+
+def shortest_sequence_length(num_segments):
+    """The shortest packed length with a piece of text in each of `num_segments` segments: the rule of every
+    length check (`[CLS] a [SEP]` for texts, `[CLS] a [SEP] b [SEP]` for pretraining pairs).
+
+    Examples:
+    >>> shortest_sequence_length(1), shortest_sequence_length(2)
+    (3, 5)
+    """
+    return special_token_count(num_segments) + num_segments

@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
 from keras_bert_zoo.presets.loader import load_backbone_config
 from keras_bert_zoo.presets.loader import load_tokenizer
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
@@ -33,8 +33,9 @@ class TextPreprocessor(keras.layers.Layer):
                 f"sequence_length <= {max_sequence_length} (long texts are "
                 "handled by windowing in the task models)."
             )
-        if sequence_length < special_token_count(1) + 1:
-            raise ValueError(f"sequence_length must be at least 3 ([CLS] x [SEP]); got {sequence_length}.")
+        if sequence_length < shortest_sequence_length(1):
+            raise ValueError(f"sequence_length must be at least {shortest_sequence_length(1)} ([CLS] x [SEP]); "
+                             f"got {sequence_length}.")
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
         self.max_sequence_length = max_sequence_length
