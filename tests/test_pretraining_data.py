@@ -421,3 +421,12 @@ def test_a_max_predictions_per_seq_far_from_the_masking_rate_is_named(tokenizer,
     messages = made(512, 20)[1]
     assert len(messages) == 1 and "20 masks (3.9% of its pieces, not 15%)" in messages[0]
     assert "Set max_predictions_per_seq to 77" in messages[0]
+
+
+def test_random_next_segments_are_more_than_half_as_the_readme_says(tokenizer):
+    """A one-sentence chunk always takes a random B (google-research/bert's algorithm): the README's 58-59% for
+    PubMed abstracts, the baseline held-out next-sentence accuracy is judged against (it said 50%)."""
+    documents = read_documents(shared_path("corpus", "pubmed_abstracts", "PubMedAbstract_1MB.txt"), tokenizer,
+                               corpus_format="documents")
+    instances = create_pretraining_instances(documents, tokenizer, PretrainingDataConfig(dupe_factor=1))
+    assert 0.575 < instances["next_sentence_label"].mean() < 0.6
