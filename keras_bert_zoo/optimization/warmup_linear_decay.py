@@ -14,12 +14,14 @@ def _check_steps(total_steps, warmup_steps):
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """`peak * step / warmup_steps` during warm-up, then linear decay to 0.
+    """`peak * step / warmup_steps` during warm-up, else `peak * (1 - step / total_steps)`.
 
-    As google-research/bert's `optimization.py`: the rate rises linearly
-    over `warmup_steps` to `peak_learning_rate` and falls linearly to zero at
-    `total_steps`; with `warmup_steps` beyond `total_steps` it rises all the
-    way, ending below the peak. The step counts live in variables, so `set_steps` gives a
+    google-research/bert's `optimization.py`: a linear decay from
+    `peak_learning_rate` at step 0 to zero at `total_steps`, replaced during
+    the first `warmup_steps` by a linear rise from zero. After warm-up the
+    rate goes on from the decay's value there (`peak * (1 - warmup_steps /
+    total_steps)`), and with `warmup_steps` beyond `total_steps` it rises all
+    the way, ending below the peak. The step counts live in variables, so `set_steps` gives a
     traced train step a new schedule without tracing it again.
 
     Args:
@@ -29,8 +31,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     Examples:
     >>> schedule = WarmupLinearDecay(1e-4, total_steps=100, warmup_steps=10)
-    >>> [round(float(schedule(s)), 7) for s in (0, 5, 10, 55, 100)]
-    [0.0, 5e-05, 0.0001, 5e-05, 0.0]
+    >>> [round(float(schedule(s)), 7) for s in (0, 5, 9, 10, 55, 100)]
+    [0.0, 5e-05, 9e-05, 9e-05, 4.5e-05, 0.0]
     >>> schedule.set_steps(total_steps=20, warmup_steps=0)
     >>> [round(float(schedule(s)), 7) for s in (0, 10, 20)]
     [0.0001, 5e-05, 0.0]
@@ -54,8 +56,9 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         step = ops.cast(step, "float32")
         total, warmup = self._steps[0], self._steps[1]
         warmup_rate = self.peak_learning_rate * step / ops.maximum(warmup, 1.0)
-        decay_span = ops.maximum(total - warmup, 1.0)
-        decay_rate = self.peak_learning_rate * ops.maximum(total - step, 0.0) / decay_span
+        # optimization.py's decay runs from step 0, under the warm-up: after warm-up the rate resumes below the
+        # peak, at peak * (1 - warmup / total), not at the peak.
+        decay_rate = self.peak_learning_rate * ops.maximum(total - step, 0.0) / total
         return ops.where(step < warmup, warmup_rate, decay_rate)
 
     def get_config(self):
