@@ -33,6 +33,21 @@ def test_tags_without_a_type_are_chunks_of_the_empty_type_as_in_conlleval_pl():
     assert scores["per_type"][""]["gold_entities"] == 3
 
 
+def test_iobes_and_bilou_chunks_follow_conlleval_pls_iobes_rules():
+    """A single-word S-X is an entity, and E-X / S-X close their chunk (conlleval.pl's IOBES extension, as
+    seqeval): S-Chem was no entity at all (F1 0 on identical tags), and E-X I-X ran on as one chunk."""
+    assert extract_chunks(["S-Chem", "O", "B-Chem", "E-Chem", "O"]) == [("Chem", 0, 1), ("Chem", 2, 4)]
+    assert extract_chunks(["S-Chem", "S-Chem", "B-Dis", "I-Dis", "E-Dis", "S-Dis"]) == [
+        ("Chem", 0, 1), ("Chem", 1, 2), ("Dis", 2, 5), ("Dis", 5, 6)]
+    # After E-X, an I-X or E-X opens a new chunk; B-X followed by S-X is two.
+    assert extract_chunks(["B-X", "E-X", "I-X", "E-X", "B-X", "S-X"]) == [
+        ("X", 0, 2), ("X", 2, 4), ("X", 4, 5), ("X", 5, 6)]
+    # BILOU: L- ends a chunk as E- does, U- is a single-word chunk as S- is.
+    assert extract_chunks(["U-Chem", "B-Dis", "I-Dis", "L-Dis", "O"]) == [("Chem", 0, 1), ("Dis", 1, 4)]
+    scores = entity_scores([["S-Chem", "O"]], [["S-Chem", "O"]])
+    assert (scores["f1"], scores["gold_entities"]) == (1.0, 1)
+
+
 def test_scores_hand_computed():
     gold = [["B-D", "I-D", "O", "B-C"], ["O", "B-D"]]
     pred = [["B-D", "I-D", "O", "O"], ["B-D", "I-D"]]

@@ -27,7 +27,7 @@ class TaggedSentences(LabelledExamples):
     _PARALLEL = ("words", "tags")
 
 
-# BIO / IOB tags, and IOBES' and BILOU's prefixes (read, though scored as conlleval scores them).
+# BIO / IOB tags, and IOBES' and BILOU's prefixes (scored by conlleval.pl's IOBES rules; L- and U- as E- and S-).
 _TAG_PREFIXES = ("B", "I", "E", "S", "L", "U")
 
 

@@ -6,6 +6,10 @@ counts them). A chunk ends before O, before B-, and at a change of type. A
 tag without a type (`B`, `I`: BioBERT's NER files) has the empty type. A
 predicted entity is correct only if its type and both boundaries match a
 gold entity.
+
+IOBES tags follow conlleval.pl's IOBES extension (seqeval's rules alike): a
+chunk also starts at S-X, and ends after E-X and after S-X, so a single-word
+S-X is an entity of its own. BILOU's L- and U- are IOBES' E- and S-.
 """
 
 import collections
@@ -15,31 +19,41 @@ from keras_bert_zoo.metrics.scored_set_size import warn_if_too_few
 OUTSIDE = "O"  # the tag of a word in no entity
 
 
+# conlleval.pl's chunk rules over tag prefixes, with its IOBES extension.
+_ENDS_AFTER = {"E", "S"}  # the last or only word of a chunk
+_ENDS_BETWEEN = {("B", "B"), ("B", "S"), ("B", OUTSIDE), ("I", "B"), ("I", "S"), ("I", OUTSIDE)}
+_STARTS_AT = {"B", "S"}
+_STARTS_BETWEEN = {("E", "E"), ("E", "I"), ("S", "E"), ("S", "I"), (OUTSIDE, "E"), (OUTSIDE, "I")}
+_BILOU = {"L": "E", "U": "S"}
+
+
 def _split(tag):
     if tag == OUTSIDE:
-        return OUTSIDE, None
+        return OUTSIDE, ""
     # As conlleval.pl: a tag without a type (BioBERT's B / I) is a chunk of the empty type, not an O.
     prefix, _, kind = tag.partition("-")
-    return prefix, kind
+    return _BILOU.get(prefix, prefix), kind
 
 
 def extract_chunks(tags):
     """Return `[(type, start, end_exclusive)]` for one tag sequence.
 
-    Graph twin: `token_classifier_signatures._chunk_begins`; parity:
+    Graph twin (BIO tags, which exports take): `token_classifier_signatures._chunk_begins`; parity:
     `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
     """
     chunks = []
-    start = kind = None
+    start = None
+    previous, previous_kind = OUTSIDE, ""
     for i, tag in enumerate(list(tags) + [OUTSIDE]):
-        prefix, tag_kind = _split(tag)
-        ends = kind is not None and (prefix in (OUTSIDE, "B") or tag_kind != kind)
-        if ends:
-            chunks.append((kind, start, i))
-            kind = None
-        begins = prefix == "B" or (prefix == "I" and kind is None)
-        if begins:
-            start, kind = i, tag_kind
+        prefix, kind = _split(tag)
+        if start is not None and (previous in _ENDS_AFTER or (previous, prefix) in _ENDS_BETWEEN
+                                  or previous_kind != kind):
+            chunks.append((previous_kind, start, i))
+            start = None
+        if prefix != OUTSIDE and (prefix in _STARTS_AT or (previous, prefix) in _STARTS_BETWEEN
+                                  or previous_kind != kind):
+            start = i
+        previous, previous_kind = prefix, kind
     return chunks
 
 
