@@ -418,6 +418,47 @@ def test_sample_weight_weighs_in_memory_examples_as_keras_does(clf, ner):
                     ner.tag_ids(TAGS)), tf.ones([len(SENTENCES)]))), verbose=0)
 
 
+@pytest.mark.slow
+def test_class_weight_weighs_each_label_by_its_class_as_keras_does(qa):
+    """Keras' class_weight, by hand: each example's (NER: each word's) loss weighs its class's weight, a class
+    left out 1.0. Label names as keys raised a TypeError inside Keras, a class above the largest key given failed
+    mid-fit, and NER refused it (its word masks are sample weights)."""
+    clf = _classifier(dropout=0.0)
+    clf.compile(learning_rate=1e-12)
+    losses = -np.log(clf.predict_proba(DEV)[np.arange(len(DEV)), DEV_Y])
+    by_class = np.array([3.0, 1.0])[DEV_Y]
+    for class_weight in ({0: 3.0}, {0: 3.0, 1: 1.0}):
+        loss = clf.fit(DEV, DEV_Y, class_weight=class_weight, batch_size=len(DEV), verbose=0).history["loss"][0]
+        assert loss == pytest.approx(float(np.mean(by_class * losses)), rel=1e-4)
+    named = kbz.BertClassifier(clf.backbone, clf.preprocessor, num_classes=2, label_names=["no", "yes"], dropout=0.0)
+    named.output_dense.set_weights(clf.output_dense.get_weights())
+    named.compile(learning_rate=1e-12)
+    loss = named.fit(DEV, DEV_Y, class_weight={"no": 3.0}, batch_size=len(DEV), verbose=0).history["loss"][0]
+    assert loss == pytest.approx(float(np.mean(by_class * losses)), rel=1e-4)
+    for bad, message in (({2: 1.0}, r"class_weight names 2, which is no class of this model: give class ids 0..1"),
+                         ({"maybe": 1.0}, r"names 'maybe'.* or label names \['no', 'yes'\]"),
+                         ({0: -1.0}, r"class_weight\[0\] is -1.0; a weight is a finite number >= 0")):
+        with pytest.raises(ValueError, match=message):
+            named.fit(DEV, DEV_Y, class_weight=bad, verbose=0)
+
+    tokenizer = _tokenizer()
+    ner = kbz.BertTokenClassifier(_backbone(tokenizer.vocabulary_size(), dropout=0.0),
+                                  TokenClassificationPreprocessor(tokenizer, 16, POSITIONS), label_names=NER_LABELS,
+                                  dropout=0.0)
+    _spread(ner.output_dense)
+    ner.compile(learning_rate=1e-12)
+    ids = ner.tag_ids(TAGS)
+    word_losses = np.concatenate([-np.log(p[np.arange(len(t)), t]) for p, t in zip(
+        ner.predict_word_probabilities(SENTENCES), ids)])
+    weights = np.array([1.0, 4.0, 4.0])[np.concatenate(ids)]  # O 1 (left out), B- and I-Disease 4
+    loss = ner.fit(SENTENCES, TAGS, class_weight={"B-Disease": 4.0, 2: 4.0}, batch_size=len(SENTENCES),
+                   verbose=0).history["loss"][0]
+    # NER's loss is the weighted mean over the words (see default_loss).
+    assert loss == pytest.approx(float(np.sum(weights * word_losses) / np.sum(weights)), rel=1e-4)
+    with pytest.raises(ValueError, match=r"BertQuestionAnswerer's labels are no classes, so class_weight does not"):
+        qa.fit(QA_EXAMPLES, class_weight={0: 1.0}, verbose=0)
+
+
 def test_packed_inputs_follow_keras_batching_and_splitting(clf):
     """Packed arrays go to Keras as they are: predict batches them by batch_size, and fit's schedule covers
     the steps Keras runs: floor(n * (1 - validation_split)) examples, all n when validation_data is given."""

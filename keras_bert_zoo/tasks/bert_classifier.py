@@ -136,6 +136,9 @@ class BertClassifier(Task):
     def takes_pairs_now(self):
         return self._expected_form() is not False
 
+    def weighed_classes(self):
+        return (self.label_names, self.num_classes) if self.problem_type == "multi_class" else None
+
     def takes_label_names(self):
         return self.label_names is not None
 

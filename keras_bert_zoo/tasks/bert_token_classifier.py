@@ -212,6 +212,9 @@ class BertTokenClassifier(Task):
         with tf.control_dependencies(checks):
             return tags.with_flat_values(tf.cast(tf.identity(flat), tf.int32))
 
+    def weighed_classes(self):
+        return self.label_names, len(self.label_names)
+
     def checked_tag_ids(self, sentences, tags):
         """Tag ids for checked `sentences`: one tag sequence per sentence and one
         tag per word, each a label name or id."""

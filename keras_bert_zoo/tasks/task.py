@@ -94,6 +94,17 @@ def _text_rows_as_columns(ds):
     return ds.map(lambda x: (columns(x),))
 
 
+def _weighed_by_class(weights):
+    """A map over `(x, y[, w])` batches that multiplies each label's weight (a token's, for NER) by its class's."""
+    table = tf.constant(weights, tf.float32)
+
+    def weighed(x, y, w=None):
+        by_class = tf.gather(table, tf.cast(y, tf.int32))
+        return x, y, by_class if w is None else tf.cast(w, tf.float32) * by_class
+
+    return weighed
+
+
 def _example_count(x):
     """How many examples in-memory inputs hold (None for a Dataset)."""
     if isinstance(x, tf.data.Dataset):
@@ -447,6 +458,34 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """Whether labels may be strings (names): a classifier's only with `label_names`."""
         return True
 
+    def weighed_classes(self):
+        """`(label names or None, class count)` of the classes `fit`'s `class_weight` weighs; None for a task
+        whose labels are no classes (it refuses `class_weight`)."""
+        return None
+
+    def class_weights(self, class_weight):
+        """Keras' `class_weight` ({class id or label name: weight}) as one weight per class, checked before any
+        graph work; a class left out weighs 1.0, as Keras means it (it failed mid-fit on a class above the
+        largest key given)."""
+        classes = self.weighed_classes()
+        if classes is None:
+            raise ValueError(f"{type(self).__name__}'s labels are no classes, so class_weight does not apply; "
+                             "weigh examples with sample_weight.")
+        if not isinstance(class_weight, dict):
+            raise TypeError(f"class_weight must be a dict {{class: weight}}; got {type(class_weight).__name__}.")
+        names, count = classes
+        weights = [1.0] * count
+        for key, weight in class_weight.items():
+            index = names.index(key) if names and isinstance(key, str) and key in names else key
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
+                raise ValueError(f"class_weight names {key!r}, which is no class of this model: give class ids "
+                                 f"0..{count - 1}" + (f" or label names {names}" if names else "") + ".")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) \
+                    or not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"class_weight[{key!r}] is {weight!r}; a weight is a finite number >= 0.")
+            weights[int(index)] = float(weight)
+        return weights
+
     def holds_labels(self, element_spec, labeled):
         """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone.
 
@@ -682,6 +721,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             The Keras `History` (with `val_*` entries given validation data).
         """
         batch_size = checked_batch_size(batch_size)
+        class_weight = kwargs.pop("class_weight", None)
+        weights = None if class_weight is None else self.class_weights(class_weight)
         x, y = self.standardize_examples(x, y)
         sample_weight = kwargs.pop("sample_weight", None)
         if validation_split and validation_data is None and not isinstance(x, dict):  # Keras splits packed arrays
@@ -693,6 +734,12 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, sample_weight=sample_weight)
         if isinstance(data, dict) and sample_weight is not None:
             kwargs["sample_weight"] = sample_weight  # Keras weighs packed arrays itself
+        if weights is not None:
+            if isinstance(data, dict):
+                kwargs["class_weight"] = dict(enumerate(weights))  # Keras', each class given
+            else:
+                # Into the batches' sample weights, which Keras refuses beside class_weight (NER's are its masks).
+                data = data.map(_weighed_by_class(weights))
         if validation_data is not None:
             val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data), batch_size=batch_size)
             validation_data = val_data if val_labels is None else (val_data, val_labels)
