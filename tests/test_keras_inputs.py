@@ -459,6 +459,25 @@ def test_class_weight_weighs_each_label_by_its_class_as_keras_does(qa):
         qa.fit(QA_EXAMPLES, class_weight={0: 1.0}, verbose=0)
 
 
+def test_evaluate_glue_cuts_long_texts_to_the_window_as_run_classifier_does():
+    """The reported figures read a long text as run_classifier.py, Keras' evaluate and the export do: its first
+    window only. They averaged windows, which training never saw, and differed from evaluate's. A regression's
+    mean squared error against the cut texts' own predictions shows which reading was scored."""
+    tokenizer = _tokenizer()
+    scorer = kbz.BertClassifier(_backbone(tokenizer.vocabulary_size(), 0.0),
+                                BertPreprocessor(tokenizer, sequence_length=16, max_sequence_length=POSITIONS),
+                                num_classes=1, problem_type="regression", dropout=0.0)
+    _spread(scorer.output_dense)
+    words = " ".join(TRAIN + DEV).split()
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(words, 30)) for _ in range(8)]  # 30 pieces, a window of 14
+    cut, windowed = scorer.predict(texts, verbose=0)[:, 0], scorer.predict_proba(texts)[:, 0]
+    assert np.abs(cut - windowed).max() > 1e-2  # the two readings differ on these texts
+    assert scorer.evaluate_glue(texts, cut)["mse"] == pytest.approx(0.0, abs=1e-10)
+    scorer.compile()
+    assert scorer.evaluate(texts, cut, return_dict=True, verbose=0)["loss"] == pytest.approx(0.0, abs=1e-10)
+
+
 def test_packed_inputs_follow_keras_batching_and_splitting(clf):
     """Packed arrays go to Keras as they are: predict batches them by batch_size, and fit's schedule covers
     the steps Keras runs: floor(n * (1 - validation_split)) examples, all n when validation_data is given."""

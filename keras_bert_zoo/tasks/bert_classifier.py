@@ -259,6 +259,9 @@ class BertClassifier(Task):
             logits = self.predict_windowed(x, batch_size=batch_size)
         else:
             logits = self.predict(x, batch_size=batch_size)
+        return self._probabilities(logits)
+
+    def _probabilities(self, logits):
         if self.problem_type == "multi_class":
             shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
             return shifted / shifted.sum(axis=-1, keepdims=True)
@@ -279,6 +282,11 @@ class BertClassifier(Task):
 
     def evaluate_glue(self, x, y=None, batch_size=32):
         """The figures GLUE (and SciBERT) report, over the whole set.
+
+        Texts longer than the window are cut to it, as run_classifier.py,
+        Keras' `evaluate` and the served `classify` read them, so the figures
+        compare with published ones (`predict_proba` reads them whole, by
+        windows).
 
         Args:
             x, y: labelled examples held in memory: texts or pairs and their
@@ -302,7 +310,7 @@ class BertClassifier(Task):
             raise ValueError("evaluate_glue scores examples held in memory, with their labels: "
                              "(texts, labels) or a reader's result; use evaluate() for other forms.")
         labels = self.prepare_labels(y)
-        outputs = self.predict_proba(x, batch_size=batch_size)
+        outputs = self._probabilities(self.predict(x, batch_size=batch_size))
         if self.problem_type == "regression":
             return regression_report(labels, outputs)
         if self.problem_type == "multi_label":
