@@ -171,7 +171,8 @@ def _eval_batch_size(args):
 def _split_or_read_eval(args, read):
     train = read(args.train)
     if args.eval:
-        evaluation = read(args.eval, train.label_names)
+        # Scored against the training file's labels (tags); QA examples have none to share.
+        evaluation = read(args.eval, getattr(train, "label_names", None))
     else:
         total = len(train)
         train, evaluation = train.split(args.eval_fraction, seed=args.seed)
