@@ -293,11 +293,15 @@ def check_finetune(args):
 
 
 def run_finetune(args):
+    import keras
+
     from keras_bert_zoo.training.finetune import METRICS_FILE
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
 
     with output_job(args, file_flags=("train", "eval")):
+        # Before the task is built: its head's initial weights and its dropout layers' seed generators are drawn then.
+        keras.utils.set_random_seed(args.seed)
         task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
         task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)

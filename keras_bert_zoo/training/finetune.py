@@ -70,7 +70,12 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
         output_dir: gets `model/`, `backup/`, `job.json` and TensorBoard
             logs in `logs/` (`keras-bert-zoo report` draws them).
         epochs / batch_size / validation_data / verbose: as `fit`.
-        seed: seeds Keras' random generators first.
+        seed: seeds Keras' random generators (`keras.utils.set_random_seed`)
+            before training, which fixes the shuffling. The task's initial
+            head weights and its dropout layers' seed generators are drawn
+            when it is built: for a reproducible run, call
+            `keras.utils.set_random_seed(seed)` before building it too (the
+            command line does).
         overwrite_output_dir: replace another job's work in `output_dir`.
         claim_output_dir: False when the caller has already claimed
             `output_dir` (the CLI does, before it loads the model).
