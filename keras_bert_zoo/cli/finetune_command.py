@@ -44,7 +44,9 @@ MODEL_HELP = "A fine-tuned model: a `finetune` --output_dir, or its model/."
 
 def _add_data_options(parser):
     parser.add_argument("--format", choices=("glue", "jsonl", "csv"),
-                        help="Data format (default: guessed from the file; glue when --glue_task is given).")
+                        help="Data format (default: guessed from the file; glue when --glue_task is given). csv: "
+                             "a header, then rows separated by tabs (.tsv, or a header with a tab; quotes are "
+                             "text, as in run_classifier.py) or commas (fields may be quoted).")
     parser.add_argument("--glue_task", help="GLUE task of a TSV, e.g. MRPC (implies --format glue; default: the "
                                             "file's folder name).")
     parser.add_argument("--text_column", help=default_help("csv/jsonl: column of the text.", *READ, "text_column"))

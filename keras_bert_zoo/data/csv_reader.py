@@ -10,22 +10,31 @@ from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 def read_csv(path, text_column, label_column, text_b_column=None, label_names=None, delimiter=None,
              regression=False, on_error="raise", multi_label=False):
-    """Read a CSV (or TSV, by extension) with a header into `ClassificationExamples`.
+    """Read a CSV (or TSV) with a header into `ClassificationExamples`.
+
+    A tab-separated file is read as google-research/bert's run_classifier.py
+    reads one: every character is the text's, quotes too. Comma-separated
+    fields may be quoted (`"work, play"`).
 
     Args:
         path: the file.
         text_column / text_b_column / label_column: header names.
         label_names: the labels in id order; default: sorted labels found.
-        delimiter: default `,`, or tab for `.tsv`.
+        delimiter: default tab for `.tsv`, `,` for `.csv`; for another
+            extension (`.txt`), tab when the header line holds one, else `,`.
         regression: parse labels as numbers.
         multi_label: a label field holds any number of names, separated by
             commas ("sports,politics"; empty: none); labels are multi-hot rows.
         on_error: `"raise"` (naming file and line) or `"skip"`.
     """
-    delimiter = delimiter or ("\t" if path.endswith(".tsv") else ",")
     builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error, multi_label=multi_label)
     with utf8_errors_named(path), open(path, encoding="utf-8-sig", newline="") as f:
-        reader = csv.DictReader(f, delimiter=delimiter)
+        delimiter = delimiter or _delimiter(path, f.readline())
+        f.seek(0)
+        tabs = delimiter == "\t"
+        # Quotes in a TSV are text (run_classifier.py: quotechar=None): a text opening with '"' swallowed the rows
+        # after it up to the next quote.
+        reader = csv.DictReader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE if tabs else csv.QUOTE_MINIMAL)
         wanted = [c for c in (text_column, text_b_column, label_column) if c]
         missing = [c for c in wanted if c not in (reader.fieldnames or [])]
         if missing:
@@ -38,11 +47,18 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
             if None in row or None in row.values():
                 found = len(row) - 1 + len(row[None]) if None in row else sum(v is not None for v in row.values())
                 builder.fail(reader.line_num, f"{found} fields but the header has {len(reader.fieldnames)}. "
-                             "Quote fields that hold the delimiter.")
+                             + ("Does a text hold a tab?" if tabs else "Quote fields that hold the delimiter."))
                 continue
             texts = (row[text_column],) + ((row[text_b_column],) if text_b_column else ())
             builder.add(reader.line_num, texts, row[label_column])
     return builder.build()
+
+
+def _delimiter(path, header_line):
+    """The delimiter of a file by its extension; by its header line where the extension does not say."""
+    if path.endswith((".tsv", ".csv")):
+        return "\t" if path.endswith(".tsv") else ","
+    return "\t" if "\t" in header_line else ","
 
 
 def _glue_hint(header):
