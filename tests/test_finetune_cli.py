@@ -252,3 +252,28 @@ def test_seed_makes_finetune_reproducible(tiny_checkpoint, tmp_path):
     first, second = weights("a"), weights("b")
     assert first.keys() == second.keys() and len(first) > 0
     assert all(np.array_equal(first[name], second[name]) for name in first)
+
+
+@pytest.mark.slow
+def test_skipped_rows_are_reported(tiny_checkpoint, tmp_path, capsys):
+    """--skip_bad_rows says how many rows of each file it dropped (stderr, metrics.json); a tab-separated .txt
+    is read with --format csv."""
+    good = [f"{' '.join(WORDS[i:i + 3])}\t{i % 2}" for i in range(8)]
+    bad = ["no label", "a\ttab\tinside\t1"]
+    train, evaluation = tmp_path / "train.txt", tmp_path / "eval.txt"
+    train.write_text("\n".join(["text\tlabel", *good[:3], bad[0], *good[3:]]) + "\n")
+    evaluation.write_text("\n".join(["text\tlabel", *bad, *good[:4]]) + "\n")
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(train),
+                 "--eval_file", str(evaluation), "--format", "csv", "--skip_bad_rows", "--output_dir", str(out),
+                 "--num_train_epochs", "1", "--max_seq_length", "8"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert (metrics["train_examples"], metrics["train_skipped_rows"]) == (len(good), 1)
+    assert (metrics["eval_examples"], metrics["eval_skipped_rows"]) == (4, len(bad))
+    err = capsys.readouterr().err
+    assert f"--skip_bad_rows: 1 bad rows of {train} skipped; {len(good)} examples read" in err
+    assert f"--skip_bad_rows: {len(bad)} bad rows of {evaluation} skipped; 4 examples read" in err
+    assert main(["evaluate", "--model", str(out), "--eval_file", str(evaluation), "--format", "csv",
+                 "--skip_bad_rows"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert (scores["eval_examples"], scores["eval_skipped_rows"]) == (4, len(bad))

@@ -3,6 +3,7 @@
 import json
 import os
 import sys
+import warnings
 
 from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import add_flag
@@ -152,7 +153,7 @@ def _read(path, args, label_names=None, problem_type=None):
         raise UsageError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
                          "reads a CSV/TSV (--format csv) or JSON-lines file.")
     try:
-        return read_classification(
+        data = read_classification(
             path, format=format, glue_task=args.glue_task, label_names=label_names,
             regression=problem_type == "regression", multi_label=multi_label,
             on_error="skip" if args.skip_bad_rows else "raise",
@@ -164,6 +165,16 @@ def _read(path, args, label_names=None, problem_type=None):
         if message == str(e):
             raise
         raise type(e)(message) from None
+    if data.skipped:
+        warnings.warn(f"--skip_bad_rows: {data.skipped} bad rows of {path} skipped; {len(data)} examples read.")
+    return data
+
+
+def _skipped_rows(args, **examples):
+    """`{"train_skipped_rows": n, ...}` for the metrics: the rows of each file `--skip_bad_rows` dropped."""
+    if not args.skip_bad_rows:
+        return {}
+    return {f"{name}_skipped_rows": data.skipped for name, data in examples.items() if data is not None}
 
 
 def _eval_batch_size(args):
@@ -205,7 +216,10 @@ def _finetune_classifier(args):
         sequence_length=args.max_seq_length,
         **given(args, "problem_type"),
     )
-    return task, train.texts, train.labels, lambda: task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args)), len(evaluation)
+    # A held-out split carries its file's count (train's): only an --eval_file has one of its own.
+    skipped = _skipped_rows(args, train=train, eval=evaluation if args.eval else None)
+    return (task, train.texts, train.labels,
+            lambda: {**skipped, **task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args))}, len(evaluation))
 
 
 def _finetune_ner(args):
@@ -381,7 +395,8 @@ def run_evaluate(args):
         if None not in (pairs, task.text_pairs) and pairs != task.text_pairs:
             raise UsageError(f"--eval_file {args.eval} holds {text_form_name(pairs)} but {args.model} was "
                              f"fine-tuned on {text_form_name(task.text_pairs)}: score it on data of the task it learnt.")
-        metrics = {"eval_examples": len(data), **task.evaluate_glue(data, batch_size=args.batch_size)}
+        metrics = {"eval_examples": len(data), **_skipped_rows(args, eval=data),
+                   **task.evaluate_glue(data, batch_size=args.batch_size)}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
 
