@@ -130,3 +130,19 @@ def test_official_mrpc_read_as_a_csv():
                                label_column="Quality")
     glue = read_glue(path)
     assert (data.texts, data.labels, data.label_names, data.skipped) == (glue.texts, glue.labels, glue.label_names, 0)
+
+
+def test_jsonl_regression_reads_the_scores(tmp_path):
+    """read_classification(..., regression=True) on JSON lines gives each line's score (a number, or a number in a
+    string), as on a CSV; it gave the class ids of the sorted label strings."""
+    import json
+
+    rows = [{"text": "A plane is taking off.", "label": 5.0}, {"text": "A man plays a flute.", "label": "3.8"},
+            {"text": "Dogs run.", "label": 0.25}, {"text": "Cats sleep.", "label": 10}]
+    path = tmp_path / "sts.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = read_classification(str(path), regression=True)
+    assert data.labels == [float(row["label"]) for row in rows] and data.label_names is None
+    path.write_text(json.dumps({"text": "x", "label": "high"}) + "\n")
+    with pytest.raises(DataFormatError, match=r"sts.jsonl, line 1: label 'high' is not a number"):
+        read_classification(str(path), regression=True)

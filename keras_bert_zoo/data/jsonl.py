@@ -7,7 +7,7 @@ from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
 def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_names=None, on_error="raise",
-               multi_label=False):
+               multi_label=False, regression=False):
     """Read one JSON object per line into `ClassificationExamples`.
 
     Args:
@@ -17,8 +17,9 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
         on_error: `"raise"` (naming file and line) or `"skip"`.
         multi_label: a label is a list of names (`["sports", "politics"]`;
             `[]`: none), or names separated by commas; labels are multi-hot rows.
+        regression: a label is a number (`3.8`, or `"3.8"`); labels are floats.
     """
-    builder = ExampleBuilder(path, label_names, on_error=on_error, multi_label=multi_label)
+    builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error, multi_label=multi_label)
     with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():

@@ -40,7 +40,7 @@ def read_classification(path, format=None, glue_task=None, text_column="text", t
         return read_glue(path, task=glue_task, on_error=on_error)
     if format == "jsonl":
         return read_jsonl(path, text_column, text_b_column, label_column, label_names, on_error=on_error,
-                          multi_label=multi_label)
+                          multi_label=multi_label, regression=regression)
     if format == "csv":
         return read_csv(path, text_column, label_column, text_b_column, label_names, regression=regression,
                         on_error=on_error, multi_label=multi_label)
