@@ -277,3 +277,40 @@ def test_skipped_rows_are_reported(tiny_checkpoint, tmp_path, capsys):
                  "--skip_bad_rows"]) == 0
     scores = json.loads(capsys.readouterr().out)
     assert (scores["eval_examples"], scores["eval_skipped_rows"]) == (4, len(bad))
+
+
+@pytest.mark.slow
+def test_regression_from_glue_sts_b_and_json_lines(tiny_checkpoint, tmp_path, capsys):
+    """GLUE STS-B trains as regression without --problem_type (as examples/run_glue.py), as JSON lines do with it:
+    the first crashed with "object of type 'NoneType' has no len()", the second trained on class ids."""
+    import keras_bert_zoo as kbz
+
+    folder = tmp_path / "STS-B"
+    folder.mkdir()
+    scores = [5.0, 3.8, 0.5, 2.25, 4.0, 1.0]
+    lines = ["genre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"]
+    lines += [f"main\tMSRvid\t2012\t{i:04d}\tnone\tnone\t{' '.join(WORDS[i:i + 3])}\t{' '.join(WORDS[i + 1:i + 4])}\t"
+              f"{score:.3f}" for i, score in enumerate(scores)]
+    (folder / "train.tsv").write_text("\n".join(lines) + "\n")
+    jsonl = tmp_path / "sts.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": " ".join(WORDS[i:i + 3]), "label": score}) + "\n"
+                             for i, score in enumerate(scores)))
+    for name, train, flags in (("glue", folder / "train.tsv", []), ("jsonl", jsonl, ["--problem_type", "regression"])):
+        out = tmp_path / name
+        assert main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(train),
+                     "--eval_file", str(train), "--output_dir", str(out), "--num_train_epochs", "1",
+                     "--max_seq_length", "8", *flags]) == 0
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert {"pearson", "spearman", "mse"} <= set(metrics) and metrics["eval_examples"] == len(scores)
+        model = kbz.BertClassifier.from_preset(str(out / "model"))
+        assert (model.problem_type, model.num_classes, model.label_names) == ("regression", 1, None)
+        data = kbz.data.read_classification(str(train), regression=True)
+        predictions = model.predict_proba(data.texts)[:, 0]
+        assert data.labels == scores
+        assert metrics["mse"] == pytest.approx(float(((predictions - scores) ** 2).mean()), rel=1e-4)
+    capsys.readouterr()
+    assert main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file",
+                 str(folder / "train.tsv"), "--problem_type", "multi_class", "--output_dir", str(tmp_path / "no"),
+                 "--max_seq_length", "8"]) == 2
+    assert "holds GLUE STS-B's similarity scores, not classes: leave out --problem_type multi_class" in \
+        capsys.readouterr().err

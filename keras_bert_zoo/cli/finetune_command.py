@@ -202,19 +202,24 @@ def _split_or_read_eval(args, read):
 def _finetune_classifier(args):
     from keras_bert_zoo.tasks.bert_classifier import BertClassifier
 
-    regression = args.problem_type == "regression"
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type)
     )
-    if args.problem_type in (None, "multi_class") and len(train.label_names) < 2:
+    problem_type = args.problem_type
+    if train.label_names is None:  # scores, by the reader's own knowledge of the file (GLUE STS-B), as run_glue.py
+        if problem_type not in (None, "regression"):
+            raise UsageError(f"{args.train} holds GLUE STS-B's similarity scores, not classes: leave out "
+                             f"--problem_type {problem_type} (scores are learnt as regression).")
+        problem_type = "regression"
+    if problem_type in (None, "multi_class") and len(train.label_names) < 2:
         raise UsageError(f"{args.train} holds one label ({train.label_names[0]!r}): a classifier learns to tell two "
                          "or more apart. Add examples of the others, or --problem_type regression for scores.")
     task = BertClassifier.from_preset(
         args.preset,
-        num_classes=1 if regression else len(train.label_names),
+        num_classes=1 if problem_type == "regression" else len(train.label_names),
         label_names=train.label_names,
         sequence_length=args.max_seq_length,
-        **given(args, "problem_type"),
+        **({"problem_type": problem_type} if problem_type else {}),
     )
     # A held-out split carries its file's count (train's): only an --eval_file has one of its own.
     skipped = _skipped_rows(args, train=train, eval=evaluation if args.eval else None)
