@@ -314,3 +314,35 @@ def test_regression_from_glue_sts_b_and_json_lines(tiny_checkpoint, tmp_path, ca
                  "--max_seq_length", "8"]) == 2
     assert "holds GLUE STS-B's similarity scores, not classes: leave out --problem_type multi_class" in \
         capsys.readouterr().err
+
+
+def test_evaluate_checks_the_file_before_the_model_loads(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    """evaluate reads --eval_file and checks it against the saved task.json (labels, tags, pairs or single texts)
+    before the weights load; it read the file only after."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.tasks.task import Task
+
+    kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, label_names=["neg", "pos"], text_pairs=False,
+                                   sequence_length=8).save_to_preset(str(tmp_path / "clf"))
+    kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=["O", "B-Disease", "I-Disease"],
+                                        sequence_length=8).save_to_preset(str(tmp_path / "ner"))
+    kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16).save_to_preset(str(tmp_path / "qa"))
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the model loaded before --eval_file was checked")
+
+    monkeypatch.setattr(Task, "from_preset", no_loading)
+    labels, pairs, tags, squad = (tmp_path / name for name in ("labels.csv", "pairs.csv", "tags.tsv", "sq.json"))
+    labels.write_text("text,label\ngood,pos\nbad,maybe\n")
+    pairs.write_text("text,text_b,label\ngood,fine,pos\n")
+    tags.write_text("Familial\tB-Disease\nhypercholesterolemia\tB-Gene\n")
+    squad.write_text('{"data": [')
+    for model, eval_file, flags, words in (
+            ("clf", labels, [], f"{labels}, line 3: unknown label 'maybe'; expected one of ['neg', 'pos']"),
+            ("clf", pairs, ["--text_b_column", "text_b"],
+             f"--eval_file {pairs} holds sentence pairs but {tmp_path / 'clf'} was fine-tuned on single texts"),
+            ("ner", tags, [], f"{tags}:2: unknown tag 'B-Gene'; expected one of ['O', 'B-Disease', 'I-Disease']"),
+            ("qa", squad, [], f"{squad} is not a SQuAD-format file")):
+        assert main(["evaluate", "--model", str(tmp_path / model), "--eval_file", str(eval_file), *flags]) == 2
+        err = capsys.readouterr().err
+        assert words in err, err

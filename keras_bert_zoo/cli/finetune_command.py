@@ -380,28 +380,37 @@ def _load_task(path, **kwargs):
 
 
 def run_evaluate(args):
-    task = _load_task(args.model)
-    if hasattr(task, "evaluate_squad"):
+    from keras_bert_zoo.tasks.task import Task
+
+    # The file is read and checked against what the model was saved with (task.json) before its weights load.
+    found, task_class = _fine_tuned_task(args.model)
+    saved = _saved_task_config(found)
+    if hasattr(task_class, "evaluate_squad"):
         from keras_bert_zoo.data.squad import read_squad
 
         data = read_squad(args.eval)
-        metrics = {"eval_examples": len(data), **task.evaluate_squad(data, args.batch_size)}
-    elif hasattr(task, "evaluate_entities"):
+
+        def scores(task):
+            return task.evaluate_squad(data, args.batch_size)
+    elif hasattr(task_class, "evaluate_entities"):
         from keras_bert_zoo.data.conll import read_conll
 
-        data = read_conll(args.eval, label_names=task.label_names, **given(args, "word_column", "tag_column"))
-        scores = task.evaluate_entities(data.words, data.tags, args.batch_size)
-        metrics = {"eval_examples": len(data), **{"entity_" + k: v for k, v in scores.items()}}
+        data = read_conll(args.eval, label_names=saved.get("label_names"), **given(args, "word_column", "tag_column"))
+
+        def scores(task):
+            return {"entity_" + k: v for k, v in task.evaluate_entities(data.words, data.tags, args.batch_size).items()}
     else:
         from keras_bert_zoo.tasks.bert_classifier import text_form_name
 
-        data = _read(args.eval, args, label_names=task.label_names, problem_type=task.problem_type)
-        pairs = task.examples_are_pairs(list(data.texts))
-        if None not in (pairs, task.text_pairs) and pairs != task.text_pairs:
+        data = _read(args.eval, args, label_names=saved.get("label_names"), problem_type=saved.get("problem_type"))
+        pairs, text_pairs = isinstance(data.texts[0], tuple), saved.get("text_pairs")
+        if text_pairs is not None and pairs != text_pairs:
             raise UsageError(f"--eval_file {args.eval} holds {text_form_name(pairs)} but {args.model} was "
-                             f"fine-tuned on {text_form_name(task.text_pairs)}: score it on data of the task it learnt.")
-        metrics = {"eval_examples": len(data), **_skipped_rows(args, eval=data),
-                   **task.evaluate_glue(data, batch_size=args.batch_size)}
+                             f"fine-tuned on {text_form_name(text_pairs)}: score it on data of the task it learnt.")
+
+        def scores(task):
+            return {**_skipped_rows(args, eval=data), **task.evaluate_glue(data, batch_size=args.batch_size)}
+    metrics = {"eval_examples": len(data), **scores(Task.from_preset(found))}
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
 
@@ -468,12 +477,13 @@ def _read_questions(path):
             if line.strip()]
 
 
-def _saved_text_pairs(model_dir):
-    """A saved classifier's `text_pairs` (see `BertClassifier`), read before it loads: None where not recorded."""
+def _saved_task_config(model_dir):
+    """The config a fine-tuned task was saved with (its `task.json`), read before it loads: `label_names`,
+    a classifier's `problem_type` and `text_pairs` (see `BertClassifier`; absent where not recorded)."""
     from keras_bert_zoo.presets import preset_io
 
     config = preset_io.read_json(model_dir, preset_io.TASK_CONFIG_FILE).get("config", {})
-    return config.get("text_pairs") if isinstance(config, dict) else None
+    return config if isinstance(config, dict) else {}
 
 
 def _classifier_texts(path, lines, text_pairs):
@@ -515,7 +525,7 @@ def run_predict(args):
     else:
         lines = read_text_lines(args.input, "--input_file")
         if not hasattr(task_class, "predict_entities"):
-            texts = _classifier_texts(args.input, lines, _saved_text_pairs(found))
+            texts = _classifier_texts(args.input, lines, _saved_task_config(found).get("text_pairs"))
     task = Task.from_preset(found)
     if hasattr(task, "predict_answers"):
         records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))
