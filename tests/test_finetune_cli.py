@@ -346,3 +346,25 @@ def test_evaluate_checks_the_file_before_the_model_loads(tiny_checkpoint, tmp_pa
         assert main(["evaluate", "--model", str(tmp_path / model), "--eval_file", str(eval_file), *flags]) == 2
         err = capsys.readouterr().err
         assert words in err, err
+
+
+@pytest.mark.slow
+def test_undefined_correlation_is_written_as_null(tiny_checkpoint, tmp_path, capsys):
+    """Gold scores that are all one value leave Pearson and Spearman undefined: metrics.json (and evaluate's
+    output) hold null, which strict JSON readers take, with a warning; they held NaN."""
+    def strict(text):
+        return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the metrics"))
+
+    train = tmp_path / "flat.jsonl"
+    train.write_text("".join(json.dumps({"text": " ".join(WORDS[i:i + 3]), "label": 2.0}) + "\n" for i in range(4)))
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "classify", "--problem_type", "regression", "--preset", tiny_checkpoint,
+                 "--train_file", str(train), "--eval_file", str(train), "--output_dir", str(out),
+                 "--num_train_epochs", "1", "--max_seq_length", "8"]) == 0
+    metrics = strict((out / "metrics.json").read_text())
+    assert (metrics["pearson"], metrics["spearman"]) == (None, None) and metrics["mse"] >= 0
+    assert "warning: pearson, spearman undefined on the 4 evaluation examples" in capsys.readouterr().err
+    assert main(["evaluate", "--model", str(out), "--eval_file", str(train), "--output_file",
+                 str(tmp_path / "m.json")]) == 0
+    assert strict((tmp_path / "m.json").read_text()) == {k: metrics[k] for k in ("eval_examples", "pearson",
+                                                                                 "spearman", "mse")}

@@ -1,6 +1,7 @@
 """`keras-bert-zoo finetune`, `evaluate` and `predict` (classification, NER, QA)."""
 
 import json
+import math
 import os
 import sys
 import warnings
@@ -177,6 +178,16 @@ def _skipped_rows(args, **examples):
     return {f"{name}_skipped_rows": data.skipped for name, data in examples.items() if data is not None}
 
 
+def _json_scores(metrics):
+    """`metrics` as strict JSON holds them: an undefined score (NaN: a correlation where the gold scores, or the
+    predictions, are all one value) is null, with a warning, not the NaN that JSON readers refuse."""
+    undefined = [name for name, value in metrics.items() if isinstance(value, float) and math.isnan(value)]
+    if undefined:
+        warnings.warn(f"{', '.join(undefined)} undefined on the {metrics['eval_examples']} evaluation examples (as a "
+                      "correlation is where the gold scores or the predictions are all one value): written as null.")
+    return {name: None if name in undefined else value for name, value in metrics.items()}
+
+
 def _eval_batch_size(args):
     return args.batch_size or library_default(*FINETUNE, "batch_size")
 
@@ -327,8 +338,8 @@ def run_finetune(args):
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
         task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)
         finetune(task, x, y, args.output, seed=args.seed, claim_output_dir=False, **given(args, "epochs", "batch_size"))
-        metrics = {"task": args.task, "preset": args.preset, "train_examples": len(x), "eval_examples": eval_count,
-                   **evaluate()}
+        metrics = _json_scores({"task": args.task, "preset": args.preset, "train_examples": len(x),
+                                "eval_examples": eval_count, **evaluate()})
         write_json(os.path.join(args.output, METRICS_FILE), metrics)
     print(json.dumps(metrics, indent=2))
 
@@ -410,7 +421,7 @@ def run_evaluate(args):
 
         def scores(task):
             return {**_skipped_rows(args, eval=data), **task.evaluate_glue(data, batch_size=args.batch_size)}
-    metrics = {"eval_examples": len(data), **scores(Task.from_preset(found))}
+    metrics = _json_scores({"eval_examples": len(data), **scores(Task.from_preset(found))})
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
 
