@@ -138,10 +138,16 @@ def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()
     (folder / "train.tsv").write_text("sentence\tlabel\ngood\t1\nbad\tmaybe\n")
-    code = main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(folder / "train.tsv"),
-                 "--output_dir", str(tmp_path / "o"), "--max_seq_length", "16"])
-    assert code == 2
-    assert "train.tsv, line 3: unknown label 'maybe'" in capsys.readouterr().err
+    # A refused job creates nothing: not its --output_dir, nor the parents it made for it (runs/ was left behind);
+    # a parent that was there stays, with what it holds.
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "notes.txt").write_text("mine")
+    for output_dir in (tmp_path / "runs" / "sst" / "o", tmp_path / "kept" / "sst" / "o"):
+        code = main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file",
+                     str(folder / "train.tsv"), "--output_dir", str(output_dir), "--max_seq_length", "16"])
+        assert code == 2
+        assert "train.tsv, line 3: unknown label 'maybe'" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists() and os.listdir(tmp_path / "kept") == ["notes.txt"]
 
 
 @pytest.mark.subprocess

@@ -251,18 +251,40 @@ def finish_job(output_dir, status="finished"):
     write_job(output_dir, record)
 
 
+def _outermost_missing(path):
+    """The outermost directory of `path` (it, or a parent) that does not exist yet; None when `path` exists."""
+    path, missing = os.path.abspath(path), None
+    while not os.path.exists(path):
+        path, missing = os.path.dirname(path), path
+    return missing
+
+
+def _remove_created(output_dir, outermost):
+    """Remove `output_dir`, then its parents up to `outermost` (those the job made) while they are empty: another
+    process may have written into one since."""
+    shutil.rmtree(output_dir)
+    path = os.path.abspath(output_dir)
+    while path != outermost:
+        path = os.path.dirname(path)
+        try:
+            os.rmdir(path)
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
                 overwrite_flag="--overwrite_output_dir", added_items=()):
     """Claim `output_dir` for a job (see `claim_output_dir`) and record how it ended.
 
-    A job that fails before writing anything leaves no directory behind; one
-    that fails later is marked "failed" (or "interrupted" on Ctrl-C).
+    A job that fails before writing anything leaves no directory behind (nor
+    the parents it made: `runs/` of `runs/a`); one that fails later is marked
+    "failed" (or "interrupted" on Ctrl-C).
 
     Yields:
         True when the job resumes its own backup.
     """
-    created = not os.path.exists(output_dir)
+    created = _outermost_missing(output_dir)
     resume = claim_output_dir(output_dir, command, fingerprint, args=args, owned=owned, overwrite=overwrite,
                               overwrite_flag=overwrite_flag, added_items=added_items)
     if resume:
@@ -274,7 +296,7 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
         raise
     except BaseException:
         if created and os.listdir(output_dir) == [JOB_FILE]:
-            shutil.rmtree(output_dir)  # failed before writing anything: leave no empty output behind
+            _remove_created(output_dir, created)  # failed before writing anything: leave no empty output behind
         else:
             finish_job(output_dir, "failed")
         raise
