@@ -48,3 +48,25 @@ def test_cli_writes_json_lines(tiny_checkpoint, tmp_path):
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 2 and [f["token"] for f in records[0]["features"]] == ["[CLS]", "all", "work", "[SEP]"]
     assert len(records[1]["features"][0]["layers"][1]["values"]) == 4  # hidden size of the tiny model
+
+
+def test_cli_reads_pairs_and_standard_input_as_extract_features_py(tiny_checkpoint, tmp_path, monkeypatch):
+    """A pair is parted by " ||| " (spaces included) at its last, as extract_features.py's regular expression
+    parts it; "x|||y" split at its first "|||" without spaces. '-' reads standard input, as encode does."""
+    import io
+    import re
+
+    lines = ["all work ||| and no ||| play", "makes|||jack", "a dull ||| boy"]
+    out = tmp_path / "features.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    assert main(["extract-features", "--input_file", "-", "--output_file", str(out), "--preset", tiny_checkpoint,
+                 "--layers=-1", "--max_seq_length", "16"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    tokenizer = kbz.BertTokenizer.from_preset(tiny_checkpoint)
+    for line, record in zip(lines, records, strict=True):
+        google = re.match(r"^(.*) \|\|\| (.*)$", line)  # extract_features.py's read_examples
+        texts = google.groups() if google else (line,)
+        expected = ["[CLS]"] + [t for text in texts for t in (
+            *(tokenizer.id_to_token(int(i)) for i in tokenizer(text).numpy()), "[SEP]")]
+        assert [f["token"] for f in record["features"]] == expected
+    assert [f["token"] for f in records[0]["features"]].count("[SEP]") == 2  # parted at its last " ||| "

@@ -2,7 +2,7 @@
 
 import sys
 
-from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import file_or_stdin
 from keras_bert_zoo.cli.flag_types import int_list
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
@@ -22,8 +22,8 @@ def add_parser(subparsers):
         "extract-features",
         help="Write per-token vectors from chosen layers (google-research/bert's extract_features.py format).",
     )
-    parser.add_argument("--input_file", required=True, type=existing_file,
-                        help="One text per line; 'text_a ||| text_b' for pairs.")
+    parser.add_argument("--input_file", required=True, type=file_or_stdin,
+                        help="One text per line ('-': standard input); 'text_a ||| text_b' for pairs.")
     parser.add_argument("--output_file", required=True, type=output_file, help="JSON lines output.")
     parser.add_argument("--preset", default=DEFAULT_PRESET, help="Preset name, directory, hf:// handle or URL.")
     parser.add_argument("--layers", type=int_list,
@@ -44,13 +44,18 @@ def check(args):
     args.lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
 
 
+def _text_or_pair(line):
+    """extract_features.py's reading of a line: a pair where " ||| " (spaces included) parts it, at its last."""
+    text_a, separator, text_b = line.rpartition(" ||| ")
+    return (text_a, text_b) if separator else line
+
+
 def run(args):
     from keras_bert_zoo.tasks.feature_extraction import extract_features
     from keras_bert_zoo.tasks.feature_extraction import write_features
 
     lines = args.lines
-    # extract_features.py separates the two texts of a pair with " ||| ".
-    texts = [tuple(part.strip() for part in line.split("|||", 1)) if "|||" in line else line for line in lines]
+    texts = [_text_or_pair(line) for line in lines]
     records = extract_features(texts, preset=args.preset, progress=True,
                                **given(args, "layers", "batch_size", max_seq_length="sequence_length"))
     write_features(records, args.output_file)
