@@ -51,7 +51,10 @@ def test_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts)]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["text"] for r in records] == ["all work and no play", "jack a dull boy"]
-    assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"]) - 1) < 1e-4 for r in records)
+    assert all(r["label"] in ("0", "1") and abs(sum(r["probabilities"].values()) - 1) < 1e-4 for r in records)
+    # Each probability by its label's name (a list left the order to be guessed), the label the likeliest.
+    assert all(list(r["probabilities"]) == ["0", "1"] and r["label"] == max(r["probabilities"],
+                                                                          key=r["probabilities"].get) for r in records)
     # An empty line was dropped, shifting the rows after it against their lines.
     texts.write_text("all work and no play\n\njack a dull boy\n")
     assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts),

@@ -435,14 +435,15 @@ def _classification_records(task, texts, batch_size):
     for text, row in zip(texts, outputs):
         if task.problem_type == "regression":
             yield {"text": text, "value": float(row[0])}
-        elif task.problem_type == "multi_label":
-            # Every label's probability, by name: the chosen ones are those at or above the threshold.
+            continue
+        # Every label's probability, by name (a list would leave its order to be guessed).
+        probabilities = {str(name): round(float(p), 6) for name, p in zip(names, row)}
+        if task.problem_type == "multi_label":  # the chosen labels: those at or above the threshold
             yield {"text": text, "labels": [name for name, p in zip(names, row) if p >= task.threshold],
-                   "probabilities": {str(name): round(float(p), 6) for name, p in zip(names, row)}}
+                   "probabilities": probabilities}
         else:
             best = int(row.argmax())
-            yield {"text": text, "label": names[best], "score": float(row[best]),
-                   "probabilities": [round(float(p), 6) for p in row]}
+            yield {"text": text, "label": names[best], "score": float(row[best]), "probabilities": probabilities}
 
 
 # What predict writes beside each question: an input field of one of these names would be overwritten.
