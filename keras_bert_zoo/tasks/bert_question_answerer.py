@@ -199,7 +199,7 @@ class BertQuestionAnswerer(Task):
                 raise ValueError(
                     f"QA example {unanswered[0]} (id {examples.ids[unanswered[0]]!r}) has no answer, but the model "
                     "is in SQuAD v1.1 mode. Give it an answer, drop it, or create the model with "
-                    "version_2_with_negative=True."
+                    "version_2_with_negative=True (finetune --version_2_with_negative on the command line)."
                 )
         return examples
 
