@@ -375,28 +375,37 @@ def test_output_file_problems_are_refused_before_any_work(tmp_path, capsys, monk
     assert corpus.read_text().startswith("One cell.") and sorted(os.listdir(tmp_path)) == ["a_file", "corpus.txt"]
 
 
-def test_a_rerun_with_another_shard_count_replaces_the_earlier_shards(tmp_path, capsys):
+def test_a_rerun_with_another_shard_count_names_the_earlier_shards_and_deletes_nothing(tmp_path, capsys):
+    """An earlier run's shards of another count, which a glob of OUT-* reads with the new ones, are named. They
+    were removed, and so were input files named like shards (a corpus wiki-00000-of-00002.txt written to
+    --output_file wiki.txt was deleted); shards that would overwrite an input are refused."""
     from keras_bert_zoo.cli.main import main
 
+    text = "\n\n".join(f"Cell {i} grew.\nGene {i} fell.\nMouse {i} ran." for i in range(6)) + "\n"
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n\n".join(f"Cell {i} grew.\nGene {i} fell.\nMouse {i} ran." for i in range(6)) + "\n")
+    corpus.write_text(text)
     out = tmp_path / "data" / "out.tfrecord"
 
-    def write(shards):
-        assert main(["create-pretraining-data", "--preset", "minilm_l6_h384_en_uncased", "--input_file", str(corpus),
-                     "--output_file", str(out), "--num_shards", str(shards), "--dupe_factor", "1"]) == 0
-        return sorted(os.listdir(out.parent)), capsys.readouterr().err
+    def write(shards, source=corpus, output=out):
+        code = main(["create-pretraining-data", "--preset", "minilm_l6_h384_en_uncased", "--input_file", str(source),
+                     "--output_file", str(output), "--num_shards", str(shards), "--dupe_factor", "1"])
+        return code, sorted(os.listdir(output.parent)), capsys.readouterr().err
 
-    three, _ = write(3)
-    assert three == [f"out-0000{i}-of-00003.tfrecord" for i in range(3)]
-    # The three were left beside the two, and `out-*` read both runs' instances.
-    two, err = write(2)
-    assert two == [f"out-0000{i}-of-00002.tfrecord" for i in range(2)]
-    assert "warning: Removed 3 files an earlier run wrote for --output_file" in err
-    assert len(list(read_pretraining_records(str(out.parent / "out-*")))) == len(
-        list(read_pretraining_records(str(out.parent / "out-*-of-00002.tfrecord"))))
-    assert write(1)[0] == ["out.tfrecord"]
-    assert write(2)[0] == two
+    assert write(3)[:2] == (0, [f"out-0000{i}-of-00003.tfrecord" for i in range(3)])
+    code, names, err = write(2)
+    assert code == 0 and len(names) == 5  # nothing deleted
+    assert "3 files beside the new shards are named as --output_file" in err and "out-00000-of-00003" in err
+    # A corpus named like shards of the output is read, never deleted, and not named as an earlier run's.
+    corpus_dir = tmp_path / "wiki"
+    corpus_dir.mkdir()
+    for i in range(2):
+        (corpus_dir / f"wiki-0000{i}-of-00002.txt").write_text(text)
+    code, names, err = write(1, source=corpus_dir / "wiki-*.txt", output=corpus_dir / "wiki.txt")
+    assert code == 0 and names == ["wiki-00000-of-00002.txt", "wiki-00001-of-00002.txt", "wiki.txt"]
+    assert "named as --output_file" not in err
+    code, names, err = write(2, source=corpus_dir / "wiki-*.txt", output=corpus_dir / "wiki.txt")
+    assert code == 2 and "would write" in err and "an --input_file" in err
+    assert (corpus_dir / "wiki-00000-of-00002.txt").read_text() == text
 
 
 def test_a_max_predictions_per_seq_far_from_the_masking_rate_is_named(tokenizer, wikitext):

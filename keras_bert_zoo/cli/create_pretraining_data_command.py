@@ -62,8 +62,8 @@ def add_parser(subparsers):
                         help="Corpus file(s), comma-separated (globs allowed).")
     parser.add_argument("--output_file", required=True, type=output_files,
                         help="Output TFRecord file, or comma-separated files (shards), written atomically. With "
-                             "--num_shards, files an earlier run wrote for this name with another count are "
-                             "removed once the new shards are in place.")
+                             "--num_shards, files named as its shards of another count (an earlier run's?) are "
+                             "named in a warning, not removed.")
     parser.add_argument("--num_shards", type=positive_int, default=1,
                         help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
     vocabulary = parser.add_mutually_exclusive_group(required=True)
@@ -129,7 +129,7 @@ def check(args):
 def run(args):
     from keras_bert_zoo.data.pretraining_corpus import read_documents
     from keras_bert_zoo.data.pretraining_records import record_files
-    from keras_bert_zoo.data.pretraining_records import remove_other_shard_counts
+    from keras_bert_zoo.data.pretraining_records import other_shard_counts
     from keras_bert_zoo.data.pretraining_records import shard_paths
     from keras_bert_zoo.data.pretraining_records import write_pretraining_records
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
@@ -137,19 +137,24 @@ def run(args):
 
     config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
     inputs = record_files(args.input_file)
+    single = "," not in args.output_file
+    outputs = shard_paths(args.output_file, args.num_shards) if single else args.output_file.split(",")
+    taken = {os.path.realpath(path) for path in inputs} & {os.path.realpath(path) for path in outputs}
+    if taken:
+        raise UsageError(f"--output_file {args.output_file} would write {sorted(taken)[0]}, an --input_file: the "
+                         "records would replace the corpus. Pass another --output_file.")
     tokenizer = _tokenizer(args)
     documents = read_documents(inputs, tokenizer, progress=True, **given(args, "corpus_format"))
     instances = create_pretraining_instances(documents, tokenizer, config, progress=True)
-    single = "," not in args.output_file
-    outputs = shard_paths(args.output_file, args.num_shards) if single else args.output_file.split(",")
     count = write_pretraining_records(instances, outputs, progress=True)
     if single:
-        # A rerun under the same --output_file replaces its output, as it replaces a single file: an earlier run's
-        # shards of another count would be read with the new ones by the glob that reads them (OUT-*), mixing
-        # two runs' instances. Removed only now, once the new shards are in place.
-        stale = remove_other_shard_counts(args.output_file, args.num_shards)
-        if stale:
-            warnings.warn(f"Removed {len(stale)} file{'s' * (len(stale) > 1)} an earlier run wrote for --output_file "
-                          f"{args.output_file} with another --num_shards: {', '.join(stale[:3])}"
-                          f"{' ...' if len(stale) > 3 else ''}.")
+        # An earlier run's shards of another count are read with the new ones by a glob of OUT-*, mixing two
+        # runs' instances; named, not removed (another tool, or the corpus itself, may have written them).
+        others = [path for path in other_shard_counts(args.output_file, args.num_shards)
+                  if os.path.realpath(path) not in {os.path.realpath(i) for i in inputs}]
+        if others:
+            warnings.warn(f"{len(others)} file{'s' * (len(others) > 1)} beside the new shards {'are' if len(others) > 1 else 'is'} "
+                          f"named as --output_file {args.output_file}'s with another --num_shards: "
+                          f"{', '.join(others[:3])}{' ...' if len(others) > 3 else ''}. A glob of them all reads both "
+                          "runs' instances: remove them if an earlier run wrote them.")
     print(f"{count} instances from {len(documents)} documents -> {', '.join(outputs)}")

@@ -31,23 +31,22 @@ def shard_paths(output_file, num_shards):
     return [f"{root}-{i:05d}-of-{num_shards:05d}{extension}" for i in range(num_shards)]
 
 
-def remove_other_shard_counts(output_file, num_shards):
-    """Remove what an earlier run with another `num_shards` wrote for `output_file` (the file itself, or
-    `OUT-0000i-of-0000M` shards of another M); the shards of `num_shards` are left.
+def other_shard_counts(output_file, num_shards):
+    """Files named as `output_file`'s shards of another count than `num_shards` (`OUT-0000i-of-0000M`, or
+    `output_file` itself beside shards): perhaps an earlier run's, which a glob of `OUT-*` reads with the new
+    shards. Named, not removed: nothing says which tool wrote them.
 
     Returns:
-        The removed paths.
+        Their paths, sorted.
     """
     root, extension = os.path.splitext(output_file)
     shard = re.compile(re.escape(os.path.basename(root)) + r"-\d{5,}-of-(\d{5,})" + re.escape(extension))
     directory = os.path.dirname(output_file)
-    stale = [os.path.join(directory, name) for name in os.listdir(directory or ".")
+    found = [os.path.join(directory, name) for name in os.listdir(directory or ".")
              if (match := shard.fullmatch(name)) and int(match[1]) != num_shards]
     if num_shards != 1 and os.path.isfile(output_file):
-        stale.append(output_file)
-    for path in stale:
-        os.remove(path)
-    return sorted(stale)
+        found.append(output_file)
+    return sorted(found)
 
 
 def write_pretraining_records(instances, output_files, progress=False):
