@@ -62,8 +62,8 @@ def add_parser(subparsers):
                         help="Corpus file(s), comma-separated (globs allowed).")
     parser.add_argument("--output_file", required=True, type=output_files,
                         help="Output TFRecord file, or comma-separated files (shards), written atomically. With "
-                             "--num_shards, files named as its shards of another count (an earlier run's?) are "
-                             "named in a warning, not removed.")
+                             "--num_shards, files named as its shards of another count (perhaps an earlier run's) "
+                             "are named in a warning, not removed.")
     parser.add_argument("--num_shards", type=positive_int, default=1,
                         help="Split --output_file into N shards named OUT-0000i-of-0000N.tfrecord.")
     vocabulary = parser.add_mutually_exclusive_group(required=True)
