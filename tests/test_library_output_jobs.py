@@ -222,3 +222,28 @@ def test_a_second_run_of_a_running_job_is_refused_except_among_its_workers(tmp_p
         sleeper.wait()
     monkeypatch.delenv("TF_CONFIG")
     claim_output_dir(out, "pretrain", fingerprint, owned=owned)  # its process is gone: the job may run again
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="process states and start times come from /proc")
+def test_a_dead_runs_reused_id_or_unreaped_process_is_no_running_job(tmp_path):
+    """A killed run's id given to a later process, or its process not yet reaped (a zombie), is no running job:
+    the job was refused until --overwrite_output_dir deleted the backup it would resume from."""
+    from keras_bert_zoo.utils.job_record import claim_output_dir
+
+    fingerprint, owned = {"--input_file": "a.tfrecord"}, (("model",), ("backup",))
+    out = str(tmp_path / "run")
+    claim_output_dir(out, "pretrain", fingerprint, owned=owned)
+    record = json.load(open(os.path.join(out, JOB_FILE)))
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        while open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+            pass  # it exits; unreaped (no wait), it stays a zombie
+        for pid, started in ((later.pid, "2000-01-01T00:00:00+00:00"), (zombie.pid, record["started"])):
+            with open(os.path.join(out, JOB_FILE), "w") as f:
+                json.dump(dict(record, pid=pid, started=started), f)
+            assert claim_output_dir(out, "pretrain", fingerprint, owned=owned) is False
+    finally:
+        for process in (later, zombie):
+            process.kill()
+            process.wait()

@@ -26,8 +26,23 @@ def _umask():
     return mask
 
 
-def process_is_alive(pid):
-    """Whether a process with this id runs on this host."""
+def _linux_process(pid):
+    """`(state, start time as a POSIX timestamp)` of a process, from /proc; None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            stat = f.read()
+        with open("/proc/stat", encoding="ascii") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        fields = stat[stat.rindex(")") + 2:].split()  # after the command's name, which may hold spaces
+        return fields[0], boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
+def process_is_alive(pid, started_by=None):
+    """Whether a process with this id runs on this host: not one that has exited and waits to be reaped (a
+    zombie), nor, given `started_by` (a POSIX timestamp), one that started after it (a later process given a
+    dead one's id), where /proc tells."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -35,8 +50,13 @@ def process_is_alive(pid):
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # it exists, under another user
-    return True
+        pass  # it exists, under another user
+    found = _linux_process(pid)
+    if found is None:
+        return True
+    state, start = found
+    # A few seconds' slack: /proc's boot time is in whole seconds, a job's start time too.
+    return state != "Z" and (started_by is None or start <= started_by + 5)
 
 
 def _prefix(kind, final_path):

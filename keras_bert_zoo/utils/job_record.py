@@ -85,6 +85,14 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def _timestamp(text):
+    """A record's ISO time as a POSIX timestamp (None where it holds none)."""
+    try:
+        return datetime.datetime.fromisoformat(text).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
 def _versions():
     import keras
     import tensorflow as tf
@@ -201,7 +209,7 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
     if job and job.get("command", command) != command:
         difference = f"{output_dir} was written by a {job['command']} job, not {command}"
     if job and job.get("status") == "running" and job.get("host") == socket.gethostname() \
-            and job.get("pid") != os.getpid() and process_is_alive(job.get("pid")):
+            and job.get("pid") != os.getpid() and process_is_alive(job.get("pid"), _timestamp(job.get("started"))):
         if difference:
             raise OutputDirectoryError(f"{output_dir} is being written by another running job (pid {job['pid']}; "
                                        f"{difference}): wait for it or choose another output directory.")
