@@ -115,6 +115,26 @@ def test_tab_separated_files_keep_their_quotes(tmp_path):
         read_classification(str(path))
     skipped = read_classification(str(path), on_error="skip")
     assert (skipped.texts, skipped.skipped) == (["b"], 1)
+    # A CSV writer's quoting (pandas' to_csv(sep="\t"), csv.writer) stays in the texts, as run_classifier.py
+    # reads it, but is named: it was read silently ('"He said ""hi"""' as a text), or failed on the row a quoted
+    # tab split with advice that did not say why.
+    import csv
+    import warnings
+
+    path = tmp_path / "written.tsv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, delimiter="\t").writerows([["text", "label"], ["plain", "x"], ['He said "hi"', "y"]])
+    with pytest.warns(UserWarning, match=r"written.tsv, line 3: a field looks quoted by a CSV writer. .*QUOTE_NONE"):
+        assert read_classification(str(path)).texts == [line.split("\t")[0] for line in
+                                                       path.read_text().splitlines()[1:]]
+    with open(path, "w", newline="") as f:
+        csv.writer(f, delimiter="\t").writerows([["text", "label"], ["a\ttab", "x"], ["plain", "y"]])
+    with pytest.raises(DataFormatError, match=r"line 2: 3 fields .* A field looks quoted by a CSV writer"):
+        read_classification(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a text that only opens with a quote is no CSV writer's
+        path.write_text('text\tlabel\n"Aspirin" is an NSAID.\tx\n"Unclosed quote\ty\n')
+        assert read_classification(str(path)).texts == ['"Aspirin" is an NSAID.', '"Unclosed quote']
     # Comma-separated files (.csv, or a .txt whose header has no tab) still take quoted fields.
     for name in ("data.csv", "commas.txt"):
         path = tmp_path / name

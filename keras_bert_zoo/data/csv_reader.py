@@ -1,6 +1,8 @@
 """CSV / TSV files with named columns."""
 
 import csv
+import re
+import warnings
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 from keras_bert_zoo.data.errors import DataFormatError
@@ -42,16 +44,38 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
                 f"{path}, line 1: no column(s) {missing} in the header {reader.fieldnames}. "
                 "Name the columns with text_column / text_b_column / label_column." + _glue_hint(reader.fieldnames)
             )
+        csv_quoted = None  # the first line whose field looks quoted by a CSV writer
         for row in reader:
+            fields = [v for v in row.values() if isinstance(v, str)]
+            if tabs and csv_quoted is None and any(_CSV_QUOTED.fullmatch(v) for v in fields):
+                csv_quoted = reader.line_num
             # DictReader files surplus fields under None and fills missing ones with None.
             if None in row or None in row.values():
                 found = len(row) - 1 + len(row[None]) if None in row else sum(v is not None for v in row.values())
+                # A quote opened and not closed in its field: a CSV writer's, around a tab or a line break.
+                opened = tabs and any(_CSV_OPENED.fullmatch(v) for v in fields)
+                quoted = opened or csv_quoted is not None
                 builder.fail(reader.line_num, f"{found} fields but the header has {len(reader.fieldnames)}. "
-                             + ("Does a text hold a tab?" if tabs else "Quote fields that hold the delimiter."))
+                             + ("Does a text hold a tab?" + (" A field looks quoted by a CSV writer." + _CSV_QUOTING
+                                                               if quoted else "")
+                                if tabs else "Quote fields that hold the delimiter."))
                 continue
             texts = (row[text_column],) + ((row[text_b_column],) if text_b_column else ())
             builder.add(reader.line_num, texts, row[label_column])
+    if csv_quoted is not None:
+        warnings.warn(f"{path}, line {csv_quoted}: a field looks quoted by a CSV writer." + _CSV_QUOTING, stacklevel=2)
     return builder.build()
+
+
+# A field a CSV writer quoted (pandas' to_csv(sep="\t"), csv.writer): whole, with its quotes doubled (a text
+# quoted whole is no sign: MRPC has them); and one it opened, to close it past a tab or a line break.
+_CSV_QUOTED = re.compile(r'"(?:[^"]|"")*""(?:[^"]|"")*"')
+_CSV_OPENED = re.compile(r'"(?:[^"]|"")*')
+
+
+_CSV_QUOTING = (" Quotes in a tab-separated file are text, as run_classifier.py reads TSVs, so a CSV writer's "
+                "quoting stays in the texts: write the file without it (pandas: to_csv(sep='\\t', "
+                "quoting=csv.QUOTE_NONE)), or as a .csv.")
 
 
 def _delimiter(path, header_line):
