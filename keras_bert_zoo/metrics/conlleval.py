@@ -38,8 +38,10 @@ def _split(tag):
 def extract_chunks(tags):
     """Return `[(type, start, end_exclusive)]` for one tag sequence.
 
-    Graph twin (BIO tags, which exports take): `token_classifier_signatures._chunk_begins`; parity:
+    Graph twin: `token_classifier_signatures._chunk_begins`; parity:
     `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
+
+    The graph twin reads BIO tags alone, the only ones an export takes.
     """
     chunks = []
     start = None
