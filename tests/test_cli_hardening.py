@@ -722,3 +722,24 @@ def test_pretraining_commands_check_the_preset_and_length_before_tensorflow_load
     _refused(capsys, create + ["--vocab_file", files["file"], "--max_seq_length", "4"], "--max_seq_length 4",
              "pass at least 5")
     assert sorted(os.listdir(files["tmp"])) == ["SST-2", "a_file", "corpus.txt"]
+
+
+def test_evaluate_refuses_a_classification_files_options_for_an_ner_model(tiny_checkpoint, tmp_path, capsys,
+                                                                          monkeypatch):
+    """--skip_bad_rows, --text_column ... read classification files; given to evaluate an NER model they were
+    ignored in silence. Refused before the model loads, naming the model's kind."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.tasks.task import Task
+
+    model = tmp_path / "ner"
+    kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=["O", "B-X", "I-X"]).save_to_preset(str(model))
+    conll = tmp_path / "dev.tsv"
+    conll.write_text("all\tB-X\nwork\tI-X\n")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the model loaded before the flags were checked")
+
+    monkeypatch.setattr(Task, "from_preset", forbidden)
+    for extra, flag in ((["--skip_bad_rows"], "--skip_bad_rows"), (["--text_column", "t"], "--text_column")):
+        _refused(capsys, ["evaluate", "--model", str(model), "--eval_file", str(conll), *extra],
+                 f"{flag} is for --task classify; {model} (a ner model) does not read it")

@@ -298,14 +298,19 @@ TASK_FLAGS = {
 }
 
 
-def _check_task_flags(args):
-    for task, names in TASK_FLAGS.items():
-        # `is`, not `in`: 0.0 == False, and --null_score_diff_threshold 0 is given.
-        given_names = [name for name in names if getattr(args, name) is not None and getattr(args, name) is not False]
-        if given_names and args.task != task:
+def _check_task_flags(args, task=None, reader=None):
+    """Refuse flags that only another task reads (`task`: the one that runs, by default --task; `reader`: how
+    the message names it, by default "--task TASK")."""
+    task = task or args.task
+    reader = reader or f"--task {task}"
+    for other, names in TASK_FLAGS.items():
+        # `is`, not `in`: 0.0 == False, and --null_score_diff_threshold 0 is given. A command may not have them all.
+        given_names = [name for name in names
+                       if getattr(args, name, None) is not None and getattr(args, name, None) is not False]
+        if given_names and task != other:
             flags = ", ".join(f"--{name}" for name in given_names)
-            raise UsageError(f"{flags} {'is' if len(given_names) == 1 else 'are'} for --task {task}; --task "
-                             f"{args.task} does not read {'it' if len(given_names) == 1 else 'them'}: leave "
+            raise UsageError(f"{flags} {'is' if len(given_names) == 1 else 'are'} for --task {other}; {reader} "
+                             f"does not read {'it' if len(given_names) == 1 else 'them'}: leave "
                              f"{'it' if len(given_names) == 1 else 'them'} out.")
 
 
@@ -395,6 +400,10 @@ def run_evaluate(args):
 
     # The file is read and checked against what the model was saved with (task.json) before its weights load.
     found, task_class = _fine_tuned_task(args.model)
+    kind = "qa" if hasattr(task_class, "evaluate_squad") else "ner" if hasattr(task_class, "evaluate_entities") \
+        else "classify"
+    # A classification file's options, given for an NER or QA model, were ignored in silence.
+    _check_task_flags(args, kind, reader=f"{args.model} (a {kind} model)")
     saved = _saved_task_config(found)
     if hasattr(task_class, "evaluate_squad"):
         from keras_bert_zoo.data.squad import read_squad
