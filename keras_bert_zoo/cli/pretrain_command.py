@@ -6,7 +6,6 @@ library's (`pretrain`, `pretrain_from_records`, `PretrainingDataConfig`): only
 the flags given are passed on.
 """
 
-import argparse
 import json
 
 from keras_bert_zoo.cli.create_pretraining_data_command import DATA_CONFIG
