@@ -1,5 +1,6 @@
 """Pretraining instances: google-research/bert's masking and NSP semantics, records, CLI."""
 
+import hashlib
 import os
 import re
 
@@ -172,8 +173,14 @@ def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tm
     assert f"{len(records)} instances from 3 documents" in capsys.readouterr().out
     assert len(records) > 50
     example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(str(out)))).numpy())
-    assert sorted(example.features.feature) == sorted(["token_ids", "segment_ids", "padding_mask", "mask_positions",
-                                                       "mask_ids", "mask_weights", "next_sentence_label"])
+    features = example.features.feature
+    assert sorted(features) == sorted(["token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids",
+                                       "mask_weights", "next_sentence_label", "vocabulary_sha256", "lowercase"])
+    # The vocabulary the ids index, and its casing, as create-pretraining-data was told them.
+    tokens = vocab.read_text().splitlines()
+    assert features["vocabulary_sha256"].bytes_list.value == [
+        hashlib.sha256("\n".join(tokens).encode()).hexdigest()[:16].encode()]
+    assert features["lowercase"].int64_list.value == [1]
     sample = shared_path("corpus", "bert_sample_text", "sample_text.txt")
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_info:  # no vocabulary: a usage error of the parser, as --help shows it
@@ -252,6 +259,53 @@ def test_a_record_outside_the_vocabulary_past_the_first_checked_stops_training_n
     with pytest.raises(ValueError, match=rf"r\.tfrecord: {re.escape(OUT_OF_VOCABULARY)}"):
         kbz.pretrain_from_records(str(tmp_path / "run"), path, num_train_steps=count, preset=kbz.DEFAULT_PRESET,
                                   batch_size=2, checkpoint_every=count, verbose=0)
+
+
+def test_records_of_another_vocabulary_of_the_same_size_are_refused_before_a_model_loads(
+        tokenizer, wikitext, tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+    from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
+
+    # Another vocabulary of the same size: two tokens swapped, so every id stays in range.
+    tokens = tokenizer.get_vocabulary()
+    swapped = list(tokens)
+    swapped[2000], swapped[2001] = swapped[2001], swapped[2000]
+    (tmp_path / "other_vocab.txt").write_text("\n".join(swapped) + "\n")
+    other = kbz.BertTokenizer(str(tmp_path / "other_vocab.txt"), lowercase=True)
+    assert other.vocabulary_size() == tokenizer.vocabulary_size()
+    config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
+    instances = create_pretraining_instances(wikitext[:4], other, config)
+    tagged = str(tmp_path / "tagged.tfrecord")
+    write_pretraining_records(instances, tagged, tokenizer=other)
+    # The tags do not change what is read (google-research/bert's reader ignores them too).
+    read_back = list(read_pretraining_records(tagged, 32, 5, vocabulary_size=30522).as_numpy_iterator())
+    np.testing.assert_array_equal([r["token_ids"] for r in read_back], instances["token_ids"])
+    check_record_vocabulary(tagged, other)
+    with pytest.raises(ValueError, match=r"tagged\.tfrecord was written with another vocabulary .* than the model's"):
+        check_record_vocabulary(tagged, tokenizer)
+    # The same vocabulary, cased: the ids of capitalised words would never be seen.
+    cased = kbz.BertTokenizer(str(tmp_path / "other_vocab.txt"), lowercase=False)
+    with pytest.raises(ValueError, match=r"written lower-cased but the model's tokenizer is cased: .*--nodo_lower_case"):
+        check_record_vocabulary(tagged, cased)
+    # Untagged records (google-research/bert's script's) cannot be told apart: they pass.
+    untagged = str(tmp_path / "untagged.tfrecord")
+    write_pretraining_records(instances, untagged)
+    check_record_vocabulary(untagged, tokenizer)
+    # pretrain refuses them before the model loads, and leaves no output directory.
+    with pytest.raises(ValueError, match="another vocabulary"):
+        kbz.pretrain_from_records(str(tmp_path / "run"), tagged, num_train_steps=1, preset=kbz.DEFAULT_PRESET,
+                                  batch_size=2)
+    assert not os.path.exists(tmp_path / "run" / "model")
+    # The command line tags what it writes, with the preset's vocabulary, and a preset of it reads them.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join("The first sentence of document %d.\nIts second one.\nAnd a third." % i
+                                   for i in range(8)) + "\n")
+    out = str(tmp_path / "cli.tfrecord")
+    assert main(["create-pretraining-data", "--input_file", str(corpus), "--output_file", out,
+                 "--preset", kbz.DEFAULT_PRESET, "--max_seq_length", "32", "--max_predictions_per_seq", "5"]) == 0
+    check_record_vocabulary(out, tokenizer)
+    with pytest.raises(ValueError, match=r"cli\.tfrecord was written with another vocabulary"):
+        check_record_vocabulary(out, other)
 
 
 def _next_sentence_warnings(documents, tokenizer, config):

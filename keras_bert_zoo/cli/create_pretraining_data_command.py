@@ -146,7 +146,7 @@ def run(args):
     tokenizer = _tokenizer(args)
     documents = read_documents(inputs, tokenizer, progress=True, **given(args, "corpus_format"))
     instances = create_pretraining_instances(documents, tokenizer, config, progress=True)
-    count = write_pretraining_records(instances, outputs, progress=True)
+    count = write_pretraining_records(instances, outputs, progress=True, tokenizer=tokenizer)
     if single:
         # An earlier run's shards of another count are read with the new ones by a glob of OUT-*, mixing two
         # runs' instances; named, not removed (another tool, or the corpus itself, may have written them).

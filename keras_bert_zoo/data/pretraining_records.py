@@ -3,12 +3,16 @@
 Records are `tf.train.Example`s with int64 features `token_ids`,
 `segment_ids`, `padding_mask` (`max_seq_length` each), `mask_positions`,
 `mask_ids`, `mask_weights` (`max_predictions_per_seq` each) and
-`next_sentence_label` (0 = IsNext). The pipeline reads them back with fixed
+`next_sentence_label` (0 = IsNext), and, when the writer is given the
+tokenizer, which vocabulary and casing made the ids (`vocabulary_sha256`,
+`lowercase`: google-research/bert's reader ignores features it does not
+ask for). The pipeline reads them back with fixed
 shapes and int32 types, batches with `drop_remainder=True`, and runs on the
 host, so it can feed a TPU.
 """
 
 import contextlib
+import hashlib
 import os
 import re
 
@@ -49,7 +53,26 @@ def other_shard_counts(output_file, num_shards):
     return sorted(found)
 
 
-def write_pretraining_records(instances, output_files, progress=False):
+def vocabulary_fingerprint(tokenizer):
+    """`{"vocabulary_sha256": ..., "lowercase": ...}`: what a record's ids mean.
+
+    Records hold ids only; a model whose vocabulary has the same size but other tokens (another cased
+    vocabulary, a domain one) would train on them in silence, each id naming another piece.
+    """
+    tokens = "\n".join(tokenizer.get_vocabulary()).encode("utf-8")
+    return {"vocabulary_sha256": hashlib.sha256(tokens).hexdigest()[:16], "lowercase": int(tokenizer.lowercase)}
+
+
+def _fingerprint_features(tokenizer):
+    if tokenizer is None:
+        return {}
+    fingerprint = vocabulary_fingerprint(tokenizer)
+    return {"vocabulary_sha256": tf.train.Feature(bytes_list=tf.train.BytesList(
+                value=[fingerprint["vocabulary_sha256"].encode("ascii")])),
+            "lowercase": tf.train.Feature(int64_list=tf.train.Int64List(value=[fingerprint["lowercase"]]))}
+
+
+def write_pretraining_records(instances, output_files, progress=False, tokenizer=None):
     """Write instance arrays round-robin over `output_files`.
 
     Each shard is written under a temporary name beside it (`utils.atomic`'s, so a killed writer's is removed by
@@ -59,12 +82,16 @@ def write_pretraining_records(instances, output_files, progress=False):
         instances: the dict of arrays from `create_pretraining_instances`.
         output_files: a path or a list of shard paths.
         progress: show a progress bar.
+        tokenizer: the tokenizer that made the instances. Its vocabulary's digest and casing go into every
+            record, so that `pretrain` refuses them for a model of another vocabulary (without it, only ids
+            past the model's vocabulary are caught).
 
     Returns:
         The number of records written.
     """
     files = [output_files] if isinstance(output_files, str) else list(output_files)
     count = len(instances["token_ids"])
+    fingerprint = _fingerprint_features(tokenizer)
     writers = []
     with contextlib.ExitStack() as shards:
         try:
@@ -75,6 +102,7 @@ def write_pretraining_records(instances, output_files, progress=False):
                     name: tf.train.Feature(int64_list=tf.train.Int64List(value=np.atleast_1d(instances[name][row])))
                     for name in FEATURES
                 }
+                features.update(fingerprint)
                 example = tf.train.Example(features=tf.train.Features(feature=features))
                 writers[row % len(writers)].write(example.SerializeToString())
         finally:
@@ -189,16 +217,55 @@ def is_pretraining_records(path):
         raise
 
 
-def _shapes_of(path):
-    """`(max_seq_length, max_predictions_per_seq)` of the first record of `path`; None when it holds none."""
+def _first_features(path):
+    """The features of the first record of `path`; None when it holds none."""
     for record in tf.data.TFRecordDataset(path).take(1):
         features = tf.train.Example.FromString(record.numpy()).features.feature
         missing = [name for name in FEATURES if name not in features]
         if missing:
             raise ValueError(f"{path} is not a file of pretraining instances: its records lack "
                              f"{', '.join(missing)} (write them with `keras-bert-zoo create-pretraining-data`).")
-        return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
+        return features
     return None
+
+
+def _shapes_of(path):
+    """`(max_seq_length, max_predictions_per_seq)` of the first record of `path`; None when it holds none."""
+    features = _first_features(path)
+    if features is None:
+        return None
+    return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
+
+
+def check_record_vocabulary(input_files, tokenizer):
+    """Refuse records written with another vocabulary or casing than `tokenizer`'s.
+
+    The first record of every file is read. Records that do not name their vocabulary (written by
+    google-research/bert's script, or without `write_pretraining_records(..., tokenizer=...)`) pass: only their
+    ids' range can be checked, by `read_pretraining_records(..., vocabulary_size=...)`.
+
+    Raises:
+        ValueError: naming the first file written with another vocabulary or casing, and the fix.
+    """
+    expected = vocabulary_fingerprint(tokenizer)
+    for path in record_files(input_files):
+        features = _first_features(path)
+        if features is None or "vocabulary_sha256" not in features:
+            continue
+        digest = b"".join(features["vocabulary_sha256"].bytes_list.value[:1]).decode("ascii", "replace")
+        casing = features["lowercase"].int64_list.value if "lowercase" in features else []
+        lowercase = casing[0] if casing else None
+        if digest != expected["vocabulary_sha256"]:
+            raise ValueError(f"{path} was written with another vocabulary (sha256 {digest[:16]}...) than the model's "
+                             f"({expected['vocabulary_sha256']}...): its ids would train other pieces' embeddings. "
+                             "Write the records again with the model's vocabulary (create-pretraining-data "
+                             "--preset, or --vocab_file with the vocabulary the model was made with).")
+        if lowercase is not None and lowercase != expected["lowercase"]:
+            cased = lambda flag: "lower-cased" if flag else "cased"  # noqa: E731
+            raise ValueError(f"{path} was written {cased(lowercase)} but the model's tokenizer is "
+                             f"{cased(expected['lowercase'])}: write the records again with "
+                             f"{'--do_lower_case' if expected['lowercase'] else '--nodo_lower_case'} (or the "
+                             "model's --preset).")
 
 
 def record_shapes(input_files):
