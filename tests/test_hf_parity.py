@@ -92,3 +92,37 @@ def test_pytorch_bin_read_without_torch_matches_hf():
     np.testing.assert_allclose(out["masked_lm_logits"].numpy()[real], ref["prediction_logits"][real], atol=TOLERANCE)
     np.testing.assert_allclose(out["next_sentence_logits"], ref["seq_relationship_logits"], atol=TOLERANCE)
     assert not tf.reduce_any(tf.math.is_nan(out["masked_lm_logits"]))
+
+
+@pytest.mark.parametrize("kind", ["sequence", "token", "question_answering"])
+def test_a_fine_tuned_hf_task_checkpoint_loads_its_bert_and_names_what_it_leaves(kind):
+    """transformers' BertFor{Sequence,Token}Classification / BertForQuestionAnswering as `save_pretrained` writes
+    them: a head beside `bert.*`, and no pooler for the token and QA tasks. They were refused (a head "the
+    architecture has no place for", a missing pooler "check num_layers")."""
+    directory = os.path.join(FIXTURES, "tiny_hf_tasks", kind)
+    ref = np.load(os.path.join(directory, "reference.npz"))
+    head = "qa_outputs" if kind == "question_answering" else "classifier"
+    with pytest.warns(UserWarning, match=rf"fine-tuned task's checkpoint: its head \({head}\.bias, {head}\.weight\) "
+                                         "is not loaded") as caught:
+        backbone = kbz.BertBackbone.from_preset(directory)
+    fresh = [str(w.message) for w in caught if "no pooler weights" in str(w.message)]
+    assert len(fresh) == (0 if kind == "sequence" else 1)
+    out = backbone({name: ref[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+    real = ref["padding_mask"].astype(bool)
+    np.testing.assert_allclose(out["sequence_output"].numpy()[real], ref["sequence_output"][real], atol=TOLERANCE)
+    if kind == "sequence":  # its pooler is the checkpoint's
+        np.testing.assert_allclose(out["pooled_output"], ref["pooled_output"], atol=TOLERANCE)
+
+
+def test_a_checkpoint_missing_half_the_pooler_is_still_refused():
+    from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
+    from keras_bert_zoo.presets.converters.hf_checkpoint import load_hf_weights
+    from keras_bert_zoo.presets.errors import CheckpointError
+
+    directory = os.path.join(FIXTURES, "tiny_hf_tasks", "sequence")
+    with pytest.warns(UserWarning, match="fine-tuned task's checkpoint"):
+        weights = load_hf_weights(directory)
+    backbone = kbz.BertBackbone.from_preset(directory, load_weights=False)
+    del weights["bert/pooler/dense/bias"]  # only a whole missing pooler is a task's saving, not corruption
+    with pytest.raises(CheckpointError, match="has no variable 'bert/pooler/dense/bias'"):
+        assign_weights(backbone, weights, source=directory)

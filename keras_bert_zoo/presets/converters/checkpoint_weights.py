@@ -7,6 +7,7 @@ variables.
 """
 
 import re
+import warnings
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from keras_bert_zoo.presets.errors import CheckpointError
 # counters, HF buffers, and the MLM decoder matrix that is tied to the
 # word embedding.
 _IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "global_step", "position_ids", "cls/predictions/decoder/kernel")
+POOLER = "bert/pooler/dense/"
 
 
 def _dense(layer, prefix, kernel_shape=None, bias_shape=None):
@@ -55,7 +57,7 @@ def variable_map(backbone, pretrainer=None, heads=()):
         triples += _dense(layer._feedforward_intermediate_dense, f"{p}/intermediate/dense")
         triples += _dense(layer._feedforward_output_dense, f"{p}/output/dense")
         triples += _layer_norm(layer._feedforward_layer_norm, f"{p}/output/LayerNorm")
-    triples += _dense(backbone.pooled_dense, "bert/pooler/dense")
+    triples += _dense(backbone.pooled_dense, POOLER.rstrip("/"))
     if pretrainer is not None and MASKED_LM in heads:
         mlm = pretrainer.masked_lm_head
         triples += _dense(mlm._intermediate_dense, "cls/predictions/transform/dense")
@@ -157,7 +159,12 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
                               "load the checkpoint as a backbone or a task, which do not use the decoder.")
     used = set()
     pending = []
+    # A checkpoint of a task that does not use the pooler (HF's BertForTokenClassification and
+    # BertForQuestionAnswering) is saved without it: its pooler starts fresh, as HF's loader starts it.
+    fresh_pooler = not any(name.startswith(POOLER) for name in weights)
     for name, variable, target in variable_map(backbone, pretrainer, pretraining_heads(weights)):
+        if fresh_pooler and name.startswith(POOLER):
+            continue
         if name not in weights:
             raise CheckpointError(
                 f"{source} has no variable '{name}' (the model expects shape "
@@ -200,6 +207,11 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
             "checkpoint does not match the config (e.g. more layers than "
             "num_hidden_layers)."
         )
+    if fresh_pooler:
+        warnings.warn(f"{source} has no pooler weights ({POOLER}*), as a fine-tuned token-classification or "
+                      "question-answering model is saved: the pooler is freshly initialised. The sequence output "
+                      "is the checkpoint's; `pooled_output` (a BertClassifier's input) is untrained until fine-tuned.",
+                      stacklevel=3)
     # Assign only once everything has been checked: no half-loaded model.
     for variable, value in pending:
         variable.assign(value.astype(variable.dtype))

@@ -4,6 +4,7 @@ import json
 import math
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -63,6 +64,11 @@ _ENCODER_ONLY_KEYS = ("is_decoder", "add_cross_attention")
 _LAYER = re.compile(r"encoder\.layer\.(\d+)\.")
 # HF's LayerNorm leaves (older files use TF's names) -> Google's.
 _LAYER_NORM_LEAVES = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
+
+
+# The heads transformers' fine-tuned BERT tasks add beside `bert.*` (sequence, token and multiple-choice
+# classification: `classifier`; question answering: `qa_outputs`). BERT has no place for them.
+HF_TASK_HEADS = ("classifier.weight", "classifier.bias", "qa_outputs.weight", "qa_outputs.bias")
 
 
 def hf_name_to_google(key, value, source):
@@ -188,8 +194,15 @@ def load_hf_weights(directory):
     else:
         path = os.path.join(directory, "pytorch_model.bin")
         state = load_torch_state_dict(path)
+    heads = sorted(key for key in state if key in HF_TASK_HEADS)
+    if heads:
+        warnings.warn(f"{path} is a fine-tuned task's checkpoint: its head ({', '.join(heads)}) is not loaded. "
+                      "The BERT model under it is; a task made from it starts its own head (fine-tune it).",
+                      stacklevel=3)
     weights, origin = {}, {}
     for key, value in state.items():
+        if key in HF_TASK_HEADS:
+            continue
         mapped = hf_name_to_google(key, value, path)
         if mapped is None:
             continue
