@@ -126,3 +126,30 @@ def test_a_checkpoint_missing_half_the_pooler_is_still_refused():
     del weights["bert/pooler/dense/bias"]  # only a whole missing pooler is a task's saving, not corruption
     with pytest.raises(CheckpointError, match="has no variable 'bert/pooler/dense/bias'"):
         assign_weights(backbone, weights, source=directory)
+
+
+def test_a_masked_lm_checkpoint_hf_saved_without_a_pooler_loads_its_encoder_and_head(tmp_path):
+    """BertForMaskedLM, what transformers' run_mlm.py (domain pretraining) saves, has no pooler and no
+    next-sentence head."""
+    import shutil
+
+    from safetensors.numpy import save_file
+
+    from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+
+    ref = np.load(os.path.join(FIXTURES, "tiny_hf_reference.npz"))
+    directory = tmp_path / "hf"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), directory)
+    state = load_torch_state_dict(str(directory / "pytorch_model.bin"))
+    (directory / "pytorch_model.bin").unlink()
+    save_file({k: v for k, v in state.items() if not k.startswith(("bert.pooler.", "cls.seq_relationship."))},
+              str(directory / "model.safetensors"))
+    with pytest.warns(UserWarning, match=r"has no pooler weights .*BertForMaskedLM.*the pooler is freshly initialised"):
+        model = kbz.BertPretrainer.from_preset(str(directory))
+    inputs = {k: ref[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+    positions = np.tile(np.arange(ref["token_ids"].shape[1], dtype="int32"), (2, 1))
+    out = model({**inputs, "mask_positions": positions})
+    real = ref["padding_mask"].astype(bool)
+    np.testing.assert_allclose(model.backbone(inputs)["sequence_output"].numpy()[real], ref["sequence_output"][real],
+                               atol=TOLERANCE)
+    np.testing.assert_allclose(out["masked_lm_logits"].numpy()[real], ref["prediction_logits"][real], atol=TOLERANCE)

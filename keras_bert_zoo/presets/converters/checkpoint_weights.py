@@ -159,7 +159,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
                               "load the checkpoint as a backbone or a task, which do not use the decoder.")
     used = set()
     pending = []
-    # A checkpoint of a task that does not use the pooler (HF's BertForTokenClassification and
+    # A checkpoint of a model that does not use the pooler (HF's BertForMaskedLM, BertForTokenClassification,
     # BertForQuestionAnswering) is saved without it: its pooler starts fresh, as HF's loader starts it.
     fresh_pooler = not any(name.startswith(POOLER) for name in weights)
     for name, variable, target in variable_map(backbone, pretrainer, pretraining_heads(weights)):
@@ -208,10 +208,10 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
             "num_hidden_layers)."
         )
     if fresh_pooler:
-        warnings.warn(f"{source} has no pooler weights ({POOLER}*), as a fine-tuned token-classification or "
-                      "question-answering model is saved: the pooler is freshly initialised. The sequence output "
-                      "is the checkpoint's; `pooled_output` (a BertClassifier's input) is untrained until fine-tuned.",
-                      stacklevel=3)
+        warnings.warn(f"{source} has no pooler weights ({POOLER}*), as HF saves BertForMaskedLM (run_mlm.py's "
+                      "domain pretraining) and fine-tuned token-classification or question-answering models: the "
+                      "pooler is freshly initialised. The sequence output is the checkpoint's; `pooled_output` (a "
+                      "BertClassifier's input) is untrained until fine-tuned.", stacklevel=3)
     # Assign only once everything has been checked: no half-loaded model.
     for variable, value in pending:
         variable.assign(value.astype(variable.dtype))
