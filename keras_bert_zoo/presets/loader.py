@@ -13,7 +13,6 @@ import dataclasses
 import hashlib
 import importlib.util
 import os
-import tempfile
 import warnings
 
 import keras
@@ -38,6 +37,7 @@ from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.errors import load_directory_advice
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import is_preset_name
+from keras_bert_zoo.utils.atomic import scratch_directory
 from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
@@ -136,8 +136,9 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None,
     target = cached_preset_dir(name)
     if preset_io.is_saved_preset_dir(target):
         return target
-    os.makedirs(os.path.join(dl.cache_dir(), "tmp"), exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=os.path.join(dl.cache_dir(), "tmp")) as tmp:
+    # A killed download (out of memory, kill -9) left its partial files here for good: each scratch directory is
+    # removed by the next download once its process is gone.
+    with scratch_directory(os.path.join(dl.cache_dir(), "tmp"), name) as tmp:
         checkpoint_dir = fetch(tmp)
         try:
             checkpoint = read_checkpoint_dir(checkpoint_dir)

@@ -226,3 +226,14 @@ def atomic_path(final_path, suffix=""):
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
+
+
+@contextlib.contextmanager
+def scratch_directory(parent, name):
+    """Yield a temporary directory in `parent` for work that is not renamed into place (a download being
+    converted), removed on exit. Named as this module's temporaries, one that a killed process left is removed
+    by the next use of `parent`."""
+    os.makedirs(parent, exist_ok=True)
+    remove_stale_temporaries(parent)
+    with tempfile.TemporaryDirectory(prefix=_prefix("tmp", name), dir=parent) as tmp:
+        yield tmp
