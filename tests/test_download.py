@@ -172,6 +172,31 @@ def test_named_preset_falls_back_and_explains_when_all_sources_fail(monkeypatch)
     assert download.endswith(" into one directory and call from_preset('/path/to/that/dir').")
 
 
+def test_named_preset_falls_back_when_its_first_source_is_gone(server, monkeypatch):
+    # A source answering 404 (a release moved away) ended the load there: the next source was never tried.
+    from keras_bert_zoo.presets import loader
+
+    base, handler = server
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    spec = {"config": {"num_layers": 2}, "tokenizer": {},
+            "sources": [{"url": f"{base}/gone/tiny.zip"}, {"hf": "hf://org/tiny-bert"}]}
+    monkeypatch.setattr(loader, "get_preset_spec", lambda name: spec)
+    backbone = kbz.BertBackbone.from_preset("bert_base_en_uncased")
+    local = kbz.BertBackbone.from_preset(os.path.join(FIXTURES, "tiny_hf_bert"))
+    for a, b in zip(backbone.weights, local.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert handler.requests[0] == "/gone/tiny.zip" and handler.requests[1].endswith("/config.json")
+    # Gone from every source: each is named, then each fix.
+    spec["sources"][1] = {"hf": "hf://org/gone-bert"}
+    monkeypatch.setattr(loader, "cached_preset_dir", lambda name: os.path.join(os.environ["KERAS_BERT_ZOO_CACHE"],
+                                                                               "other"))
+    with pytest.raises(kbz.PresetError) as info:
+        kbz.BertBackbone.from_preset("bert_base_en_uncased")
+    assert str(info.value).startswith(f"Could not obtain preset 'bert_base_en_uncased': {base}/gone/tiny.zip does "
+                                      f"not exist (HTTP 404); {base}/org/gone-bert/resolve/main/config.json does "
+                                      "not exist (HTTP 404).\nTo fix: download ")
+
+
 @pytest.mark.subprocess
 def test_a_download_killed_midway_is_cleared_by_the_next_one(server):
     # A killed download (kill -9, out of memory) left its partial file in the cache's tmp/ for good (BERT-Large's

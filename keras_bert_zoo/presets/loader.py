@@ -347,7 +347,8 @@ def _resolve_named(name):
                     vocab_sha256=spec["tokenizer"].get("vocab_sha256"),
                     metadata={"preset": name, "source": source},
                 )
-            except NetworkUnreachableError as e:
+            # Unreachable, or gone from there (HTTP 404: a moved release): the next source may have it.
+            except (NetworkUnreachableError, PresetNotFoundError) as e:
                 reason = str(e).strip().rstrip(".")
         failures.append(reason[:1].lower() + reason[1:])
         fixes.append(fix)
