@@ -156,6 +156,8 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
              "does not exist: expected a `finetune` --output_dir or its model/")
     _refused(capsys, ["evaluate", "--model", tmp, "--eval", missing], "--eval", "no such file")
     _refused(capsys, ["encode", "x", "--output", tmp], "--output", "is a directory")
+    # report's PNG failed only once drawn, naming its temporary file ("[Errno 21] Is a directory: '.tmp-...'").
+    _refused(capsys, ["report", tmp, "--output_file", tmp], "--output_file", "is a directory")
     assert not os.path.exists(tmp + "/o") and not os.path.exists(tmp + "/p")
 
 

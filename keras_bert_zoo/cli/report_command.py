@@ -4,6 +4,7 @@ import json
 import os
 import sys
 
+from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.usage_error import UsageError
 
 
@@ -14,7 +15,9 @@ def add_parser(subparsers):
                     "per-epoch metric (train and validation) to a PNG, and prints the last epoch's values with the "
                     "run's metrics.json. Needs matplotlib (pip install matplotlib).")
     parser.add_argument("run_dir", metavar="RUN", help="A finetune or pretrain --output_dir.")
-    parser.add_argument("--output_file", help="The PNG to write (default: RUN/curves.png).")
+    # Checked as parsed: a directory or an unwritable path failed only once the curves were drawn, naming the
+    # temporary file.
+    parser.add_argument("--output_file", type=output_file, help="The PNG to write (default: RUN/curves.png).")
     parser.set_defaults(run=run)
 
 
