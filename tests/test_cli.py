@@ -76,6 +76,11 @@ def test_encode_errors_are_clear(tmp_path, capsys):
     assert not (tmp_path / "f.jsonl").exists()
     assert main(["encode", "--preset", "scibert_uncased", "x"]) == 2
     assert "scibert_scivocab_base_en_uncased" in capsys.readouterr().err
+    # Any other name than .npy or .jsonl got JSON lines in silence: np.load could not read "vectors.npz".
+    assert main(["encode", "x", "--output_file", str(tmp_path / "vectors.npz")]) == 2
+    assert (f"--output_file {tmp_path / 'vectors.npz'}: encode writes a .npy file (a float32 matrix) or a .jsonl "
+            "file (JSON lines)") in capsys.readouterr().err
+    assert not (tmp_path / "vectors.npz").exists()
 
 
 @pytest.mark.subprocess

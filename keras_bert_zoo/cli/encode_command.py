@@ -55,8 +55,16 @@ def check(args):
     TensorFlow loads."""
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
+    # Any other name got JSON lines in silence: vectors.npz or vectors.NPY held text np.load cannot read.
+    if args.output and _output_format(args.output) not in (".npy", ".jsonl"):
+        raise UsageError(f"--output_file {args.output}: encode writes a .npy file (a float32 matrix) or a .jsonl file "
+                         "(JSON lines): end the name with one of them.")
     args.text_list = _read_texts(args)
     check_sequence_length(args.max_seq_length, library_default(*ENCODE, "sequence_length"), _preset(args))
+
+
+def _output_format(path):
+    return os.path.splitext(path)[1].lower()
 
 
 def _preset(args):
@@ -71,7 +79,7 @@ def run(args):
     texts = args.text_list
     vectors = encode_texts(texts, preset=_preset(args), progress=True,
                            **given(args, "pooling", "batch_size", "normalize", max_seq_length="sequence_length"))
-    if args.output and args.output.endswith(".npy"):
+    if args.output and _output_format(args.output) == ".npy":
         from keras_bert_zoo.utils.atomic import atomic_file
 
         with atomic_file(args.output) as f:
