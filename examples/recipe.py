@@ -9,6 +9,8 @@ data in a minute or two.
 import argparse
 import os
 
+from keras_bert_zoo.cli.flag_types import non_negative_int
+from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.flag_types import whole_epochs
 
@@ -44,9 +46,10 @@ def add_finetuning_flags(parser, unit, held_out_when):
     parser.add_argument("--max_eval_examples", type=positive_int, help=f"Score the first N evaluation {unit} only.")
     parser.add_argument("--max_seq_length", type=positive_int, help="Packed length in word pieces.")
     parser.add_argument("--train_batch_size", type=positive_int, help="Examples (windows) per step.")
-    parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
+    # As keras-bert-zoo checks them: a rate of 0 trained at the default 5e-5 in silence, a negative one upwards.
+    parser.add_argument("--learning_rate", type=positive_float, help="Peak rate of BERT's AdamW schedule.")
     parser.add_argument("--num_train_epochs", type=whole_epochs, help="Passes over the training data.")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the held-out split and the training.")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="Seed of the held-out split and the training.")
 
 
 def train_and_held_out(train, dev, args):

@@ -22,7 +22,11 @@ import glob
 import json
 
 from keras_bert_zoo.cli.flag_types import add_boolean_flag
+from keras_bert_zoo.cli.flag_types import fraction
+from keras_bert_zoo.cli.flag_types import non_negative_int
+from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
+from keras_bert_zoo.cli.flag_types import probability
 
 from recipe import apply_quick
 from recipe import given
@@ -57,14 +61,14 @@ def main(argv=None):
         sizes.add_argument(flag, type=positive_int)
     parser.add_argument("--max_seq_length", type=positive_int, help="Instance length in word pieces.")
     parser.add_argument("--max_predictions_per_seq", type=positive_int, help="Masked pieces per instance at most.")
-    parser.add_argument("--masked_lm_prob", type=float, help="Share of pieces masked.")
-    parser.add_argument("--short_seq_prob", type=float, help="Share of instances made shorter on purpose.")
+    parser.add_argument("--masked_lm_prob", type=fraction, help="Share of pieces masked.")
+    parser.add_argument("--short_seq_prob", type=probability, help="Share of instances made shorter on purpose.")
     parser.add_argument("--dupe_factor", type=positive_int, help="Passes over the corpus with different masks.")
     add_boolean_flag(parser, "--do_whole_word_mask", help="Mask all pieces of a word together.")
     parser.add_argument("--train_batch_size", type=positive_int, help="Global batch (split over the replicas).")
-    parser.add_argument("--learning_rate", type=float, help="Peak rate of BERT's AdamW schedule.")
+    parser.add_argument("--learning_rate", type=positive_float, help="Peak rate of BERT's AdamW schedule.")
     parser.add_argument("--num_train_steps", type=positive_int, help="Steps to train (the data repeats as needed).")
-    parser.add_argument("--num_warmup_steps", type=int, help="Linear warm-up steps.")
+    parser.add_argument("--num_warmup_steps", type=non_negative_int, help="Linear warm-up steps.")
     parser.add_argument("--save_checkpoints_steps", type=positive_int, help="Back up every N steps (resume point).")
     parser.add_argument("--strategy", default="auto", choices=("auto", "cpu", "gpus", "tpu", "multiworker"),
                         help="auto: a TPU if --tpu / TPU_NAME names one, else TF_CONFIG's workers, GPUs, the CPU.")

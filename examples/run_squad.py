@@ -16,6 +16,8 @@ import json
 import os
 
 from keras_bert_zoo.cli.flag_types import add_boolean_flag
+from keras_bert_zoo.cli.flag_types import finite_float
+from keras_bert_zoo.cli.flag_types import positive_int
 
 from recipe import add_finetuning_flags
 from recipe import apply_quick
@@ -33,12 +35,12 @@ def main(argv=None):
     parser.add_argument("--train_file", help="SQuAD-format JSON to train on.")
     parser.add_argument("--predict_file", help="SQuAD-format JSON to answer and score.")
     add_finetuning_flags(parser, "questions", "without --predict_file")
-    parser.add_argument("--doc_stride", type=int, help="Pieces between context windows.")
-    parser.add_argument("--max_query_length", type=int, help="Question pieces kept.")
-    parser.add_argument("--n_best_size", type=int, help="Spans considered per question.")
-    parser.add_argument("--max_answer_length", type=int, help="Longest answer, in pieces.")
+    parser.add_argument("--doc_stride", type=positive_int, help="Pieces between context windows.")
+    parser.add_argument("--max_query_length", type=positive_int, help="Question pieces kept.")
+    parser.add_argument("--n_best_size", type=positive_int, help="Spans considered per question.")
+    parser.add_argument("--max_answer_length", type=positive_int, help="Longest answer, in pieces.")
     add_boolean_flag(parser, "--version_2_with_negative", help="SQuAD v2.0: questions may have no answer.")
-    parser.add_argument("--null_score_diff_threshold", type=float, help="v2.0: answer only above this margin.")
+    parser.add_argument("--null_score_diff_threshold", type=finite_float, help="v2.0: answer only above this margin.")
     args = parser.parse_args(argv)
     apply_quick(args, "squad", max_train_examples=160, max_eval_examples=80, max_seq_length=128, doc_stride=64,
                 train_batch_size=16, learning_rate=1e-4, num_train_epochs=2)

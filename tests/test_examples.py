@@ -200,6 +200,14 @@ def test_recipes_refuse_bad_flags_before_any_work(example_env, tmp_path):
          "every input needs one value per example"),
         (["run_ner.py", "--quick", "--max_train_examples", "0"], "--max_train_examples: must be a positive integer; got 0"),
         (["run_squad.py", "--quick", "--eval_fraction", "1.5"], "1.5 is not between 0 and 1"),
+        # Looser than keras-bert-zoo's: a rate of 0 trained at the default 5e-5 in silence, a negative one upwards.
+        (["run_glue.py", "--task_name", "MRPC", "--quick", "--learning_rate", "0"],
+         "--learning_rate: must be a positive number; got 0"),
+        (["run_squad.py", "--quick", "--doc_stride", "0"], "--doc_stride: must be a positive integer; got 0"),
+        (["run_pretraining.py", "--quick", "--num_warmup_steps", "-5"],
+         "--num_warmup_steps: must be an integer >= 0; got -5"),
+        (["run_pretraining.py", "--quick", "--masked_lm_prob", "1.5"],
+         "--masked_lm_prob: must be between 0 and 1 (exclusive); got 1.5"),
         # An error the library finds after start-up is one line too (an empty training file).
         (["run_ner.py", "--data_dir", str(empty), "--output_dir", str(tmp_path / "ner")], "error: "),
     ]
