@@ -196,6 +196,31 @@ def test_a_run_stopped_before_its_first_epoch_is_named_so(tmp_path):
         read_training_logs(str(tmp_path))
 
 
+def test_an_event_file_cut_short_by_a_kill_is_read_up_to_its_last_whole_record(tmp_path, capsys):
+    """A run killed while its TensorBoard writer wrote leaves the last record cut short: report died on
+    TensorFlow's DataLossError with a traceback."""
+    import tensorflow as tf
+
+    from keras_bert_zoo.cli.main import main
+    from keras_bert_zoo.training.training_logs import read_training_logs
+
+    writer = tf.summary.create_file_writer(str(tmp_path / "logs" / "train"))
+    with writer.as_default():
+        for epoch, loss in enumerate((0.9, 0.5, 0.25)):
+            tf.summary.scalar("epoch_loss", loss, step=epoch)
+    writer.close()
+    (path,) = (tmp_path / "logs" / "train").iterdir()
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 5)  # into the last record: epoch 2's loss
+    with pytest.warns(UserWarning, match="ends in a record cut short or damaged"):
+        logs = read_training_logs(str(tmp_path))
+    assert logs["train"]["epoch_loss"] == [(0, pytest.approx(0.9)), (1, pytest.approx(0.5))]
+    assert main(["report", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["final_epoch"] == {"train_loss": pytest.approx(0.5)}
+    assert f"keras-bert-zoo report: warning: {path} ends in a record cut short" in captured.err
+
+
 def test_a_second_run_of_a_running_job_is_refused_except_among_its_workers(tmp_path, monkeypatch):
     """Two runs of one job in one directory trained at once and broke each other's backup (one died on a missing
     temporary file, and job.json named the dead one finished). A multi-worker cluster's workers run one job in

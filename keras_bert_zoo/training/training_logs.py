@@ -8,6 +8,7 @@ rate too.
 import glob
 import math
 import os
+import warnings
 
 from keras_bert_zoo.utils.atomic import atomic_file
 
@@ -37,13 +38,19 @@ def read_training_logs(run_dir):
     for split in ("train", "validation"):
         for path in sorted(glob.glob(os.path.join(run_dir, LOGS_DIR, split, "events.out.tfevents.*"))):
             event_files += 1
-            for record in tf.data.TFRecordDataset(path):
-                event = tf.compat.v1.Event.FromString(record.numpy())
-                for value in event.summary.value:
-                    if value.metadata.plugin_data.plugin_name != "scalars":
-                        continue  # the model's config, written as text
-                    number = float(tf.make_ndarray(value.tensor))
-                    logs.setdefault(split, {}).setdefault(value.tag, []).append((int(event.step), number))
+            try:
+                for record in tf.data.TFRecordDataset(path):
+                    event = tf.compat.v1.Event.FromString(record.numpy())
+                    for value in event.summary.value:
+                        if value.metadata.plugin_data.plugin_name != "scalars":
+                            continue  # the model's config, written as text
+                        number = float(tf.make_ndarray(value.tensor))
+                        logs.setdefault(split, {}).setdefault(value.tag, []).append((int(event.step), number))
+            except tf.errors.DataLossError:
+                # A run killed while writing leaves its last record cut short, which TensorFlow's reader raises on
+                # (report's traceback): the records before it are read, as TensorBoard reads them.
+                warnings.warn(f"{path} ends in a record cut short or damaged (a run killed while writing it): its "
+                              "values are read up to that record.", stacklevel=2)
     if not logs and event_files:
         raise FileNotFoundError(f"{run_dir} holds TensorBoard logs but no finished epoch in them: the run stopped "
                                 f"before its first epoch ended ({run_dir}/job.json says how it ended).")
