@@ -334,7 +334,7 @@ SCRIPT_RESULTS = [f for f in sorted(os.listdir(os.path.join(ROOT, "benchmarks", 
 def test_every_benchmark_results_file_records_its_command_machine_load_and_versions(name):
     with open(os.path.join(ROOT, "benchmarks", "results", name)) as f:
         document = json.load(f)
-    script = re.sub(r"_(avx2|bf16|mixed_bf16)$", "", name.split("_cpu2")[0])
+    script = re.sub(r"(_(avx2|avx512|bf16|mixed_bf16))+$", "", name.split("_cpu2")[0])
     assert re.match(r"(TF_ENABLE_ONEDNN_OPTS=[01] )?python (-m benchmarks run|benchmarks/%s\.py)" % script,
                     document["command"]), document["command"]
     assert document["machine"]["cpu"] and document["machine"]["cores"] >= 1 and "flags" in document["machine"]
