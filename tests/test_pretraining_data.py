@@ -295,7 +295,7 @@ def test_records_of_another_vocabulary_of_the_same_size_are_refused_before_a_mod
     with pytest.raises(ValueError, match="another vocabulary"):
         kbz.pretrain_from_records(str(tmp_path / "run"), tagged, num_train_steps=1, preset=kbz.DEFAULT_PRESET,
                                   batch_size=2)
-    assert not os.path.exists(tmp_path / "run" / "model")
+    assert not os.path.exists(tmp_path / "run")
     # The command line tags what it writes, with the preset's vocabulary, and a preset of it reads them.
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("The first sentence of document %d.\nIts second one.\nAnd a third." % i
