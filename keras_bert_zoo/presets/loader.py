@@ -235,7 +235,9 @@ def _hf_base(handle):
 
 def _hf_fix(handle):
     """What to do where `handle` cannot be downloaded, in one line."""
-    files = ", ".join(HF_FILES + ("model.safetensors",))
+    # Repositories of 2019-2020 (BioBERT's, ClinicalBERT's) may hold pytorch_model.bin alone: naming only
+    # model.safetensors sent a user after a file that is not there.
+    files = f"{', '.join(HF_FILES)} and {HF_WEIGHT_FILES[0]} (or {HF_WEIGHT_FILES[1]})"
     return (f"download {files} from {_hf_base(handle)}/ into one directory and "
             f"{load_directory_advice('/path/to/that/dir')}")
 
