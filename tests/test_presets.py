@@ -87,6 +87,16 @@ def test_offline_default_preset_loads_by_name_and_is_cached():
         assert json.load(f)["parameter_count"] == get_preset_spec("minilm_l6_h384_en_uncased")["params"]
 
 
+def test_an_unwritable_preset_cache_is_named_with_its_fix(tmp_path, monkeypatch):
+    # A read-only home failed as "[Errno 30] Read-only file system: '/home/...'", naming neither the cache nor the
+    # variable that moves it. (A file in the way stands in for a read-only file system: tests may run as root.)
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("KERAS_BERT_ZOO_CACHE", str(tmp_path / "file" / "cache"))
+    with pytest.raises(kbz.PresetError, match=r"Cannot write in .*file/cache/tmp \(Not a directory\).* It is the "
+                                              r"preset cache, set by \$KERAS_BERT_ZOO_CACHE\."):
+        kbz.BertBackbone.from_preset("minilm_l6_h384_en_uncased")
+
+
 def test_substitute_preset_switch_maps_named_presets_to_one_that_is_here(monkeypatch):
     from keras_bert_zoo.presets.loader import load_backbone_config
 

@@ -37,6 +37,7 @@ from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.errors import load_directory_advice
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import is_preset_name
+from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.atomic import scratch_directory
 from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
@@ -136,9 +137,14 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None,
     target = cached_preset_dir(name)
     if preset_io.is_saved_preset_dir(target):
         return target
+    scratch = os.path.join(dl.cache_dir(), "tmp")
+    try:
+        ensure_writable_directory(scratch)
+    except PermissionError as e:  # "[Errno 30] Read-only file system: '/home/...'" named neither cache nor fix
+        raise PresetError(f"{e} It is the preset cache, set by $KERAS_BERT_ZOO_CACHE.") from None
     # A killed download (out of memory, kill -9) left its partial files here for good: each scratch directory is
     # removed by the next download once its process is gone.
-    with scratch_directory(os.path.join(dl.cache_dir(), "tmp"), name) as tmp:
+    with scratch_directory(scratch, name) as tmp:
         checkpoint_dir = fetch(tmp)
         try:
             checkpoint = read_checkpoint_dir(checkpoint_dir)
