@@ -3,6 +3,7 @@
 import json
 import os
 import pickle
+import re
 import shutil
 import zipfile
 
@@ -72,6 +73,19 @@ def test_directory_that_is_not_a_checkpoint(tmp_path):
     (tmp_path / "notes.txt").write_text("hi")
     with pytest.raises(kbz.PresetNotFoundError, match="bert_config.json"):
         kbz.BertBackbone.from_preset(str(tmp_path))
+
+
+def test_a_directory_holding_a_preset_one_level_down_names_it(tiny_checkpoint, tmp_path):
+    # A finetune --output_dir (its preset in model/) or an unpacked release (its checkpoint in a folder of its own)
+    # was refused with the list of formats alone.
+    shutil.copytree(tiny_checkpoint, tmp_path / "release" / "uncased_L-2_H-4")
+    (tmp_path / "release" / "README").write_text("unpacked")
+    with pytest.raises(kbz.PresetNotFoundError, match=re.escape(
+            f"It holds one in {tmp_path / 'release' / 'uncased_L-2_H-4'}: pass that directory.")):
+        kbz.BertBackbone.from_preset(str(tmp_path / "release"))
+    kbz.BertBackbone.from_preset(tiny_checkpoint).save_to_preset(str(tmp_path / "run" / "model"))
+    with pytest.raises(kbz.PresetNotFoundError, match=re.escape(f"It holds one in {tmp_path / 'run' / 'model'}")):
+        kbz.BertBackbone.from_preset(str(tmp_path / "run"))
 
 
 def test_offline_default_preset_loads_by_name_and_is_cached():

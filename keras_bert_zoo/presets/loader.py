@@ -82,7 +82,7 @@ def resolve(preset):
                 f"{preset} is a directory but not a preset: expected a saved preset "
                 "(config.json + model.weights.h5), an HF checkpoint (config.json + "
                 "model.safetensors or pytorch_model.bin + vocab.txt) or a Google "
-                "checkpoint (bert_config.json + bert_model.ckpt.* + vocab.txt)."
+                f"checkpoint (bert_config.json + bert_model.ckpt.* + vocab.txt).{_preset_inside(preset)}"
             )
         return Resolved(checkpoint=checkpoint)
     if preset.startswith("hf://"):
@@ -94,6 +94,22 @@ def resolve(preset):
         return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint),
                                           origin=preset))
     raise PresetNotFoundError(f"No such directory: '{preset}'.")
+
+
+def _preset_inside(directory):
+    """Where `directory` holds a preset one level down, the advice to pass that ("" where it holds none): a
+    finetune or pretrain --output_dir keeps its model in model/, an unpacked release its checkpoint in a folder of
+    its own, and either was refused without a word of where the preset was."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:  # unreadable: the error it advises on stands alone
+        return ""
+    for name in names:
+        inner = os.path.join(directory, name)
+        if os.path.isdir(inner) and (preset_io.is_saved_preset_dir(inner) or is_hf_checkpoint_dir(inner)
+                                     or is_google_checkpoint_dir(inner)):
+            return f" It holds one in {inner}: pass that directory."
+    return ""
 
 
 # --- Cache ---------------------------------------------------------------
