@@ -90,3 +90,28 @@ def test_converted_preset_reloads_bit_exactly(pretrainer, reference, tiny_checkp
     files = sorted(os.listdir(tmp_path / "tiny"))
     assert files == ["assets", "config.json", "metadata.json", "model.weights.h5", "task.json",
                      "task.weights.h5", "tokenizer.json"]
+
+
+def test_a_run_directory_of_several_checkpoints_reads_the_last_one_saved(tiny_checkpoint, tmp_path):
+    """run_pretraining.py keeps its last checkpoints (model.ckpt-1000, model.ckpt-2000 ...): the first by name,
+    the run's earliest (1000 before 2000), was read in silence."""
+    import shutil
+    import warnings
+
+    for name in ("bert_config.json", "vocab.txt"):
+        shutil.copy(os.path.join(tiny_checkpoint, name), tmp_path / name)
+    for suffix in (".index", ".data-00000-of-00001"):  # the released weights, as the run's last save
+        shutil.copy(os.path.join(tiny_checkpoint, "bert_model.ckpt" + suffix), tmp_path / f"model.ckpt-2000{suffix}")
+    reader = tf.train.load_checkpoint(os.path.join(tiny_checkpoint, "bert_model.ckpt"))
+    names = sorted(reader.get_variable_to_shape_map())
+    tf.raw_ops.SaveV2(prefix=str(tmp_path / "model.ckpt-1000"), tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[reader.get_tensor(n) + 1 if reader.get_tensor(n).dtype.kind == "f"
+                               else reader.get_tensor(n) for n in names])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backbone = kbz.BertBackbone.from_preset(str(tmp_path))
+    released = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    for a, b in zip(backbone.weights, released.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert f"{tmp_path} holds 2 checkpoints: reading model.ckpt-2000, not model.ckpt-1000." in [
+        str(w.message).split(" Keep")[0] for w in caught]

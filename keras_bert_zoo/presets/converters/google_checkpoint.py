@@ -2,6 +2,8 @@
 
 import glob
 import os
+import re
+import warnings
 
 import tensorflow as tf
 
@@ -21,11 +23,24 @@ def is_google_checkpoint_dir(directory):
     return os.path.isfile(os.path.join(directory, "bert_config.json")) and bool(_checkpoint_prefix(directory))
 
 
+def _checkpoint_prefixes(directory):
+    return sorted(path[: -len(".index")] for path in glob.glob(os.path.join(directory, "*.ckpt*.index")))
+
+
+def _step(prefix):
+    """The global step a run_pretraining.py / run_classifier.py checkpoint is named by (`model.ckpt-1000`), -1 for
+    a name without one."""
+    match = re.search(r"-(\d+)$", prefix)
+    return int(match.group(1)) if match else -1
+
+
 def _checkpoint_prefix(directory):
-    indexes = sorted(glob.glob(os.path.join(directory, "*.ckpt*.index")))
-    preferred = [p for p in indexes if os.path.basename(p) == "bert_model.ckpt.index"]
-    chosen = (preferred or indexes or [None])[0]
-    return chosen[: -len(".index")] if chosen else None
+    """`bert_model.ckpt` (a release's name), else the last a run saved: the highest step. By name,
+    `model.ckpt-1000` came before `model.ckpt-2000`, and a run's earliest checkpoint was read in silence."""
+    prefixes = _checkpoint_prefixes(directory)
+    if any(os.path.basename(p) == "bert_model.ckpt" for p in prefixes):
+        return os.path.join(directory, "bert_model.ckpt")
+    return max(prefixes, key=_step) if prefixes else None
 
 
 def google_config_to_backbone(config):
@@ -59,6 +74,11 @@ def read_google_checkpoint(directory):
     except ValueError as e:
         raise CheckpointError(f"{config_path} is not a valid bert_config.json: {e}") from e
     vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
+    others = [os.path.basename(p) for p in _checkpoint_prefixes(directory) if p != prefix]
+    if others:
+        warnings.warn(f"{directory} holds {len(others) + 1} checkpoints: reading {os.path.basename(prefix)}, not "
+                      f"{', '.join(others)}. Keep the one you mean alone in the directory to read another.",
+                      stacklevel=2)
     return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, lambda: _read_tf_variables(prefix))
 
 
