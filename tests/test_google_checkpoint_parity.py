@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -115,3 +116,22 @@ def test_a_run_directory_of_several_checkpoints_reads_the_last_one_saved(tiny_ch
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert f"{tmp_path} holds 2 checkpoints: reading model.ckpt-2000, not model.ckpt-1000." in [
         str(w.message).split(" Keep")[0] for w in caught]
+
+
+def test_a_checkpoint_of_other_names_is_named_as_not_googles(tiny_checkpoint, tmp_path):
+    """A TF2 checkpoint with bert_config.json (object-based names) was refused as "holds weights for 0 encoder
+    layers, but its config says num_hidden_layers=2 ... use the config saved with them": advice about a config
+    that was right."""
+    import shutil
+
+    for name in ("bert_config.json", "vocab.txt"):
+        shutil.copy(os.path.join(tiny_checkpoint, name), tmp_path / name)
+    reader = tf.train.load_checkpoint(os.path.join(tiny_checkpoint, "bert_model.ckpt"))
+    names = sorted(reader.get_variable_to_shape_map())
+    renamed = [f"encoder/{n.replace('/', '-')}/.ATTRIBUTES/VARIABLE_VALUE" for n in names]
+    tf.raw_ops.SaveV2(prefix=str(tmp_path / "bert_model.ckpt"), tensor_names=renamed,
+                      shape_and_slices=[""] * len(names), tensors=[reader.get_tensor(n) for n in names])
+    with pytest.raises(kbz.CheckpointError, match=re.escape(
+            f"{tmp_path} holds no weight under google-research/bert's names (bert/embeddings/..., "
+            f"bert/encoder/layer_0/...; its first is '{min(renamed)}'): it is not a checkpoint of")):
+        kbz.BertBackbone.from_preset(str(tmp_path))

@@ -119,7 +119,17 @@ def sizes_found(source, shapes, encoder_layers, expected):
 
 
 def checkpoint_sizes(weights, source):
-    """The config sizes that Google-named `weights` of `source` hold, for `check_sizes`."""
+    """The config sizes that Google-named `weights` of `source` hold, for `check_sizes`.
+
+    Raises:
+        CheckpointError: `weights` hold no BERT weight by name at all (a TF2 Model Garden or Keras checkpoint),
+            which the sizes would report as "0 encoder layers ... the config does not belong to these weights".
+    """
+    if weights and not any(name.startswith("bert/") for name in weights):
+        raise CheckpointError(f"{source} holds no weight under google-research/bert's names (bert/embeddings/..., "
+                              f"bert/encoder/layer_0/...; its first is '{min(weights)}'): it is not a checkpoint of "
+                              "google-research/bert's modeling.py or HF's BERT, the two formats read here (a TF2 "
+                              "Model Garden or Keras checkpoint is neither).")
     shapes = {key: (name, np.shape(weights[name]), axis) for key, name, _, axis in SHAPED_SIZES if name in weights}
     return sizes_found(source, shapes, len({m.group(1) for m in map(_ENCODER_LAYER.match, weights) if m}),
                        {key: name for key, name, _, _ in SHAPED_SIZES})
