@@ -182,6 +182,25 @@ def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, caps
     assert "RUN " + str(tmp_path / "nowhere") + " is not a directory" in capsys.readouterr().err
 
 
+def test_reports_curves_go_with_the_run_they_draw(tmp_path):
+    """`report` writes RUN/curves.png: an --overwrite_output_dir kept it, a picture of the job replaced; drawn
+    from a killed run, it must not keep the run from resuming."""
+    from keras_bert_zoo.training.finetune import OUTPUTS
+    from keras_bert_zoo.utils.job_record import claim_output_dir
+    from keras_bert_zoo.utils.job_record import finish_job
+
+    out = str(tmp_path / "run")
+    claim_output_dir(out, "finetune", {"epochs": 1}, owned=OUTPUTS)
+    os.makedirs(os.path.join(out, "backup"))
+    open(os.path.join(out, "curves.png"), "wb").close()
+    finish_job(out, "failed")
+    assert claim_output_dir(out, "finetune", {"epochs": 1}, owned=OUTPUTS) is True  # resumes its backup
+    os.makedirs(os.path.join(out, "model"))
+    finish_job(out)
+    claim_output_dir(out, "finetune", {"epochs": 2}, owned=OUTPUTS, overwrite=True)
+    assert sorted(os.listdir(out)) == ["job.json"]
+
+
 def test_a_run_stopped_before_its_first_epoch_is_named_so(tmp_path):
     import tensorflow as tf
 

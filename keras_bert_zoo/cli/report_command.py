@@ -23,12 +23,13 @@ def add_parser(subparsers):
 
 def run(args):
     from keras_bert_zoo.training.finetune import METRICS_FILE
+    from keras_bert_zoo.training.training_logs import CURVES_FILE
     from keras_bert_zoo.training.training_logs import plot_training_logs
     from keras_bert_zoo.utils.job_record import job_status
 
     if not os.path.isdir(args.run_dir):
         raise UsageError(f"RUN {args.run_dir} is not a directory: pass a finetune or pretrain --output_dir.")
-    output_file = args.output_file or os.path.join(args.run_dir, "curves.png")
+    output_file = args.output_file or os.path.join(args.run_dir, CURVES_FILE)
     report = {"curves": output_file, "final_epoch": plot_training_logs(args.run_dir, output_file)}
     # A run that stopped shows the epochs it finished, which read like a finished run's but for this.
     status = job_status(args.run_dir)

@@ -8,6 +8,7 @@ import sys
 import keras
 
 from keras_bert_zoo.training.atomic_backup_and_restore import AtomicBackupAndRestore
+from keras_bert_zoo.training.training_logs import CURVES_FILE
 from keras_bert_zoo.training.training_logs import LOGS_DIR
 from keras_bert_zoo.training.training_logs import tensorboard_callback
 from keras_bert_zoo.utils.atomic import atomic_file
@@ -18,7 +19,9 @@ MODEL_DIR = "model"
 BACKUP_DIR = "backup"
 METRICS_FILE = "metrics.json"
 # What a training job writes into its output directory: (finished results, work in progress).
-OUTPUTS = ((MODEL_DIR, METRICS_FILE), (BACKUP_DIR, LOGS_DIR))
+# (finished, in progress). `report`'s curves count with the latter: drawn from a running or killed run too, they
+# must neither block its resumption nor outlive an --overwrite_output_dir as a picture of the job replaced.
+OUTPUTS = ((MODEL_DIR, METRICS_FILE), (BACKUP_DIR, LOGS_DIR, CURVES_FILE))
 
 
 def write_json(path, obj):

@@ -13,6 +13,8 @@ import warnings
 from keras_bert_zoo.utils.atomic import atomic_file
 
 LOGS_DIR = "logs"
+# What `report` draws a run's curves to: an output of the run, replaced with it.
+CURVES_FILE = "curves.png"
 
 
 def tensorboard_callback(output_dir):
