@@ -200,6 +200,22 @@ def test_a_mixed_precision_export_stores_the_encoders_kernels_in_16_bits(tiny_ch
     np.testing.assert_allclose(served, classifier.predict_proba(TEXTS), atol=1e-2)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("problem_type", ["multi_class", "multi_label"])
+def test_label_names_that_are_not_strings_are_served_as_labels_txt_spells_them(tiny_checkpoint, tmp_path,
+                                                                             problem_type):
+    """Star ratings as ints: `labels` was int32 for a single-label export, and a multi-label one failed to trace."""
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=3, sequence_length=12,
+                                                problem_type=problem_type, label_names=[1, 2, 3], threshold=0.0)
+    path = classifier.export(str(tmp_path), model_name="stars")
+    labels = kbz.export.load_export(path).signatures["serving_default"](text=tf.constant(TEXTS[:2]))["labels"]
+    assert labels.dtype == tf.string
+    expected = [",".join(map(str, names)) if problem_type == "multi_label" else str(names)
+                for names in classifier.predict_labels(TEXTS[:2])]
+    assert [label.decode() for label in labels.numpy()] == expected
+    assert open(os.path.join(path, "assets", "labels.txt")).read().split() == ["1", "2", "3"]
+
+
 def _graph_ops(version_dir):
     from tensorflow.core.protobuf import saved_model_pb2
 

@@ -25,9 +25,10 @@ def classifier_signatures(classifier):
     asking for the other form gets an unknown signature, not answers that
     mean nothing.
     """
-    names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
+    # Strings whatever their type, as labels.txt lists them: int names were served as int32, and failed multi-label.
+    names = [str(name) for name in (classifier.label_names or range(classifier.num_classes))]
     if classifier.problem_type == "multi_label":
-        joined = [name for name in names if "," in str(name)]
+        joined = [name for name in names if "," in name]
         if joined:  # a client splitting `labels` on commas would read other classes
             raise ValueError(f"Cannot export multi-label names that hold a comma ({joined}): the served `labels` "
                              "joins each text's names with commas. Rename those classes (label_names=...).")
