@@ -543,13 +543,26 @@ def test_export_refuses_an_existing_version_and_an_unwritable_base_before_tracin
         export_for_serving(None, str(tmp_path / "file"), model_name="m")
     # The CLI says so before it loads anything (the --model below does not exist).
     _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path / "file")],
-             "keras-bert-zoo export: error: Cannot write in")
+             "keras-bert-zoo export: error: ", "file is a file")
     _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--model_name", ".."],
              "model_name '..'")
     # An existing version, named: refused before loading, naming the flags that fix it (it was refused only
     # after the model loaded, with the Python API's words).
     _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--model_name", "m",
                       "--version", "2"], "--version: ", "m/2 already exists", "another --version", "--overwrite")
+
+
+def test_a_refused_export_leaves_no_output_directory(tmp_path, capsys):
+    """--output_dir was made before --model was read: a mistyped model left an empty export base."""
+    base = tmp_path / "new" / "exports"
+    _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(base)], "--model no_such_preset")
+    _refused(capsys, ["export", "--model", str(tmp_path / "nowhere"), "--output", str(base), "--model_name", "m"],
+             "nowhere")
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "locked").mkdir(mode=0o500)
+    if not os.access(tmp_path / "locked", os.W_OK):  # root writes anywhere
+        _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path / "locked" / "e")],
+                 "Cannot write in")
 
 
 def test_export_refuses_max_seq_length_for_a_fine_tuned_model_before_loading(tmp_path, capsys):

@@ -72,7 +72,7 @@ def run(args):
     from keras_bert_zoo.export.export_for_serving import check_model_name
     from keras_bert_zoo.export.export_for_serving import check_version
     from keras_bert_zoo.export.export_for_serving import export_for_serving
-    from keras_bert_zoo.utils.atomic import ensure_writable_directory
+    from keras_bert_zoo.utils.atomic import check_file_can_be_written
 
     # Before loading and tracing: a bad name or version, an unwritable base or a version already there fails in a
     # second, not after ~25 s.
@@ -85,7 +85,8 @@ def run(args):
         check_model_name(args.model_name)
         if args.version is not None:
             _check_new_version(os.path.join(args.output, args.model_name, str(args.version)), args.overwrite)
-    ensure_writable_directory(args.output)
+    # Checked, not made: a --model refused below left an empty EXPORT_BASE (export_for_serving makes it).
+    check_file_can_be_written(os.path.join(args.output, args.model_name or "model"))
     model, preprocessor = _load(args.model, args.max_seq_length, args.dtype)
     if args.version is not None:  # the name is the task's: known once loaded
         _check_new_version(os.path.join(args.output, args.model_name or model.name, str(args.version)), args.overwrite)
