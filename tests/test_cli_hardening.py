@@ -571,10 +571,14 @@ def test_export_refuses_max_seq_length_for_a_fine_tuned_model_before_loading(tmp
     from keras_bert_zoo.cli.library_defaults import library_constant
 
     model = tmp_path / "run"
-    (model / library_constant(*MODEL_DIR)).mkdir(parents=True)
-    (model / library_constant(*MODEL_DIR) / library_constant(*TASK_CONFIG_FILE)).write_text("{}")  # never read
+    saved = model / library_constant(*MODEL_DIR)
+    saved.mkdir(parents=True)
+    # Only the class task.json names is read (a pretrained model takes the flag); no weights.
+    (saved / library_constant(*TASK_CONFIG_FILE)).write_text('{"registered_name": "keras_bert_zoo>BertClassifier"}')
+    (saved / "config.json").write_text("{}")
+    (saved / "model.weights.h5").write_text("")
     _refused(capsys, ["export", "--model", str(model), "--output", str(tmp_path / "e"), "--max_seq_length", "64"],
-             "--max_seq_length is for a bare preset's embedding export", "drop the flag")
+             "--max_seq_length is for a pretrained model's or a bare preset's export", "drop the flag")
 
 
 # --- A killed export's temporaries are removed by the next write; live or foreign ones are kept ---

@@ -341,6 +341,26 @@ def test_cli_exports_a_preset_as_an_embedding_model(default_preset_dir, tmp_path
 
 
 @pytest.mark.slow
+def test_cli_exports_a_pretrain_output_with_its_masked_lm(tiny_checkpoint, tmp_path):
+    """`pretrain` writes OUTPUT_DIR/model, a preset holding the pretrainer: export refused it as "not a fine-tuned
+    classifier, NER or QA model", though its --model takes any preset."""
+    from keras_bert_zoo.cli.main import main
+
+    pretrainer = kbz.BertPretrainer.from_preset(tiny_checkpoint, sequence_length=16)
+    pretrainer.save_to_preset(str(tmp_path / "run" / "model"))
+    assert main(["export", "--model", str(tmp_path / "run"), "--output", str(tmp_path / "e"), "--model_name", "bio",
+                 "--max_seq_length", "16"]) == 0
+    path = str(tmp_path / "e" / "bio" / "1")
+    assert json.load(open(os.path.join(path, "job.json")))["model"] == "BertPretrainer"
+    served = kbz.export.load_export(path).signatures
+    out = served["serving_default"](text=tf.constant(["all [MASK] and no play"]))
+    guesses = pretrainer.fill_mask(["all [MASK] and no play"])[0][0]
+    assert [t.decode() for t in out["top_tokens"][0, 0].numpy()] == [token for token, _ in guesses]
+    np.testing.assert_allclose(out["top_scores"][0, 0], [p for _, p in guesses], atol=1e-6)
+    assert "embed" in served
+
+
+@pytest.mark.slow
 def test_fill_mask_matches_googles_masked_lm(tiny_checkpoint, tmp_path):
     """The tiny checkpoint's second reference example, as text: Google's own
     log-probabilities give the expected top tokens and probabilities."""

@@ -20,14 +20,15 @@ def add_parser(subparsers):
     )
     parser.add_argument("--model", required=True,
                         help="A fine-tuned model: a `finetune` --output_dir, or its model/ (as evaluate and "
-                             "predict take it); or any preset (exported as an embedding model).")
+                             "predict take it); a `pretrain` --output_dir or its model/ (exported with fill_mask); "
+                             "or any preset (exported as an embedding model).")
     add_flag(parser, "--output_dir", "--output", dest="output", required=True,
              help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
     parser.add_argument("--version", type=positive_int,
                         help="Version number (default: one above the highest present).")
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
     parser.add_argument("--max_seq_length", type=positive_int,
-                        help="Packed length for a bare preset's embedding export: at most the preset's positions "
+                        help="Packed length for a pretrained model or a bare preset: at most its positions "
                              f"(default {DEFAULT_SEQUENCE_LENGTH}). A fine-tuned model exports at its own length.")
     parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16", "mixed_float16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
@@ -51,20 +52,29 @@ def _load(model, max_seq_length, dtype):
     from keras_bert_zoo.models.bert_backbone import BertBackbone
     from keras_bert_zoo.presets.errors import PresetNotFoundError
     from keras_bert_zoo.presets.loader import load_backbone_config
+    from keras_bert_zoo.presets.loader import saved_task_class
     from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
 
-    if fine_tuned_model_dir(model) is not None:
+    saved = fine_tuned_model_dir(model)
+    # `pretrain` saves its model as `finetune` does: it exports with its masked-LM head (it was refused).
+    pretrained = saved is not None and issubclass(saved_task_class(saved), BertPretrainer)
+    if saved is not None and not pretrained:
         if max_seq_length is not None:
-            raise UsageError(f"--max_seq_length is for a bare preset's embedding export; {model} is a fine-tuned "
-                             "model, which exports at the sequence length it was fine-tuned with: drop the flag.")
+            raise UsageError(f"--max_seq_length is for a pretrained model's or a bare preset's export; {model} is a "
+                             "fine-tuned model, which exports at the sequence length it was fine-tuned with: drop the "
+                             "flag.")
         return _load_task(model, dtype=dtype), None
+    preset = saved or model
     try:
-        config = load_backbone_config(model)
+        config = load_backbone_config(preset)
     except PresetNotFoundError as e:
         raise UsageError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
                          f"model/) nor a preset: {e}") from None
-    check_sequence_length(max_seq_length, DEFAULT_SEQUENCE_LENGTH, model, config=config)
+    check_sequence_length(max_seq_length, DEFAULT_SEQUENCE_LENGTH, preset, config=config)
     length = max_seq_length or DEFAULT_SEQUENCE_LENGTH
+    if pretrained:
+        return BertPretrainer.from_preset(preset, sequence_length=length, dtype=dtype), None
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)
 
 
