@@ -138,3 +138,19 @@ def test_a_failed_export_leaves_no_model_directory(tmp_path, monkeypatch):
     out = kbz.export.load_export(classifier.export(str(tmp_path), model_name="clf")).signatures["classify"](
         text=tf.constant(["the cat"]))
     np.testing.assert_allclose(out["probabilities"], classifier.predict_proba(["the cat"]), atol=1e-6)
+
+
+def test_a_fine_tuned_task_refuses_another_preprocessor_before_tracing(classifier, tmp_path):
+    """Its signatures tokenize with its own: the one given reached `embed` alone, at another length, in silence."""
+    other = kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 8)
+    with pytest.raises(ValueError, match="BertClassifier is served with the preprocessor it was fine-tuned with"):
+        kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m", preprocessor=other)
+    assert os.listdir(tmp_path) == []
+    # Its own, given, is no other; a pretrainer takes the one given in place of its own.
+    assert kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m",
+                                         preprocessor=classifier.preprocessor)
+    pretrainer = kbz.BertPretrainer(_backbone(), preprocessor=kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16))
+    served = kbz.export.load_export(kbz.export.export_for_serving(pretrainer, str(tmp_path), model_name="mlm",
+                                                                  preprocessor=other))
+    out = served.signatures["fill_mask"](text=tf.constant(["the cat sat the cat sat the"]))
+    assert out["truncated"].numpy().tolist() == [True]  # 7 pieces and 2 special tokens: not in 8, in its own 16

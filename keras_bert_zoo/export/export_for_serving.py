@@ -39,8 +39,16 @@ def serving_signatures(model, preprocessor=None):
             `BertPretrainer` or a `BertBackbone`.
         preprocessor: the `BertPreprocessor` that tokenizes the requests'
             text: needed for a model without one of its own (a backbone, a
-            bare pretrainer); given, it is used in place of the model's own.
+            bare pretrainer); given, it is used in place of a pretrainer's
+            own. A task that needs its own (`needs_preprocessor`: a
+            classifier, tagger or question answerer) refuses another.
     """
+    own = getattr(model, "preprocessor", None)
+    if preprocessor is not None and own is not None and preprocessor is not own \
+            and getattr(model, "needs_preprocessor", False):
+        # Such a task's signatures read its own: the one given tokenized `embed` alone, at its length, in silence.
+        raise ValueError(f"A {type(model).__name__} is served with the preprocessor it was fine-tuned with: drop "
+                         "preprocessor= (it is for a backbone or a pretrainer).")
     backbone = getattr(model, "backbone", model)
     # The caller chose the one given for this export; a pretrainer's own came with it from its preset.
     preprocessor = preprocessor or getattr(model, "preprocessor", None)
