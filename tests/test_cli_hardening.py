@@ -552,6 +552,12 @@ def test_export_refuses_an_existing_version_and_an_unwritable_base_before_tracin
                       "--version", "2"], "--version: ", "m/2 already exists", "another --version", "--overwrite")
 
 
+def test_export_overwrite_without_a_version_is_refused(tmp_path, capsys):
+    """Without --version the export takes the next free number: --overwrite replaced nothing, in silence."""
+    _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--overwrite"],
+             "--overwrite replaces the version --version names", "pass --version, or drop --overwrite")
+
+
 def test_a_refused_export_leaves_no_output_directory(tmp_path, capsys):
     """--output_dir was made before --model was read: a mistyped model left an empty export base."""
     base = tmp_path / "new" / "exports"

@@ -41,7 +41,7 @@ def add_parser(subparsers):
                         help=default_help("The device TF Serving runs the export on, whichever machine exports it: "
                                           "the encoder's graph is shaped for it.", "export.export_for_serving",
                                           "export_for_serving", "serving_device"))
-    parser.add_argument("--overwrite", action="store_true", help="Replace an existing version.")
+    parser.add_argument("--overwrite", action="store_true", help="Replace the existing version --version names.")
     parser.set_defaults(run=run)
 
 
@@ -86,6 +86,9 @@ def run(args):
 
     # Before loading and tracing: a bad name or version, an unwritable base or a version already there fails in a
     # second, not after ~25 s.
+    if args.overwrite and args.version is None:  # ignored in silence: a new number replaces nothing
+        raise UsageError("--overwrite replaces the version --version names; without it the export takes the next free "
+                         "number: pass --version, or drop --overwrite.")
     if args.version is not None:
         try:
             check_version(args.version)
