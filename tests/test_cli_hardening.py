@@ -552,6 +552,18 @@ def test_export_refuses_an_existing_version_and_an_unwritable_base_before_tracin
                       "--version", "2"], "--version: ", "m/2 already exists", "another --version", "--overwrite")
 
 
+def test_saved_model_cli_given_a_model_directory_names_its_versions(tmp_path, capsys):
+    """export prints a version directory, load_export takes the model directory too; TensorFlow's tool, given the
+    latter, said only "SavedModel file does not exist"."""
+    for version in ("1", "12", "3"):
+        (tmp_path / "mrpc" / version).mkdir(parents=True)
+    model_dir = str(tmp_path / "mrpc")
+    for flags in (["--dir", model_dir], [f"--dir={model_dir}"]):
+        _refused(capsys, ["saved-model-cli", "show", *flags, "--all"],
+                 f"--dir {model_dir} is a model directory, holding versions 1, 3, 12: pass one of them, e.g. --dir "
+                 f"{os.path.join(model_dir, '12')}.")
+
+
 def test_export_overwrite_without_a_version_is_refused(tmp_path, capsys):
     """Without --version the export takes the next free number: --overwrite replaced nothing, in silence."""
     _refused(capsys, ["export", "--model", "no_such_preset", "--output", str(tmp_path), "--overwrite"],

@@ -9,6 +9,7 @@ saved-model-cli ...`; the tool's warnings about your arguments stay.
 """
 
 import logging
+import os
 import sys
 
 from keras_bert_zoo.cli.usage_error import UsageError
@@ -35,7 +36,25 @@ class _QuietLogs(logging.Filter):
         return record.levelno >= logging.WARNING and "is deprecated and will be removed" not in record.getMessage()
 
 
+def _check_dir(arguments):
+    """Refuse a model directory as --dir (`load_export` takes one; TensorFlow's tool said only "SavedModel file
+    does not exist"), naming a version directory to pass instead."""
+    from keras_bert_zoo.export.export_for_serving import _versions
+
+    for flag, following in zip(arguments, arguments[1:] + [None]):
+        name, equals, value = flag.partition("=")
+        directory = value if equals else following
+        if name not in ("--dir", "-dir") or not directory or os.path.exists(os.path.join(directory, "saved_model.pb")):
+            continue
+        versions = sorted(_versions(directory))
+        if versions:
+            raise UsageError(f"--dir {directory} is a model directory, holding versions "
+                             f"{', '.join(map(str, versions))}: pass one of them, e.g. --dir "
+                             f"{os.path.join(directory, str(versions[-1]))}.")
+
+
 def run(args):
+    _check_dir(args.arguments)
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops the exported graphs use)
     from tensorflow.python.tools import saved_model_cli
