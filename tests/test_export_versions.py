@@ -154,3 +154,11 @@ def test_a_fine_tuned_task_refuses_another_preprocessor_before_tracing(classifie
                                                                   preprocessor=other))
     out = served.signatures["fill_mask"](text=tf.constant(["the cat sat the cat sat the"]))
     assert out["truncated"].numpy().tolist() == [True]  # 7 pieces and 2 special tokens: not in 8, in its own 16
+
+
+def test_a_directory_where_the_batching_file_goes_is_refused_before_the_version_is_written(classifier, tmp_path):
+    """It was refused after tracing, once version 1 was written: the export failed, and left a version."""
+    (tmp_path / "m" / BATCHING_FILE).mkdir(parents=True)
+    with pytest.raises(IsADirectoryError, match=f"{BATCHING_FILE} is a directory: remove it, or rename it"):
+        kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
+    assert os.listdir(tmp_path / "m") == [BATCHING_FILE]

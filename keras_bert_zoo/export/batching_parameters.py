@@ -48,6 +48,15 @@ def batching_parameters(max_batch_size=32, batch_timeout_micros=2000, max_enqueu
     return header + "".join(f"{name} {{ value: {value} }}\n" for name, value in values.items())
 
 
+def batching_file(model_dir):
+    """The settings file's path in `model_dir`; a directory in its place is refused (an export checks it before
+    its long work, not once its version is written)."""
+    path = os.path.join(model_dir, BATCHING_FILE)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a directory: remove it, or rename it, for the batching settings file.")
+    return path
+
+
 def write_batching_parameters(model_dir, **settings):
     """Write `model_dir/batching_parameters.txt` atomically, unless it exists;
     returns its path.
@@ -57,9 +66,7 @@ def write_batching_parameters(model_dir, **settings):
     holds the settings the server runs with (`num_batch_threads` set to its
     cores, say), which a new version must not reset.
     """
-    path = os.path.join(model_dir, BATCHING_FILE)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path} is a directory: remove it, or rename it, for the batching settings file.")
+    path = batching_file(model_dir)
     if not os.path.lexists(path):  # a link, even one whose target is gone, is the user's
         with atomic_file(path, "w") as f:
             f.write(batching_parameters(**settings))

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_zoo.export.batching_parameters import batching_file
 from keras_bert_zoo.export.batching_parameters import write_batching_parameters
 from keras_bert_zoo.export.embedding_signature import embedding_signature
 from keras_bert_zoo.export.serving_signature import ids_signature
@@ -164,6 +165,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     # Before tracing, which takes ~25 s for a base model; a failed export leaves no empty directory of its own.
     created = _missing_directories(model_dir)
     ensure_writable_directory(model_dir)
+    batching_file(model_dir)
     try:
         signatures, tokenizer = serving_signatures(model, preprocessor)  # refuses what cannot be exported
         module, functions = _traced(model, signatures, serving_device)
