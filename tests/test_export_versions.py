@@ -162,3 +162,16 @@ def test_a_directory_where_the_batching_file_goes_is_refused_before_the_version_
     with pytest.raises(IsADirectoryError, match=f"{BATCHING_FILE} is a directory: remove it, or rename it"):
         kbz.export.export_for_serving(classifier, str(tmp_path), model_name="m")
     assert os.listdir(tmp_path / "m") == [BATCHING_FILE]
+
+
+def test_the_default_model_name_does_not_count_the_models_a_process_built(classifier, tmp_path):
+    """Keras names the second classifier of a process bert_classifier_1: re-running a notebook's cell exported to
+    exports/bert_classifier_1, and load_export("exports/bert_classifier") (the README's) read the old model."""
+    retrained = kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16), num_classes=2)
+    assert retrained.name != classifier.name
+    for model in (classifier, retrained):
+        kbz.export.export_for_serving(model, str(tmp_path))
+    assert sorted(os.listdir(tmp_path / "bert_classifier")) == ["1", "2", BATCHING_FILE]
+    named = kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16), num_classes=2,
+                               name="sentiment_2")
+    assert exporting.default_model_name(named) == "sentiment_2"  # a name given is kept whole

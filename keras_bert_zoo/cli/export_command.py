@@ -81,6 +81,7 @@ def _load(model, max_seq_length, dtype):
 def run(args):
     from keras_bert_zoo.export.export_for_serving import check_model_name
     from keras_bert_zoo.export.export_for_serving import check_version
+    from keras_bert_zoo.export.export_for_serving import default_model_name
     from keras_bert_zoo.export.export_for_serving import export_for_serving
     from keras_bert_zoo.utils.atomic import check_file_can_be_written
 
@@ -102,7 +103,8 @@ def run(args):
     check_file_can_be_written(os.path.join(args.output, args.model_name or "model"))
     model, preprocessor = _load(args.model, args.max_seq_length, args.dtype)
     if args.version is not None:  # the name is the task's: known once loaded
-        _check_new_version(os.path.join(args.output, args.model_name or model.name, str(args.version)), args.overwrite)
+        _check_new_version(os.path.join(args.output, args.model_name or default_model_name(model), str(args.version)),
+                           args.overwrite)
     path = export_for_serving(model, args.output, version=args.version, model_name=args.model_name,
                               preprocessor=preprocessor, overwrite=args.overwrite, **given(args, "serving_device"),
                               job_args={"argv": args.argv, "model": args.model})

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import tensorflow as tf
+from keras.src.utils.naming import to_snake_case
 
 from keras_bert_zoo.export.batching_parameters import batching_file
 from keras_bert_zoo.export.batching_parameters import write_batching_parameters
@@ -65,6 +66,13 @@ def serving_signatures(model, preprocessor=None):
     own = model.task_signatures(text_preprocessor) if hasattr(model, "task_signatures") else []
     return [*own, embedding_signature(backbone, text_preprocessor),
             ids_signature(model, example_ids)], text_preprocessor.tokenizer
+
+
+def default_model_name(model):
+    """`model.name`, without the count Keras appends to a default name: the second `BertClassifier` a process
+    builds is `bert_classifier_1`, and its export went to another directory than the server watches."""
+    default = to_snake_case(type(model).__name__)
+    return default if re.fullmatch(rf"{re.escape(default)}(_\d+)?", model.name) else model.name
 
 
 def check_model_name(model_name):
@@ -132,7 +140,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
         model: a fine-tuned task, or a `BertBackbone` with `preprocessor`.
         export_base: the model base path TF Serving is pointed at (parent).
         version: integer version; default one above the highest present.
-        model_name: default `model.name`.
+        model_name: default `model.name` (see `default_model_name`).
         preprocessor: see `serving_signatures`.
         overwrite: replace an existing version instead of refusing.
         job_args: what the caller was asked (e.g. the command line), recorded
@@ -154,7 +162,7 @@ def export_for_serving(model, export_base, version=None, model_name=None, prepro
     >>> os.path.basename(path)
     '1'
     """
-    model_name = check_model_name(model_name or model.name)
+    model_name = check_model_name(model_name or default_model_name(model))
     check_serving_device(serving_device)
     model_dir = os.path.join(export_base, model_name)
     numbered = version is None
