@@ -240,6 +240,16 @@ def test_exports_need_only_the_tf_text_ops_tf_serving_links(exported):
     assert all(f"`{op}`" in readme for op in needed)  # the README lists what a server must have
 
 
+@pytest.mark.slow
+def test_the_readme_names_every_export_that_needs_regex_split(tiny_checkpoint, tmp_path):
+    """fill_mask finds the [MASK] literals with RegexSplitWithOffsets, as the tagger splits words: the README named
+    the token classifier alone, so a server built for the others looked fit for a pretrainer's export."""
+    path = kbz.BertPretrainer.from_preset(tiny_checkpoint, sequence_length=16).export(str(tmp_path), model_name="mlm")
+    assert "RegexSplitWithOffsets" in _ops_outside_core_tensorflow(path)
+    readme = " ".join(open(os.path.join(ROOT, "README.md"), encoding="utf-8").read().split())
+    assert "for the token classifier and the pretrainer (`fill_mask`), `RegexSplitWithOffsets`" in readme
+
+
 def test_exports_carry_no_gradient_functions(exported):
     """Serving never differentiates: the encoder's written-out gradients (fused_ops) stay out of the graph."""
     from tensorflow.core.protobuf import saved_model_pb2
