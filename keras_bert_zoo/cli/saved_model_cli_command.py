@@ -39,14 +39,14 @@ class _QuietLogs(logging.Filter):
 def _check_dir(arguments):
     """Refuse a model directory as --dir (`load_export` takes one; TensorFlow's tool said only "SavedModel file
     does not exist"), naming a version directory to pass instead."""
-    from keras_bert_zoo.export.export_for_serving import _versions
+    from keras_bert_zoo.export.export_for_serving import version_numbers
 
     for flag, following in zip(arguments, arguments[1:] + [None]):
         name, equals, value = flag.partition("=")
         directory = value if equals else following
         if name not in ("--dir", "-dir") or not directory or os.path.exists(os.path.join(directory, "saved_model.pb")):
             continue
-        versions = sorted(_versions(directory))
+        versions = sorted(version_numbers(directory))
         if versions:
             raise UsageError(f"--dir {directory} is a model directory, holding versions "
                              f"{', '.join(map(str, versions))}: pass one of them, e.g. --dir "

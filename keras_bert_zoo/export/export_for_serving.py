@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import tensorflow as tf
-from keras.src.utils.naming import to_snake_case
 
 from keras_bert_zoo.export.batching_parameters import batching_file
 from keras_bert_zoo.export.batching_parameters import write_batching_parameters
@@ -71,7 +70,8 @@ def serving_signatures(model, preprocessor=None):
 def default_model_name(model):
     """`model.name`, without the count Keras appends to a default name: the second `BertClassifier` a process
     builds is `bert_classifier_1`, and its export went to another directory than the server watches."""
-    default = to_snake_case(type(model).__name__)
+    # Keras names a model by its class in snake case: BertClassifier -> bert_classifier.
+    default = re.sub(r"(?<!^)(?=[A-Z])", "_", type(model).__name__).lower()
     return default if re.fullmatch(rf"{re.escape(default)}(_\d+)?", model.name) else model.name
 
 
@@ -96,14 +96,14 @@ def check_version(version):
     return int(version)
 
 
-def _versions(model_dir):
+def version_numbers(model_dir):
     """The versions TF Serving would see in `model_dir`."""
     names = os.listdir(model_dir) if os.path.isdir(model_dir) else []
     return [int(name) for name in names if name.isascii() and name.isdigit() and 1 <= int(name) <= MAX_VERSION]
 
 
 def _next_version(model_dir):
-    version = max(_versions(model_dir), default=0) + 1
+    version = max(version_numbers(model_dir), default=0) + 1
     if version > MAX_VERSION:
         raise ValueError(f"{model_dir} holds version {MAX_VERSION}, the last TF Serving reads: pass version= "
                          "(--version) a free number below it.")
@@ -250,7 +250,7 @@ def load_export(path):
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops the graph uses)
 
     if not os.path.exists(os.path.join(path, "saved_model.pb")):
-        version = max(_versions(path), default=0)
+        version = max(version_numbers(path), default=0)
         if version < 1:
             raise FileNotFoundError(f"No SavedModel in {path}: expected saved_model.pb or numbered version "
                                     "directories (export_base/<model_name>/<version>).")
