@@ -16,7 +16,7 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
     hidden]` matrix each step (MiniLM pretraining at 16x128: 17 ms of an
     800 ms step, 2-core AMX Xeon). Here the matmul reads the matrix
     transposed, and its gradient comes out in the matrix's own layout. A
-    quantized, untied or soft-capped decoder runs keras-hub's call.
+    quantized, untied or soft-capped decoder decodes as keras-hub's does.
 
     It keeps keras-hub's class name: Keras keys a model's weights in its
     files by each layer's class name, so presets saved with keras-hub's head
@@ -45,18 +45,23 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
     def call(self, inputs, mask_positions=None):
         if mask_positions is not None:
             inputs = keras.ops.take_along_axis(inputs, keras.ops.expand_dims(mask_positions, axis=-1), axis=1)
-        if not self._projects_in_one_matmul():
-            # keras-hub's call gathers too: the rows are in place already.
-            in_place = tf.broadcast_to(tf.range(tf.shape(inputs)[1]), tf.shape(inputs)[:2])
-            return super().call(inputs, in_place)
         x = self._intermediate_layer_norm(self._intermediate_dense(inputs))
+        # keras.ops.add, not `+`: a tensor's own `+` with the float32 bias of a mixed policy fails in eager mode,
+        # where in a graph it falls back to Keras' add (float32 logits). Now both give Keras' add. (keras-hub's
+        # call adds with `+`: a quantized mixed-precision head failed there.)
+        logits = keras.ops.add(keras.ops.cast(self._decode(x), self.compute_dtype), self._bias)
+        return logits if self.activation is None else self.activation(logits)
+
+    def _decode(self, x):
+        """The vocabulary scores of `x` before the bias: one matmul reading the tied embedding transposed, or
+        keras-hub's decoding where the embedding is quantized, untied or soft-capped."""
+        if not self._projects_in_one_matmul():
+            if self.token_embedding is None:
+                return keras.ops.matmul(x, self._kernel)
+            return self.token_embedding(x, reverse=True)
         rows = tf.reshape(x, [-1, x.shape[-1]])
         logits = tf.matmul(rows, tf.cast(self.token_embedding.embeddings, rows.dtype), transpose_b=True)
-        logits = tf.reshape(logits, tf.concat([tf.shape(x)[:-1], [self.vocabulary_size]], axis=0))
-        # keras.ops.add, not `+`: a tensor's own `+` with the float32 bias of a mixed policy fails in eager mode,
-        # where in a graph it falls back to Keras' add (float32 logits). Now both give Keras' add.
-        logits = keras.ops.add(keras.ops.cast(logits, self.compute_dtype), self._bias)
-        return logits if self.activation is None else self.activation(logits)
+        return tf.reshape(logits, tf.concat([tf.shape(x)[:-1], [self.vocabulary_size]], axis=0))
 
     def compute_output_shape(self, inputs_shape, mask_positions_shape=None):
         rows = inputs_shape[:2] if mask_positions_shape is None else mask_positions_shape
