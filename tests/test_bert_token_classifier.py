@@ -202,11 +202,12 @@ def test_long_sentences_are_read_through_strided_windows(tiny_checkpoint):
 
 # --- The exported graph's steps against their numpy twins ------------------------
 
-@pytest.mark.parametrize("labels", [["O", "B-X", "I-X", "B-Y", "I-Y"], ["O", "B", "I"], ["O", "B", "I", "B-Y", "I-Y"]])
+@pytest.mark.parametrize("labels", [["O", "B-X", "I-X", "B-Y", "I-Y"], ["O", "B", "I"], ["O", "B", "I", "B-Y", "I-Y"],
+                                    ["O", "B-X", "I-X", "E-X", "S-X", "S-Y"], ["O", "B-X", "I-X", "L-X", "U-X", "E-Y"]])
 def test_graph_chunks_match_extract_chunks(labels):
     """Every tag sequence of up to 4 words (the empty one too), in one batch, so
     chunks also meet text boundaries: the graph's entities are conlleval's (typed
-    tags, and BioBERT's B / I / O without a type)."""
+    tags, BioBERT's B / I / O without a type, IOBES and BILOU)."""
     prefix_table, kind_table, kinds = _tag_scheme(labels)
     sequences = [list(tags) for n in range(5) for tags in itertools.product(range(len(labels)), repeat=n)]
     tags = np.concatenate(sequences).astype(np.int32)
@@ -381,3 +382,25 @@ def test_words_the_model_does_not_read_are_outside_any_entity(tiny_checkpoint, t
     out = kbz.export.load_export(ner.export(str(tmp_path), model_name="ner2")).signatures["entities"](
         text=tf.constant(texts))
     assert out["entity_count"].numpy().tolist() == [2, 4]  # past the window: unread, so outside
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("labels", [["O", "B-X", "I-X", "E-X", "S-X", "S-Y"], ["O", "B-X", "I-X", "L-X", "U-X", "U-Y"]])
+def test_an_iobes_or_bilou_tagger_serves_the_entities_it_predicts(tiny_checkpoint, tmp_path, labels):
+    """IOBES / BILOU taggers were refused by the export ("reads BIO/IOB tags"); they serve conlleval's chunks,
+    as predict_entities reads them."""
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=labels, sequence_length=16)
+    rng = np.random.default_rng(10)  # a head that predicts most of the tags
+    ner.output_dense.kernel.assign(rng.normal(size=ner.output_dense.kernel.shape).astype("float32") * 20)
+    ner.output_dense.bias.assign(rng.normal(size=len(labels)).astype("float32") * 3)
+    texts = ["all work and no play makes jack a dull boy", "no play", "jack jack jack all", "a dull boy makes work"]
+    assert len({tag for row in ner.predict_tags([text.split() for text in texts]) for tag in row}) >= 4
+    expected = ner.predict_entities(texts)
+    assert sum(map(len, expected)) > 4 and any(" " in e["text"] for row in expected for e in row)
+    out = kbz.export.load_export(ner.export(str(tmp_path), model_name="ner")).signatures["entities"](
+        text=tf.constant(texts))
+    served = [[(t.decode(), k.decode(), s) for t, k, s in zip(out["entity_text"][i][:n].numpy(),
+                                                             out["entity_label"][i][:n].numpy(),
+                                                             out["start"][i][:n].numpy())]
+              for i, n in enumerate(out["entity_count"].numpy())]
+    assert served == [[(e["text"], e["label"], e["start"]) for e in row] for row in expected]

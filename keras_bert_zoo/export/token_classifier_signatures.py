@@ -20,11 +20,13 @@ from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words_with_offsets
 
-_OUTSIDE, _BEGIN, _INSIDE = 0, 1, 2
+_OUTSIDE, _BEGIN, _INSIDE, _END, _SINGLE = 0, 1, 2, 3, 4
+# Tag prefixes as conlleval reads them: BIO/IOB, IOBES, and BILOU's L- / U- as E- / S-.
+_PREFIXES = {"B": _BEGIN, "I": _INSIDE, "E": _END, "S": _SINGLE, "L": _END, "U": _SINGLE}
 
 
 def _tag_scheme(labels):
-    """Per tag: its prefix code (O/B/I) and entity type index; the type names."""
+    """Per tag: its prefix code and entity type index; the type names."""
     prefixes, kinds, names = [], [], []
     for label in labels:
         if label == OUTSIDE:
@@ -32,12 +34,13 @@ def _tag_scheme(labels):
             kinds.append(-1)
             continue
         prefix, _, kind = label.partition("-")  # "B" / "I" alone: the empty type, as conlleval reads them
-        if prefix not in ("B", "I"):
-            raise ValueError(f"Cannot export tag '{label}': the exported decoder reads BIO/IOB tags "
-                             "('O', 'B-<type>', 'I-<type>', or 'B' and 'I' without a type).")
+        if prefix not in _PREFIXES:
+            raise ValueError(f"Cannot export tag '{label}': the exported decoder reads BIO/IOB, IOBES and BILOU "
+                             "tags ('O', 'B-<type>', 'I-<type>', 'E-<type>', 'S-<type>', 'L-<type>', 'U-<type>', "
+                             "or the prefixes alone without a type).")
         if kind not in names:
             names.append(kind)
-        prefixes.append(_BEGIN if prefix == "B" else _INSIDE)
+        prefixes.append(_PREFIXES[prefix])
         kinds.append(names.index(kind))
     return prefixes, kinds, names
 
@@ -81,8 +84,9 @@ def _truncated(words, tokenizer, sequence_length):
 
 
 def _chunk_begins(prefix, kind, words_per_text):
-    """Which words open a conlleval chunk: B-X does; I-X continues an open X
-    (in the same text), else opens one.
+    """Which words open a conlleval chunk: B-X and S-X do; I-X and E-X
+    continue an X that B-X or I-X left open (in the same text), else open one.
+    (E-X and S-X close their chunk: the tagged word after them opens another.)
 
     The graph twin of `conlleval.extract_chunks`, flat over the batch.
 
@@ -99,9 +103,10 @@ def _chunk_begins(prefix, kind, words_per_text):
         bool `[words]`.
     """
     first_word = tf.ragged.range(words_per_text).flat_values == 0
-    previous_open = tf.concat([[False], prefix[:-1] != _OUTSIDE], 0) & ~first_word
+    previous_open = tf.concat([[False], (prefix[:-1] == _BEGIN) | (prefix[:-1] == _INSIDE)], 0) & ~first_word
     same_kind = tf.concat([[False], kind[:-1] == kind[1:]], 0)
-    return (prefix == _BEGIN) | ((prefix == _INSIDE) & ~(previous_open & same_kind))
+    continues = (prefix == _INSIDE) | (prefix == _END)
+    return (prefix == _BEGIN) | (prefix == _SINGLE) | (continues & ~(previous_open & same_kind))
 
 
 def _chunk_spans(begins, prefix, kind, score, row, starts, ends):

@@ -40,8 +40,6 @@ def extract_chunks(tags):
 
     Graph twin: `token_classifier_signatures._chunk_begins`; parity:
     `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
-
-    The graph twin reads BIO tags alone, the only ones an export takes.
     """
     chunks = []
     start = None
