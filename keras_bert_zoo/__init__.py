@@ -51,6 +51,7 @@ _EXPORTS = {
     "PresetNotFoundError": "keras_bert_zoo.presets.errors",
     "PretrainingDataConfig": "keras_bert_zoo.preprocessing.pretraining_instances",
     "Task": "keras_bert_zoo.tasks.task",
+    "TruncationWarning": "keras_bert_zoo.preprocessing.truncation_warning",
     "UnsafeCheckpointError": "keras_bert_zoo.presets.errors",
     "bert_adamw": "keras_bert_zoo.optimization.bert_adamw",
     "convert_checkpoint": "keras_bert_zoo.presets.loader",

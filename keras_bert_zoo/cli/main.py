@@ -156,12 +156,24 @@ def _one_line(error):
     return text or type(error).__name__
 
 
+# A truncation's fix as a command's flags say it (the library's names the Python argument, sequence_length).
+_TRUNCATION_FIXES = {
+    **dict.fromkeys(("encode", "extract-features", "finetune"), "Raise --max_seq_length (up to the model's "
+                                                                "positions)."),
+    **dict.fromkeys(("evaluate", "predict"), "The model packs the length it was fine-tuned with: to read more, "
+                                             "fine-tune it with a larger --max_seq_length (up to its positions)."),
+}
+
+
 def _warning_line(command):
     """Warnings as one line under the command's name, as its errors (not Python's file:line: UserWarning)."""
 
     def show(message, category, filename, lineno, file=None, line=None):
+        from keras_bert_zoo.preprocessing.truncation_warning import TruncationWarning
         from keras_bert_zoo.utils.progress_bar import write_line
 
+        if isinstance(message, TruncationWarning) and command in _TRUNCATION_FIXES:
+            message = message.with_fix(_TRUNCATION_FIXES[command])
         write_line(f"keras-bert-zoo {command}: warning: {_one_line(message)}", file=file)
 
     return show

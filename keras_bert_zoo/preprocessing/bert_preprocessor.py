@@ -9,6 +9,7 @@ from keras_hub.layers import MultiSegmentPacker
 
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.text_preprocessor import TextPreprocessor
+from keras_bert_zoo.preprocessing.truncation_warning import TruncationWarning
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer  # noqa: F401 (docstring examples)
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
@@ -105,13 +106,8 @@ class BertPreprocessor(TextPreprocessor):
         lengths = sum(s.row_lengths() for s in token_segments) + special_token_count(len(token_segments))
         over = int(tf.reduce_sum(tf.cast(lengths > self.sequence_length, tf.int32)))
         if over:
-            warnings.warn(
-                f"{over} of {int(lengths.shape[0])} inputs are longer than sequence_length="
-                f"{self.sequence_length} word-pieces (longest: {int(tf.reduce_max(lengths))}) and "
-                "were truncated. Raise sequence_length (up to the model's positions) "
-                "or use a task's windowing for long texts.",
-                stacklevel=3,
-            )
+            warnings.warn(TruncationWarning(over, int(lengths.shape[0]), self.sequence_length,
+                                            int(tf.reduce_max(lengths))), stacklevel=3)
 
     def call(self, inputs):
         if isinstance(inputs, list):
