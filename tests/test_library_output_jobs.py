@@ -137,7 +137,7 @@ def test_pretrain_claims_its_output_before_reading_the_corpus(tiny_checkpoint, t
 
 
 @pytest.mark.slow
-def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, capsys):
+def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, capsys, monkeypatch):
     from keras_bert_zoo.training.training_logs import plot_training_logs
     from keras_bert_zoo.training.training_logs import read_training_logs
 
@@ -150,7 +150,14 @@ def test_training_is_logged_for_tensorboard_and_drawn(classifier, tmp_path, caps
     # BERT's schedule over 16 steps (compiled at 1e-4): warm-up, then linear decay to 0 at the last step.
     rates = [v for _, v in logs["epoch_learning_rate"]]
     assert 0 < rates[0] < 1e-4 and rates[1] == pytest.approx(0.0, abs=1e-12)
+    import matplotlib.figure
+
+    ticks, save = [], matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda figure, *args, **kwargs: (
+        ticks.extend(tick for axis in figure.axes if axis.get_visible() for tick in axis.get_xticks()),
+        save(figure, *args, **kwargs))[1])
     final = plot_training_logs(out, str(tmp_path / "curves.png"))
+    assert ticks and all(float(tick).is_integer() for tick in ticks), ticks  # whole epochs (were 0.96, 1.02 ...)
     assert final["train_loss"] == pytest.approx(history.history["loss"][-1], rel=1e-6)
     assert open(tmp_path / "curves.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(FileNotFoundError, match="holds no training logs"):

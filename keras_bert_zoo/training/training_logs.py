@@ -80,6 +80,7 @@ def plot_training_logs(run_dir, output_file):
 
         matplotlib.use("Agg")  # files only, no display needed
         from matplotlib import pyplot
+        from matplotlib.ticker import MaxNLocator
     except ImportError as e:
         raise ImportError("Drawing training curves needs matplotlib: pip install matplotlib") from e
     logs = read_training_logs(run_dir)
@@ -94,6 +95,7 @@ def plot_training_logs(run_dir, output_file):
                 axis.plot([s + 1 for s in steps], values, marker="o", label=split)
         axis.set_title(name[len("epoch_"):])
         axis.set_xlabel("epoch")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole: no 0.96, 1.02 ticks
         axis.legend()
     for axis in list(axes.flat)[len(names):]:
         axis.set_visible(False)
