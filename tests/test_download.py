@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 import zipfile
 
 import numpy as np
@@ -111,6 +112,33 @@ def test_hf_handle_downloads_from_the_hub_layout(server, monkeypatch):
     fetched = [p.rsplit("/", 1)[1] for p in handler.requests]
     # No safetensors there, so it fell back to pytorch_model.bin.
     assert fetched == ["config.json", "vocab.txt", "tokenizer_config.json", "model.safetensors", "pytorch_model.bin"]
+
+
+def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fresh_pooler(server, monkeypatch,
+                                                                                           tmp_path):
+    # A token classifier's checkpoint has no pooler: the preset converted from it saved a random one, which every
+    # load after the first read from the cache as trained, without a word (encode --pooling pooled's vectors).
+    base, handler = server
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), tmp_path / "www" / "org" / "tok" / "resolve" /
+                    "main")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    with pytest.warns(UserWarning) as caught:
+        converted = kbz.BertBackbone.from_preset("hf://org/tok")
+    assert len([w for w in caught if "no pooler weights" in str(w.message)]) == 1
+    requests = len(handler.requests)
+    for cls, kwargs in ((kbz.BertBackbone, {}), (kbz.BertClassifier, {"num_classes": 2})):
+        with pytest.warns(UserWarning, match=r"was converted from hf://org/tok, which has no pooler weights .* the "
+                                             "pooler is freshly initialised"):
+            model = cls.from_preset("hf://org/tok", **kwargs)
+        backbone = getattr(model, "backbone", model)
+        for a, b in zip(backbone.weights, converted.weights):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert len(handler.requests) == requests  # read from the cache
+    # A checkpoint with its pooler converts without the entry, and loads in silence.
+    kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kbz.BertBackbone.from_preset("hf://org/tiny-bert")
 
 
 def test_interrupted_download_leaves_nothing(server):

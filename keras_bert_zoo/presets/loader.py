@@ -12,6 +12,7 @@ model, tokenizer or task.
 import dataclasses
 import hashlib
 import importlib.util
+import json
 import os
 import warnings
 
@@ -24,7 +25,9 @@ from keras_bert_zoo.presets.converters.checkpoint import config_key
 from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
 from keras_bert_zoo.presets.converters.checkpoint_weights import check_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import checkpoint_sizes
+from keras_bert_zoo.presets.converters.checkpoint_weights import fresh_pooler_warning
 from keras_bert_zoo.presets.converters.checkpoint_weights import HEADS
+from keras_bert_zoo.presets.converters.checkpoint_weights import lacks_pooler
 from keras_bert_zoo.presets.converters.checkpoint_weights import pretraining_heads
 from keras_bert_zoo.presets.converters.google_checkpoint import is_google_checkpoint_dir
 from keras_bert_zoo.presets.converters.google_checkpoint import read_google_checkpoint
@@ -218,9 +221,29 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
         warnings.warn(f"{checkpoint.source} holds only the {HEADS[pretraining_heads(weights)[0]]} head: the preset "
                       "made from it keeps the backbone alone, and a BertPretrainer from it starts both heads "
                       "fresh.", stacklevel=2)
-    assign_weights(backbone, weights, pretrainer, source=checkpoint.source)
+    # Saved, a fresh pooler would load as trained, without a word, every time after: metadata.json names it, and
+    # each load of the preset warns (this one too).
+    assign_weights(backbone, weights, pretrainer, source=checkpoint.source, warn_fresh_pooler=False)
+    if lacks_pooler(weights):
+        metadata = {**(metadata or {}), FRESH_POOLER: checkpoint.source}
     tokenizer = pretrainer_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
     preset_io.save_preset(preset_dir, backbone, tokenizer, task=pretrainer, metadata=metadata)
+
+
+# metadata.json's entry naming the checkpoint without a pooler that a converted preset was made from.
+FRESH_POOLER = "fresh_pooler_from"
+
+
+def _load_saved_weights(model, saved_dir, stacklevel):
+    """Load a saved preset's backbone weights; warn, as its conversion did, where its pooler was saved fresh."""
+    preset_io.load_weights_file(model, os.path.join(saved_dir, preset_io.WEIGHTS_FILE))
+    try:
+        with open(os.path.join(saved_dir, preset_io.METADATA_FILE), encoding="utf-8") as f:
+            source = json.load(f).get(FRESH_POOLER)
+    except (OSError, ValueError, AttributeError):  # metadata.json is informative: a preset need not hold it
+        return
+    if source:
+        warnings.warn(fresh_pooler_warning(f"{saved_dir} was converted from {source}, which"), stacklevel=stacklevel)
 
 
 def _warn_fresh_heads(source, weights, stacklevel=3):
@@ -497,7 +520,7 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
         if weights is not None:
             assign_weights(backbone, weights, source=resolved.checkpoint.source)
         else:
-            preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
+            _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
     return backbone
 
 
@@ -599,7 +622,7 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
         if restore:
             _warn_fresh_heads(resolved.checkpoint.source, weights, stacklevel=4)
     else:
-        preset_io.load_weights_file(backbone, os.path.join(resolved.saved_dir, preset_io.WEIGHTS_FILE))
+        _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
     if not restore and task_cls.fresh_heads_warning:
         warnings.warn(f"{preset} {task_cls.fresh_heads_warning}", stacklevel=3)
     return task

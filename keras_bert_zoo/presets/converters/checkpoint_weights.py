@@ -21,6 +21,19 @@ _IGNORED_SUFFIXES = ("/adam_m", "/adam_v", "global_step", "position_ids", "cls/p
 POOLER = "bert/pooler/dense/"
 
 
+def lacks_pooler(weights):
+    """Whether `weights` were saved by a model that does not use the pooler (HF's BertForMaskedLM,
+    BertForTokenClassification, BertForQuestionAnswering): its pooler starts fresh, as HF's loader starts it."""
+    return not any(name.startswith(POOLER) for name in weights)
+
+
+def fresh_pooler_warning(source):
+    return (f"{source} has no pooler weights ({POOLER}*), as HF saves BertForMaskedLM (run_mlm.py's domain "
+            "pretraining) and fine-tuned token-classification or question-answering models: the pooler is freshly "
+            "initialised. The sequence output is the checkpoint's; `pooled_output` (a BertClassifier's input) is "
+            "untrained until fine-tuned.")
+
+
 def _dense(layer, prefix, kernel_shape=None, bias_shape=None):
     """(name, variable, checkpoint shape) triples for a dense layer."""
     return [
@@ -149,7 +162,7 @@ def pretraining_heads(weights):
     return [p for p in HEADS if any(name.startswith(p) for name in weights)]
 
 
-def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
+def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn_fresh_pooler=True):
     """Copy Google-named arrays into the models, checking every shape.
 
     Args:
@@ -158,6 +171,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
         pretrainer: optional `BertPretrainer` whose heads the checkpoint holds
             are loaded too (one it lacks keeps its initialization).
         source: the file or directory the weights came from (for errors).
+        warn_fresh_pooler: warn where `weights` lack the pooler (a conversion warns as its preset loads).
 
     Raises:
         CheckpointError: naming the first missing, mis-shaped or unexpected
@@ -169,9 +183,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
                               "load the checkpoint as a backbone or a task, which do not use the decoder.")
     used = set()
     pending = []
-    # A checkpoint of a model that does not use the pooler (HF's BertForMaskedLM, BertForTokenClassification,
-    # BertForQuestionAnswering) is saved without it: its pooler starts fresh, as HF's loader starts it.
-    fresh_pooler = not any(name.startswith(POOLER) for name in weights)
+    fresh_pooler = lacks_pooler(weights)
     for name, variable, target in variable_map(backbone, pretrainer, pretraining_heads(weights)):
         if fresh_pooler and name.startswith(POOLER):
             continue
@@ -217,11 +229,8 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint"):
             "checkpoint does not match the config (e.g. more layers than "
             "num_hidden_layers)."
         )
-    if fresh_pooler:
-        warnings.warn(f"{source} has no pooler weights ({POOLER}*), as HF saves BertForMaskedLM (run_mlm.py's "
-                      "domain pretraining) and fine-tuned token-classification or question-answering models: the "
-                      "pooler is freshly initialised. The sequence output is the checkpoint's; `pooled_output` (a "
-                      "BertClassifier's input) is untrained until fine-tuned.", stacklevel=3)
+    if fresh_pooler and warn_fresh_pooler:
+        warnings.warn(fresh_pooler_warning(source), stacklevel=3)
     # Assign only once everything has been checked: no half-loaded model.
     for variable, value in pending:
         variable.assign(value.astype(variable.dtype))
