@@ -128,6 +128,22 @@ def test_a_checkpoint_missing_half_the_pooler_is_still_refused():
         assign_weights(backbone, weights, source=directory)
 
 
+def test_a_checkpoint_with_a_next_sentence_head_but_no_pooler_is_refused():
+    # Only models that do not use the pooler save none; the next-sentence head reads it, so a checkpoint holding
+    # the head without it is corrupt. It loaded the head as trained on a fresh pooler, "as HF saves BertForMaskedLM".
+    from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
+    from keras_bert_zoo.presets.converters.hf_checkpoint import load_hf_weights
+    from keras_bert_zoo.presets.errors import CheckpointError
+
+    directory = os.path.join(FIXTURES, "tiny_hf_bert")
+    weights = {k: v for k, v in load_hf_weights(directory).items() if not k.startswith("bert/pooler/")}
+    model = kbz.BertPretrainer.from_preset(directory, load_weights=False)
+    for pretrainer in (model, None):
+        with pytest.raises(CheckpointError, match=r"holds the next-sentence head \(cls/seq_relationship/\*\) but no "
+                                                  r"pooler weights \(bert/pooler/dense/\*\)"):
+            assign_weights(model.backbone, weights, pretrainer, source=directory)
+
+
 def test_a_masked_lm_checkpoint_hf_saved_without_a_pooler_loads_its_encoder_and_head(tmp_path):
     """BertForMaskedLM, what transformers' run_mlm.py (domain pretraining) saves, has no pooler and no
     next-sentence head."""

@@ -184,6 +184,11 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn
     used = set()
     pending = []
     fresh_pooler = lacks_pooler(weights)
+    if fresh_pooler and NEXT_SENTENCE in pretraining_heads(weights):
+        # Every model that saves this head saves the pooler it reads: the head would load as trained on a random one.
+        raise CheckpointError(f"{source} holds the next-sentence head ({NEXT_SENTENCE}*) but no pooler weights "
+                              f"({POOLER}*), the head's input; BertForPreTraining and google-research/bert save "
+                              "both. The checkpoint is truncated or corrupt: download or export it again.")
     for name, variable, target in variable_map(backbone, pretrainer, pretraining_heads(weights)):
         if fresh_pooler and name.startswith(POOLER):
             continue
