@@ -389,7 +389,7 @@ def _h5_arrays(path):
 def test_weights_saved_before_the_pooled_dense_rename_load_bit_exactly(tiny_checkpoint, tmp_path):
     """Keras keys a Functional model's weights by layer class and position (`layers/dense` is the pooler), not by
     attribute or layer name: the rename leaves the files' layout as it was."""
-    google = read_checkpoint_dir(tiny_checkpoint).read_weights()
+    google = read_checkpoint_dir(tiny_checkpoint).weights()
     backbone = kbz.BertBackbone.from_preset(OLD_PRESET)
     np.testing.assert_array_equal(backbone.pooled_dense.kernel.numpy(), google["bert/pooler/dense/kernel"])
     np.testing.assert_array_equal(backbone.pooled_dense.bias.numpy(), google["bert/pooler/dense/bias"])

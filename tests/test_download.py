@@ -125,6 +125,9 @@ def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fr
     with pytest.warns(UserWarning) as caught:
         converted = kbz.BertBackbone.from_preset("hf://org/tok")
     assert len([w for w in caught if "no pooler weights" in str(w.message)]) == 1
+    # Named by its handle: the scratch directory it was read from is gone.
+    assert any(str(w.message).startswith("hf://org/tok is a fine-tuned task's checkpoint: its head (classifier.bias, "
+                                         "classifier.weight) is not loaded.") for w in caught)
     requests = len(handler.requests)
     for cls, kwargs in ((kbz.BertBackbone, {}), (kbz.BertClassifier, {"num_classes": 2})):
         with pytest.warns(UserWarning, match=r"was converted from hf://org/tok, which has no pooler weights .* the "

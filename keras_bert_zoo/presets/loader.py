@@ -210,7 +210,7 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
         metadata: extra entries for `metadata.json`.
     """
     pretrainer_cls = _checkpoint_task_cls()
-    weights = checkpoint.read_weights()
+    weights = checkpoint.weights()
     resolved = Resolved(checkpoint=checkpoint)
     backbone = _build(resolved, lambda config: pretrainer_cls.backbone_cls(**config), checkpoint.config,
                       sizes=checkpoint_sizes(weights, checkpoint.source))
@@ -514,7 +514,7 @@ def _build_backbone(resolved, cls, kwargs, sizes=None):
 def load_backbone(preset, cls, load_weights=True, **kwargs):
     """A `cls` (backbone class) built from the preset's config, with its weights."""
     resolved = resolve(preset)
-    weights = resolved.checkpoint.read_weights() if load_weights and resolved.checkpoint is not None else None
+    weights = resolved.checkpoint.weights() if load_weights and resolved.checkpoint is not None else None
     backbone = _build_backbone(resolved, cls, kwargs, _weight_sizes(resolved, weights) if load_weights else None)
     if load_weights:
         if weights is not None:
@@ -537,7 +537,7 @@ def saved_task_class(preset):
         PresetError: `task.json` names a class that is not registered.
     """
     resolved = resolve(preset)
-    weights = resolved.checkpoint.read_weights() if resolved.checkpoint is not None else None
+    weights = resolved.checkpoint.weights() if resolved.checkpoint is not None else None
     return _saved_task(resolved, weights)[0]
 
 
@@ -597,7 +597,7 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
         PresetError: the preset holds another task than a `cls`.
     """
     resolved = resolve(preset)
-    weights = resolved.checkpoint.read_weights() if resolved.checkpoint is not None else None
+    weights = resolved.checkpoint.weights() if resolved.checkpoint is not None else None
     saved_cls, config = _saved_task(resolved, weights)
     restore = saved_cls is not None and issubclass(saved_cls, cls)
     backbone_keys = (saved_cls if restore else cls).backbone_kwargs  # `Task.from_preset` restores a subclass

@@ -17,8 +17,9 @@ class Checkpoint:
         vocabulary: list of tokens.
         lowercase: whether the tokenizer lower-cases.
         source: where it was read from (for messages).
-        read_weights: a function returning {Google variable name: numpy
-            array in Google orientation}; weights are read only when needed.
+        read_weights: a function of `source` returning {Google variable name:
+            numpy array in Google orientation}; weights are read only when
+            needed, by `weights()`.
     """
 
     config: dict
@@ -26,6 +27,11 @@ class Checkpoint:
     lowercase: bool
     source: str
     read_weights: object
+
+    def weights(self):
+        """The arrays of `read_weights`, whose warnings name `source`: a download's name, not the scratch directory
+        it was read from and that is gone once converted."""
+        return self.read_weights(self.source)
 
 
 # BERT's config keys (google-research/bert's bert_config.json; HF's config.json

@@ -79,7 +79,8 @@ def read_google_checkpoint(directory):
         warnings.warn(f"{directory} holds {len(others) + 1} checkpoints: reading {os.path.basename(prefix)}, not "
                       f"{', '.join(others)}. Keep the one you mean alone in the directory to read another.",
                       stacklevel=2)
-    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, lambda: _read_tf_variables(prefix))
+    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory,
+                      lambda source: _read_tf_variables(prefix))
 
 
 def _read_tf_variables(prefix):

@@ -186,8 +186,8 @@ def load_safetensors(path):
         ) from e
 
 
-def load_hf_weights(directory):
-    """Read the weights, safetensors first, as Google-named float32 arrays."""
+def load_hf_weights(directory, source=None):
+    """Read the weights, safetensors first, as Google-named float32 arrays (`source` names them in warnings)."""
     path = os.path.join(directory, "model.safetensors")
     if os.path.isfile(path):
         state = load_safetensors(path)
@@ -196,8 +196,8 @@ def load_hf_weights(directory):
         state = load_torch_state_dict(path)
     heads = sorted(key for key in state if key in HF_TASK_HEADS)
     if heads:
-        warnings.warn(f"{path} is a fine-tuned task's checkpoint: its head ({', '.join(heads)}) is not loaded. "
-                      "The BERT model under it is; a task made from it starts its own head (fine-tune it).",
+        warnings.warn(f"{source or path} is a fine-tuned task's checkpoint: its head ({', '.join(heads)}) is not "
+                      "loaded. The BERT model under it is; a task made from it starts its own head (fine-tune it).",
                       stacklevel=3)
     weights, origin = {}, {}
     for key, value in state.items():
@@ -249,4 +249,4 @@ def read_hf_checkpoint(directory):
         document = read_json_object(tokenizer_config, CheckpointError)
         check_bool_fields(document, tokenizer_config, ("do_lower_case",), CheckpointError)
         lowercase = document.get("do_lower_case", lowercase)
-    return Checkpoint(config, vocabulary, lowercase, directory, lambda: load_hf_weights(directory))
+    return Checkpoint(config, vocabulary, lowercase, directory, lambda source: load_hf_weights(directory, source))
