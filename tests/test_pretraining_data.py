@@ -287,6 +287,16 @@ def test_records_of_another_vocabulary_of_the_same_size_are_refused_before_a_mod
     cased = kbz.BertTokenizer(str(tmp_path / "other_vocab.txt"), lowercase=False)
     with pytest.raises(ValueError, match=r"written lower-cased but the model's tokenizer is cased: .*--nodo_lower_case"):
         check_record_vocabulary(tagged, cased)
+    # A casing pretrain was given with its vocabulary (a new model's) is the one to change, not the records': the
+    # advice was to write a cased vocabulary's records lower-cased.
+    with pytest.raises(ValueError, match=r"written lower-cased but the model's tokenizer is cased: pass pretrain "
+                                         r"--do_lower_case \(lowercase=True\), the records' casing\.$"):
+        check_record_vocabulary(tagged, cased, casing_given=True)
+    with pytest.raises(ValueError, match=r"pass pretrain --do_lower_case \(lowercase=True\)"):
+        kbz.pretrain_from_records(str(tmp_path / "run"), tagged, num_train_steps=1, vocabulary=str(
+            tmp_path / "other_vocab.txt"), lowercase=False, config=dict(num_layers=1, num_heads=2, hidden_dim=8,
+                                                                        intermediate_dim=16), batch_size=2)
+    assert not os.path.exists(tmp_path / "run")
     # Untagged records (google-research/bert's script's) cannot be told apart: they pass.
     untagged = str(tmp_path / "untagged.tfrecord")
     write_pretraining_records(instances, untagged)

@@ -237,8 +237,11 @@ def _shapes_of(path):
     return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
 
 
-def check_record_vocabulary(input_files, tokenizer):
+def check_record_vocabulary(input_files, tokenizer, casing_given=False):
     """Refuse records written with another vocabulary or casing than `tokenizer`'s.
+
+    `casing_given`: the tokenizer's casing is the caller's to choose (pretrain's --do_lower_case with its
+    --vocab_file), not a preset's: the fix of another casing is to give the records' one.
 
     The first record of every file is read. Records that do not name their vocabulary (written by
     google-research/bert's script, or without `write_pretraining_records(..., tokenizer=...)`) pass: only their
@@ -262,10 +265,13 @@ def check_record_vocabulary(input_files, tokenizer):
                              "--preset, or --vocab_file with the vocabulary the model was made with).")
         if lowercase is not None and lowercase != expected["lowercase"]:
             cased = lambda flag: "lower-cased" if flag else "cased"  # noqa: E731
+            flag = lambda flag: "--do_lower_case" if flag else "--nodo_lower_case"  # noqa: E731
+            # Rewriting a cased vocabulary's records lower-cased loses its capitals: a casing given is the one to fix.
+            fix = (f"pass pretrain {flag(lowercase)} (lowercase={bool(lowercase)}), the records' casing"
+                   if casing_given else f"write the records again with {flag(expected['lowercase'])} (or the "
+                   "model's --preset)")
             raise ValueError(f"{path} was written {cased(lowercase)} but the model's tokenizer is "
-                             f"{cased(expected['lowercase'])}: write the records again with "
-                             f"{'--do_lower_case' if expected['lowercase'] else '--nodo_lower_case'} (or the "
-                             "model's --preset).")
+                             f"{cased(expected['lowercase'])}: {fix}.")
 
 
 def record_shapes(input_files):

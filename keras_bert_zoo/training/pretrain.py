@@ -354,7 +354,7 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     length, predictions = _shapes(files, max_seq_length, max_predictions_per_seq, "training")
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
-    check_record_vocabulary(files + eval_files, tokenizer)
+    check_record_vocabulary(files + eval_files, tokenizer, casing_given=vocabulary is not None)
     records = read_pretraining_records(files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
     check_first_records(records, files)
     train_ds = pretraining_batches(records, batch_size, shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
