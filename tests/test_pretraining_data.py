@@ -503,3 +503,32 @@ def test_random_next_segments_are_more_than_half_as_the_readme_says(tokenizer):
                                corpus_format="documents")
     instances = create_pretraining_instances(documents, tokenizer, PretrainingDataConfig(dupe_factor=1))
     assert 0.575 < instances["next_sentence_label"].mean() < 0.6
+
+
+def test_records_are_not_google_research_berts_and_each_refuses_the_others(tokenizer, wikitext, tmp_path):
+    # The docs said records without the vocabulary tags were "the original script's" and passed: its records
+    # (create_pretraining_data.py's names and float weights) are refused here, as ours are by run_pretraining.py.
+    from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
+
+    google = str(tmp_path / "google.tfrecord")
+    with tf.io.TFRecordWriter(google) as writer:
+        ints = lambda n: tf.train.Feature(int64_list=tf.train.Int64List(value=[1] * n))  # noqa: E731
+        features = {"input_ids": ints(32), "input_mask": ints(32), "segment_ids": ints(32),
+                    "masked_lm_positions": ints(5), "masked_lm_ids": ints(5), "next_sentence_labels": ints(1),
+                    "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0] * 5))}
+        writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+    with pytest.raises(ValueError, match="google.tfrecord is not a file of pretraining instances: its records lack "
+                                         "token_ids"):
+        check_record_vocabulary(google, tokenizer)
+    ours = str(tmp_path / "ours.tfrecord")
+    config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
+    write_pretraining_records(create_pretraining_instances(wikitext[:4], tokenizer, config), ours, tokenizer=tokenizer)
+    # run_pretraining.py's _decode_record spec.
+    spec = {"input_ids": tf.io.FixedLenFeature([32], tf.int64), "input_mask": tf.io.FixedLenFeature([32], tf.int64),
+            "segment_ids": tf.io.FixedLenFeature([32], tf.int64),
+            "masked_lm_positions": tf.io.FixedLenFeature([5], tf.int64),
+            "masked_lm_ids": tf.io.FixedLenFeature([5], tf.int64),
+            "masked_lm_weights": tf.io.FixedLenFeature([5], tf.float32),
+            "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
+    with pytest.raises(tf.errors.InvalidArgumentError, match="input_ids"):
+        tf.io.parse_single_example(next(iter(tf.data.TFRecordDataset(ours))), spec)

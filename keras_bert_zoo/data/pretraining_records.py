@@ -5,10 +5,11 @@ Records are `tf.train.Example`s with int64 features `token_ids`,
 `mask_ids`, `mask_weights` (`max_predictions_per_seq` each) and
 `next_sentence_label` (0 = IsNext), and, when the writer is given the
 tokenizer, which vocabulary and casing made the ids (`vocabulary_sha256`,
-`lowercase`: google-research/bert's reader ignores features it does not
-ask for). The pipeline reads them back with fixed
-shapes and int32 types, batches with `drop_remainder=True`, and runs on the
-host, so it can feed a TPU.
+`lowercase`; a reader that does not ask for them ignores them). These are
+not google-research/bert's feature names (`input_ids`, `masked_lm_weights`
+as floats, ...): neither reads the other's records. The pipeline reads them
+back with fixed shapes and int32 types, batches with `drop_remainder=True`,
+and runs on the host, so it can feed a TPU.
 """
 
 import contextlib
@@ -243,9 +244,9 @@ def check_record_vocabulary(input_files, tokenizer, casing_given=False):
     `casing_given`: the tokenizer's casing is the caller's to choose (pretrain's --do_lower_case with its
     --vocab_file), not a preset's: the fix of another casing is to give the records' one.
 
-    The first record of every file is read. Records that do not name their vocabulary (written by
-    google-research/bert's script, or without `write_pretraining_records(..., tokenizer=...)`) pass: only their
-    ids' range can be checked, by `read_pretraining_records(..., vocabulary_size=...)`.
+    The first record of every file is read. Records that do not name their vocabulary (written without
+    `write_pretraining_records(..., tokenizer=...)`, or before records named it) pass: only their ids' range can
+    be checked, by `read_pretraining_records(..., vocabulary_size=...)`.
 
     Raises:
         ValueError: naming the first file written with another vocabulary or casing, and the fix.
