@@ -144,6 +144,20 @@ def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fr
         kbz.BertBackbone.from_preset("hf://org/tiny-bert")
 
 
+def test_an_archive_of_several_checkpoints_is_named_by_its_url(server, tiny_checkpoint, tmp_path):
+    # The warning naming the checkpoint read named the scratch directory the archive was unpacked in, gone after.
+    base, handler = server
+    with zipfile.ZipFile(tmp_path / "www" / "run.zip", "w") as z:
+        for name in sorted(os.listdir(tiny_checkpoint)):
+            for step in ("2000", "1000") if name.startswith("bert_model.ckpt") else ("",):
+                renamed = name.replace("bert_model.ckpt", f"model.ckpt-{step}")
+                z.write(os.path.join(tiny_checkpoint, name), f"run/{renamed}")
+    with pytest.warns(UserWarning) as caught:
+        kbz.BertBackbone.from_preset(f"{base}/run.zip")
+    assert f"{base}/run.zip holds 2 checkpoints: reading model.ckpt-2000, not model.ckpt-1000." in [
+        str(w.message).split(" Keep")[0] for w in caught]
+
+
 def test_interrupted_download_leaves_nothing(server):
     base, handler = server
     handler.truncate = {"/tiny_L-2_H-4.zip"}

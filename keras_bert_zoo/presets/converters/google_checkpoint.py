@@ -75,12 +75,16 @@ def read_google_checkpoint(directory):
         raise CheckpointError(f"{config_path} is not a valid bert_config.json: {e}") from e
     vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
     others = [os.path.basename(p) for p in _checkpoint_prefixes(directory) if p != prefix]
-    if others:
-        warnings.warn(f"{directory} holds {len(others) + 1} checkpoints: reading {os.path.basename(prefix)}, not "
-                      f"{', '.join(others)}. Keep the one you mean alone in the directory to read another.",
-                      stacklevel=2)
-    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory,
-                      lambda source: _read_tf_variables(prefix))
+
+    def read_weights(source):
+        # Named by `source`: a download's name, not the scratch directory it is converted from.
+        if others:
+            warnings.warn(f"{source} holds {len(others) + 1} checkpoints: reading {os.path.basename(prefix)}, not "
+                          f"{', '.join(others)}. Keep the one you mean alone in the directory to read another.",
+                          stacklevel=3)
+        return _read_tf_variables(prefix)
+
+    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, read_weights)
 
 
 def _read_tf_variables(prefix):
