@@ -532,3 +532,31 @@ def test_records_are_not_google_research_berts_and_each_refuses_the_others(token
             "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
     with pytest.raises(tf.errors.InvalidArgumentError, match="input_ids"):
         tf.io.parse_single_example(next(iter(tf.data.TFRecordDataset(ours))), spec)
+
+
+@pytest.mark.parametrize("tags, shown", [
+    ({"vocabulary_sha256": []}, r"vocabulary_sha256 \[\], lowercase \[1\]"),  # empty
+    ({"vocabulary_sha256": [b"\xff" * 100000]}, r"vocabulary_sha256 \[b'\\xff"),  # huge, not hex
+    ({"vocabulary_sha256": None}, r"vocabulary_sha256 \[\], lowercase \[1\]"),  # casing alone: was not checked
+    ({"lowercase": [7]}, r"lowercase \[7\]"),  # was "written lower-cased but the model's tokenizer is lower-cased"
+    ({"lowercase": None}, r"lowercase \[\]"),
+])
+def test_records_with_malformed_vocabulary_tags_are_refused_as_such(tokenizer, tmp_path, tags, shown):
+    from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
+    from keras_bert_zoo.data.pretraining_records import vocabulary_fingerprint
+
+    fingerprint = vocabulary_fingerprint(tokenizer)
+    values = {"vocabulary_sha256": [fingerprint["vocabulary_sha256"].encode()], "lowercase": [1], **tags}
+    features = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=[1] * 4)) for name in
+                ("token_ids", "segment_ids", "padding_mask", "mask_positions", "mask_ids", "mask_weights",
+                 "next_sentence_label")}
+    if values["vocabulary_sha256"] is not None:
+        features["vocabulary_sha256"] = tf.train.Feature(bytes_list=tf.train.BytesList(
+            value=values["vocabulary_sha256"]))
+    if values["lowercase"] is not None:
+        features["lowercase"] = tf.train.Feature(int64_list=tf.train.Int64List(value=values["lowercase"]))
+    path = str(tmp_path / "crafted.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+    with pytest.raises(ValueError, match=rf"crafted\.tfrecord holds malformed vocabulary tags \(.*{shown}"):
+        check_record_vocabulary(path, tokenizer)

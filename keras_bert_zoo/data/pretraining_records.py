@@ -254,17 +254,23 @@ def check_record_vocabulary(input_files, tokenizer, casing_given=False):
     expected = vocabulary_fingerprint(tokenizer)
     for path in record_files(input_files):
         features = _first_features(path)
-        if features is None or "vocabulary_sha256" not in features:
+        if features is None or not {"vocabulary_sha256", "lowercase"} & set(features):
             continue
-        digest = b"".join(features["vocabulary_sha256"].bytes_list.value[:1]).decode("ascii", "replace")
-        casing = features["lowercase"].int64_list.value if "lowercase" in features else []
-        lowercase = casing[0] if casing else None
+        digests = list(features["vocabulary_sha256"].bytes_list.value) if "vocabulary_sha256" in features else []
+        casing = list(features["lowercase"].int64_list.value) if "lowercase" in features else []
+        # The writer puts both, a digest of 16 hex digits and 0 or 1: anything else (one alone, empty, another
+        # type) was refused as another vocabulary, or as "lower-cased but the tokenizer is lower-cased".
+        if len(digests) != 1 or not re.fullmatch(rb"[0-9a-f]{16}", digests[0]) or casing not in ([0], [1]):
+            raise ValueError(f"{path} holds malformed vocabulary tags (vocabulary_sha256 "
+                             f"{[d[:24] for d in digests]}, lowercase {casing[:4]}; write_pretraining_records writes "
+                             "16 hex digits and 0 or 1): write the records again with create-pretraining-data.")
+        digest, lowercase = digests[0].decode("ascii"), casing[0]
         if digest != expected["vocabulary_sha256"]:
-            raise ValueError(f"{path} was written with another vocabulary (sha256 {digest[:16]}...) than the model's "
+            raise ValueError(f"{path} was written with another vocabulary (sha256 {digest}...) than the model's "
                              f"({expected['vocabulary_sha256']}...): its ids would train other pieces' embeddings. "
                              "Write the records again with the model's vocabulary (create-pretraining-data "
                              "--preset, or --vocab_file with the vocabulary the model was made with).")
-        if lowercase is not None and lowercase != expected["lowercase"]:
+        if lowercase != expected["lowercase"]:
             cased = lambda flag: "lower-cased" if flag else "cased"  # noqa: E731
             flag = lambda flag: "--do_lower_case" if flag else "--nodo_lower_case"  # noqa: E731
             # Rewriting a cased vocabulary's records lower-cased loses its capitals: a casing given is the one to fix.
