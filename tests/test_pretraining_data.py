@@ -277,7 +277,7 @@ def test_records_of_another_vocabulary_of_the_same_size_are_refused_before_a_mod
     instances = create_pretraining_instances(wikitext[:4], other, config)
     tagged = str(tmp_path / "tagged.tfrecord")
     write_pretraining_records(instances, tagged, tokenizer=other)
-    # The tags do not change what is read (google-research/bert's reader ignores them too).
+    # The tags do not change what is read: a reader that does not ask for them ignores them.
     read_back = list(read_pretraining_records(tagged, 32, 5, vocabulary_size=30522).as_numpy_iterator())
     np.testing.assert_array_equal([r["token_ids"] for r in read_back], instances["token_ids"])
     check_record_vocabulary(tagged, other)
