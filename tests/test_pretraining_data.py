@@ -505,33 +505,39 @@ def test_random_next_segments_are_more_than_half_as_the_readme_says(tokenizer):
     assert 0.575 < instances["next_sentence_label"].mean() < 0.6
 
 
-def test_records_are_not_google_research_berts_and_each_refuses_the_others(tokenizer, wikitext, tmp_path):
-    # The docs said records without the vocabulary tags were "the original script's" and passed: its records
-    # (create_pretraining_data.py's names and float weights) are refused here, as ours are by run_pretraining.py.
+def test_google_research_berts_records_are_read_as_ours(tokenizer, wikitext, tmp_path):
+    """Records of create_pretraining_data.py (its feature names, float masked_lm_weights) were refused as "not a
+    file of pretraining instances": corpora prepared for the original run_pretraining.py train here as they are."""
     from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
+    from keras_bert_zoo.data.pretraining_records import record_shapes
 
-    google = str(tmp_path / "google.tfrecord")
-    with tf.io.TFRecordWriter(google) as writer:
-        ints = lambda n: tf.train.Feature(int64_list=tf.train.Int64List(value=[1] * n))  # noqa: E731
-        features = {"input_ids": ints(32), "input_mask": ints(32), "segment_ids": ints(32),
-                    "masked_lm_positions": ints(5), "masked_lm_ids": ints(5), "next_sentence_labels": ints(1),
-                    "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0] * 5))}
-        writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
-    with pytest.raises(ValueError, match="google.tfrecord is not a file of pretraining instances: its records lack "
-                                         "token_ids"):
-        check_record_vocabulary(google, tokenizer)
-    ours = str(tmp_path / "ours.tfrecord")
     config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
-    write_pretraining_records(create_pretraining_instances(wikitext[:4], tokenizer, config), ours, tokenizer=tokenizer)
-    # run_pretraining.py's _decode_record spec.
-    spec = {"input_ids": tf.io.FixedLenFeature([32], tf.int64), "input_mask": tf.io.FixedLenFeature([32], tf.int64),
-            "segment_ids": tf.io.FixedLenFeature([32], tf.int64),
-            "masked_lm_positions": tf.io.FixedLenFeature([5], tf.int64),
-            "masked_lm_ids": tf.io.FixedLenFeature([5], tf.int64),
-            "masked_lm_weights": tf.io.FixedLenFeature([5], tf.float32),
-            "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}
-    with pytest.raises(tf.errors.InvalidArgumentError, match="input_ids"):
-        tf.io.parse_single_example(next(iter(tf.data.TFRecordDataset(ours))), spec)
+    instances = create_pretraining_instances(wikitext[:4], tokenizer, config)
+    google = str(tmp_path / "google.tfrecord")
+    ints = lambda values: tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))  # noqa: E731
+    with tf.io.TFRecordWriter(google) as writer:  # as write_instance_to_example_files writes them
+        for row in range(len(instances["token_ids"])):
+            features = {"input_ids": ints(instances["token_ids"][row]), "input_mask": ints(instances["padding_mask"][row]),
+                        "segment_ids": ints(instances["segment_ids"][row]),
+                        "masked_lm_positions": ints(instances["mask_positions"][row]),
+                        "masked_lm_ids": ints(instances["mask_ids"][row]),
+                        "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(
+                            value=instances["mask_weights"][row].astype(float))),
+                        "next_sentence_labels": ints([instances["next_sentence_label"][row]])}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+    assert record_shapes(google) == (32, 5)
+    check_record_vocabulary(google, tokenizer)  # untagged: only the ids' range can be checked
+    records = list(read_pretraining_records(google, 32, 5, vocabulary_size=30522).as_numpy_iterator())
+    for name in instances:
+        np.testing.assert_array_equal([record[name] for record in records], instances[name])
+    metrics = kbz.pretrain_from_records(str(tmp_path / "run"), google, num_train_steps=1, preset=kbz.DEFAULT_PRESET,
+                                        batch_size=2, verbose=0)
+    assert metrics["global_step"] == 1 and np.isfinite(metrics["train_loss"]).all(), metrics
+    # One run reads one format: a glob over both kinds is refused, naming them.
+    write_pretraining_records(instances, str(tmp_path / "ours.tfrecord"), tokenizer=tokenizer)
+    with pytest.raises(ValueError, match=r"ours\.tfrecord holds keras-bert-zoo's records but .*google\.tfrecord "
+                                         "google-research/bert's: one run reads one format"):
+        record_shapes(str(tmp_path / "*.tfrecord"))
 
 
 @pytest.mark.parametrize("tags, shown", [

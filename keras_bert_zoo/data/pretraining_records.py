@@ -5,11 +5,12 @@ Records are `tf.train.Example`s with int64 features `token_ids`,
 `mask_ids`, `mask_weights` (`max_predictions_per_seq` each) and
 `next_sentence_label` (0 = IsNext), and, when the writer is given the
 tokenizer, which vocabulary and casing made the ids (`vocabulary_sha256`,
-`lowercase`; a reader that does not ask for them ignores them). These are
-not google-research/bert's feature names (`input_ids`, `masked_lm_weights`
-as floats, ...): neither reads the other's records. The pipeline reads them
-back with fixed shapes and int32 types, batches with `drop_remainder=True`,
-and runs on the host, so it can feed a TPU.
+`lowercase`; a reader that does not ask for them ignores them). The reader
+also takes google-research/bert's create_pretraining_data.py records
+(`input_ids`, `input_mask`, `masked_lm_weights` as floats, ...: `GOOGLE_NAMES`),
+so corpora prepared for the original run_pretraining.py train here as they
+are. It reads them back with fixed shapes and int32 types, batches with
+`drop_remainder=True`, and runs on the host, so it can feed a TPU.
 """
 
 import contextlib
@@ -112,13 +113,24 @@ def write_pretraining_records(instances, output_files, progress=False, tokenizer
     return count
 
 
-def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size):
+# google-research/bert's feature names (create_pretraining_data.py's write_instance_to_example_files) -> ours.
+GOOGLE_NAMES = {"input_ids": "token_ids", "segment_ids": "segment_ids", "input_mask": "padding_mask",
+                "masked_lm_positions": "mask_positions", "masked_lm_ids": "mask_ids",
+                "masked_lm_weights": "mask_weights", "next_sentence_labels": "next_sentence_label"}
+OUR_NAMES = {name: name for name in FEATURES}
+
+
+def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names=OUR_NAMES):
     lengths = {"next_sentence_label": 1, "mask_positions": max_predictions_per_seq, "mask_ids": max_predictions_per_seq,
                "mask_weights": max_predictions_per_seq}
-    spec = {name: tf.io.FixedLenFeature([lengths.get(name, max_seq_length)], tf.int64) for name in FEATURES}
+    # Google's masked_lm_weights are floats (1.0 / 0.0); every other feature, and all of ours, int64.
+    spec = {stored: tf.io.FixedLenFeature([lengths.get(name, max_seq_length)],
+                                          tf.float32 if stored == "masked_lm_weights" else tf.int64)
+            for stored, name in names.items()}
 
     def parse(record):
-        example = tf.io.parse_single_example(record, spec)
+        parsed = tf.io.parse_single_example(record, spec)
+        example = {name: parsed[stored] for stored, name in names.items()}
         if vocabulary_size is not None:
             # An id past the embeddings fails deep in a training step on a CPU and reads garbage on a GPU or TPU.
             ids = tf.concat([example["token_ids"], example["mask_ids"]], 0)
@@ -147,16 +159,19 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     as the `PretrainingDataConfig` (create_pretraining_data.py's flags) that
     wrote them. With `vocabulary_size`, a record holding an id outside
     `[0, vocabulary_size)` stops the dataset with an error that says so.
+    Records of google-research/bert's create_pretraining_data.py are read
+    too (their first record tells them apart), under the same names.
     """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
     files = record_files(patterns)
     if not files:
         raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
                                 "`keras-bert-zoo create-pretraining-data`.")
+    names = next((names for path in files if (names := _first_record(path)[1]) is not None), OUR_NAMES)
     ds = tf.data.Dataset.from_tensor_slices(files)
     ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size),
+    return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names),
                   num_parallel_calls=tf.data.AUTOTUNE)
 
 
@@ -218,24 +233,35 @@ def is_pretraining_records(path):
         raise
 
 
-def _first_features(path):
-    """The features of the first record of `path`; None when it holds none."""
+def _first_record(path):
+    """`(features, names)` of the first record of `path`: its features and `OUR_NAMES` or `GOOGLE_NAMES`;
+    `(None, None)` when it holds none."""
     for record in tf.data.TFRecordDataset(path).take(1):
         features = tf.train.Example.FromString(record.numpy()).features.feature
+        for names in (OUR_NAMES, GOOGLE_NAMES):
+            if all(name in features for name in names):
+                return features, names
         missing = [name for name in FEATURES if name not in features]
-        if missing:
-            raise ValueError(f"{path} is not a file of pretraining instances: its records lack "
-                             f"{', '.join(missing)} (write them with `keras-bert-zoo create-pretraining-data`).")
-        return features
-    return None
+        raise ValueError(f"{path} is not a file of pretraining instances: its records lack "
+                         f"{', '.join(missing)}, and are no google-research/bert records either (write them with "
+                         "`keras-bert-zoo create-pretraining-data`).")
+    return None, None
+
+
+def _first_features(path):
+    """The features of the first record of `path`; None when it holds none."""
+    return _first_record(path)[0]
 
 
 def _shapes_of(path):
-    """`(max_seq_length, max_predictions_per_seq)` of the first record of `path`; None when it holds none."""
-    features = _first_features(path)
+    """`(max_seq_length, max_predictions_per_seq, names)` of the first record of `path`; None when it holds
+    none."""
+    features, names = _first_record(path)
     if features is None:
         return None
-    return len(features["token_ids"].int64_list.value), len(features["mask_ids"].int64_list.value)
+    stored = {name: key for key, name in names.items()}
+    return (len(features[stored["token_ids"]].int64_list.value), len(features[stored["mask_ids"]].int64_list.value),
+            names)
 
 
 def check_record_vocabulary(input_files, tokenizer, casing_given=False):
@@ -245,8 +271,8 @@ def check_record_vocabulary(input_files, tokenizer, casing_given=False):
     --vocab_file), not a preset's: the fix of another casing is to give the records' one.
 
     The first record of every file is read. Records that do not name their vocabulary (written without
-    `write_pretraining_records(..., tokenizer=...)`, or before records named it) pass: only their ids' range can
-    be checked, by `read_pretraining_records(..., vocabulary_size=...)`.
+    `write_pretraining_records(..., tokenizer=...)`, before records named it, or by google-research/bert) pass:
+    only their ids' range can be checked, by `read_pretraining_records(..., vocabulary_size=...)`.
 
     Raises:
         ValueError: naming the first file written with another vocabulary or casing, and the fix.
@@ -300,13 +326,17 @@ def record_shapes(input_files):
     shapes = {path: shape for path in files if (shape := _shapes_of(path)) is not None}
     if not shapes:
         raise ValueError(f"{files[0]}{' ...' if len(files) > 1 else ''} holds no records.")
-    (first, shape), *others = shapes.items()
-    for path, other in others:
+    (first, (*shape, names)), *others = shapes.items()
+    for path, (*other, other_names) in others:
+        if other_names != names:
+            tool = {id(GOOGLE_NAMES): "google-research/bert's", id(OUR_NAMES): "keras-bert-zoo's"}
+            raise ValueError(f"{path} holds {tool[id(other_names)]} records but {first} {tool[id(names)]}: one run "
+                             "reads one format (write the records again with one tool, or leave the odd files out).")
         if other != shape:
             raise ValueError(f"{path} was written with max_seq_length {other[0]}, max_predictions_per_seq "
                              f"{other[1]}, but {first} with {shape[0]}, {shape[1]}: records of one run must have "
                              "one shape (write them again with the same flags, or leave the odd files out).")
-    return shape
+    return tuple(shape)
 
 
 def dynamic_masking(tokenizer, masked_lm_prob=0.15, max_predictions_per_seq=20):
