@@ -43,8 +43,9 @@ def add_parser(subparsers):
         help="Pretrain (masked-LM + next sentence) on create-pretraining-data's records or a text corpus; "
              "writes a preset.",
         description="Continue pretraining a preset (BioBERT-style) or pretrain a fresh --config (SciBERT-style). "
-                    "--input_file takes either the TFRecords `create-pretraining-data` writes (as "
-                    "run_pretraining.py does; streamed, any size) or text corpus files (instances made in "
+                    "--input_file takes either the TFRecords `create-pretraining-data` (or google-research/bert's "
+                    "create_pretraining_data.py) writes (as run_pretraining.py does; streamed, any size) or text "
+                    "corpus files (instances made in "
                     "memory); which one is read from the files' content, and all files of a run must be the same "
                     "kind. Writes OUTPUT_DIR/model (a preset every task loads), OUTPUT_DIR/metrics.json "
                     "(masked-LM and next-sentence accuracy before and after, on --eval_input_file records or on "
@@ -55,8 +56,8 @@ def add_parser(subparsers):
     source.add_argument("--config", type=existing_file, help="JSON file of BertBackbone arguments for a fresh model.")
     # Several values (as a shell glob expands) as well as commas: the old --corpus took a list.
     add_flag(parser, "--input_file", "--corpus", type=file_patterns, nargs="+", action="extend", required=True,
-             help="Files or globs, comma-separated or several: TFRecords from create-pretraining-data, or text "
-                  "corpus files (see --corpus_format).")
+             help="Files or globs, comma-separated or several: TFRecords from create-pretraining-data (or "
+                  "google-research/bert's create_pretraining_data.py), or text corpus files (see --corpus_format).")
     parser.add_argument("--eval_input_file", type=file_patterns,
                         help="Records only: held-out TFRecords scored before and after training (masked-LM and "
                              "next-sentence accuracy in metrics.json).")
