@@ -44,6 +44,19 @@ def test_a_truncation_on_a_fine_tuned_model_names_the_flag_that_sets_its_length(
     assert issubclass(TruncationWarning, UserWarning)  # what filters and pytest.warns(UserWarning) catch
 
 
+def test_a_truncation_warning_pickles_and_copies_whole():
+    """A warning crossing processes (pickled) or copied was rebuilt from its message alone: a TypeError."""
+    import copy
+    import pickle
+
+    from keras_bert_zoo.preprocessing.truncation_warning import TruncationWarning
+
+    warning = TruncationWarning(1, 2, 8, 11).with_fix("Raise --max_seq_length.")
+    for again in (pickle.loads(pickle.dumps(warning)), copy.copy(warning)):
+        assert type(again) is TruncationWarning and str(again) == str(warning)
+        assert (again.truncated, again.total, again.sequence_length, again.longest) == (1, 2, 8, 11)
+
+
 def test_verbose_leaves_warnings_to_python(tiny_checkpoint, capsys, recwarn):
     code, err = _encode(capsys, tiny_checkpoint, "--verbose")
     assert code == 0 and "keras-bert-zoo encode: warning" not in err, err

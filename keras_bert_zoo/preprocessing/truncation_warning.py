@@ -24,8 +24,13 @@ class TruncationWarning(UserWarning):
 
     def __init__(self, truncated, total, sequence_length, longest, fix=LIBRARY_FIX):
         self.truncated, self.total, self.sequence_length, self.longest = truncated, total, sequence_length, longest
+        self.fix = fix
         super().__init__(f"{truncated} of {total} inputs are longer than sequence_length={sequence_length} "
                          f"word-pieces (longest: {longest}) and were truncated. {fix}")
+
+    def __reduce__(self):
+        # An exception pickles (and copies) as its class called on `args`, here the message alone.
+        return TruncationWarning, (self.truncated, self.total, self.sequence_length, self.longest, self.fix)
 
     def with_fix(self, fix):
         """The same warning with another fix (the command line's flag)."""
