@@ -19,6 +19,8 @@ import pytest
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.presets import download as dl
+from keras_bert_zoo.presets.loader import _hf_cache_name
+from keras_bert_zoo.presets.loader import cached_preset_dir
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -124,10 +126,9 @@ def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fr
     monkeypatch.setenv("HF_ENDPOINT", base)
     with pytest.warns(UserWarning) as caught:
         converted = kbz.BertBackbone.from_preset("hf://org/tok")
-    assert len([w for w in caught if "no pooler weights" in str(w.message)]) == 1
     # Named by its handle: the scratch directory it was read from is gone.
-    assert any(str(w.message).startswith("hf://org/tok is a fine-tuned task's checkpoint: its head (classifier.bias, "
-                                         "classifier.weight) is not loaded.") for w in caught)
+    assert [str(w.message).split(", which")[0] for w in caught if "no pooler weights" in str(w.message)] == [
+        cached_preset_dir(_hf_cache_name("hf://org/tok")) + " was converted from hf://org/tok"]
     requests = len(handler.requests)
     for cls, kwargs in ((kbz.BertBackbone, {}), (kbz.BertClassifier, {"num_classes": 2})):
         with pytest.warns(UserWarning, match=r"was converted from hf://org/tok, which has no pooler weights .* the "
@@ -142,6 +143,39 @@ def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fr
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+
+
+def test_a_fine_tuned_hf_handle_converts_to_its_task_with_its_head(server, monkeypatch, tmp_path):
+    # The conversion kept the backbone alone: every load after the first read the fine-tuned model without its head.
+    base, handler = server
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), tmp_path / "www" / "org" / "ner" / "resolve" /
+                    "main")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    reference = np.load(os.path.join(FIXTURES, "tiny_hf_tasks", "token", "reference.npz"))
+    inputs = {name: reference[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+    real = reference["padding_mask"].astype(bool)
+    for _ in range(2):  # converted, then read from the cache
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # a tagger does not use the pooler the checkpoint lacks
+            tagger = kbz.BertTokenClassifier.from_preset("hf://org/ner")
+        np.testing.assert_allclose(tagger(inputs).numpy()[real], reference["logits"][real], atol=1e-5)
+        assert tagger.label_names == ["O", "B-Gene", "I-Gene"] and type(kbz.Task.from_preset("hf://org/ner")) is \
+            kbz.BertTokenClassifier
+    assert [p.rsplit("/", 1)[1] for p in handler.requests].count("model.safetensors") == 1
+    with open(os.path.join(cached_preset_dir(_hf_cache_name("hf://org/ner")), "metadata.json")) as f:
+        assert json.load(f)["converted_from"] == "hf://org/ner"
+    # Another task starts from its BERT, as from the checkpoint read in place; arguments for another output
+    # layer start the head fresh.
+    with pytest.warns(UserWarning, match=r"hf://org/ner is a fine-tuned BertTokenClassifier: its head is not loaded "
+                                         r"into a BertClassifier \(BertTokenClassifier.from_preset loads it\)"):
+        kbz.BertClassifier.from_preset("hf://org/ner", num_classes=2)
+    with pytest.warns(UserWarning, match=r"is a BertTokenClassifier fine-tuned as hf://org/ner, and "
+                                         r"from_preset\(label_names=...\) asks for another output layer than its "
+                                         "head's .* Its head starts fresh; the BERT under it is loaded"):
+        fresh = kbz.BertTokenClassifier.from_preset("hf://org/ner", label_names=["O", "B-X"])
+    assert fresh.output_layer.units == 2
+    out = fresh.backbone(inputs)["sequence_output"].numpy()[real]
+    np.testing.assert_allclose(out, reference["sequence_output"][real], atol=1e-5)
 
 
 def test_an_archive_of_several_checkpoints_is_named_by_its_url(server, tiny_checkpoint, tmp_path):

@@ -98,12 +98,16 @@ def test_pytorch_bin_read_without_torch_matches_hf():
 def test_a_fine_tuned_hf_task_checkpoint_loads_its_bert_and_names_what_it_leaves(kind):
     """transformers' BertFor{Sequence,Token}Classification / BertForQuestionAnswering as `save_pretrained` writes
     them: a head beside `bert.*`, and no pooler for the token and QA tasks. They were refused (a head "the
-    architecture has no place for", a missing pooler "check num_layers")."""
+    architecture has no place for", a missing pooler "check num_layers"). As a backbone, the head is named as left
+    out, with the task that loads it (test_hf_task_heads.py)."""
     directory = os.path.join(FIXTURES, "tiny_hf_tasks", kind)
     ref = np.load(os.path.join(directory, "reference.npz"))
-    head = "qa_outputs" if kind == "question_answering" else "classifier"
-    with pytest.warns(UserWarning, match=rf"fine-tuned task's checkpoint: its head \({head}\.bias, {head}\.weight\) "
-                                         "is not loaded") as caught:
+    task = {"sequence": "SequenceClassification", "token": "TokenClassification",
+            "question_answering": "QuestionAnswering"}[kind]
+    loader = {"sequence": "BertClassifier", "token": "BertTokenClassifier",
+              "question_answering": "BertQuestionAnswerer"}[kind]
+    with pytest.warns(UserWarning, match=rf"is a fine-tuned BertFor{task}: its head is not loaded into a BertBackbone "
+                                         rf"\({loader}.from_preset loads it\)") as caught:
         backbone = kbz.BertBackbone.from_preset(directory)
     fresh = [str(w.message) for w in caught if "no pooler weights" in str(w.message)]
     assert len(fresh) == (0 if kind == "sequence" else 1)

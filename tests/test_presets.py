@@ -269,7 +269,7 @@ def test_conversion_finds_the_pretrainer_in_keras_registry_not_by_import(tiny_ch
                             capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     refused, listing = result.stdout.strip().splitlines()
-    assert refused == ("refused: Converting a checkpoint builds a keras_bert_zoo>BertPretrainer, which is not "
+    assert refused == ("refused: Loading a checkpoint builds a keras_bert_zoo>BertPretrainer, which is not "
                        "registered yet: import keras_bert_zoo.tasks first (the names of `import keras_bert_zoo as "
                        "kbz` do).")
     assert "task.json" in listing and "model.weights.h5" in listing

@@ -22,10 +22,13 @@ from keras_bert_zoo.presets import download as dl
 from keras_bert_zoo.presets import preset_io
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
 from keras_bert_zoo.presets.converters.checkpoint import config_key
+from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
+from keras_bert_zoo.presets.converters.checkpoint_weights import assign_head
 from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
 from keras_bert_zoo.presets.converters.checkpoint_weights import check_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import checkpoint_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import fresh_pooler_warning
+from keras_bert_zoo.presets.converters.checkpoint_weights import head_fits
 from keras_bert_zoo.presets.converters.checkpoint_weights import HEADS
 from keras_bert_zoo.presets.converters.checkpoint_weights import lacks_pooler
 from keras_bert_zoo.presets.converters.checkpoint_weights import pretraining_heads
@@ -46,8 +49,9 @@ from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 # Bumped whenever the saved weight layout changes, so that presets converted
-# by an older version are converted again instead of failing to load.
-PRESET_CACHE_VERSION = 2
+# by an older version are converted again instead of failing to load (3: a
+# fine-tuned checkpoint's task is saved with its head, which 2 left out).
+PRESET_CACHE_VERSION = 3
 
 HF_FILES = ("config.json", "vocab.txt")
 HF_OPTIONAL_FILES = ("tokenizer_config.json",)
@@ -183,66 +187,102 @@ def _cached(name, fetch, expected_config=None, vocab_sha256=None, metadata=None,
     return target
 
 
-# What a checkpoint converts to (its pretraining heads, on a cache miss or read in place), whichever class
-# asked: `task.json` of every converted preset names it.
+# What a pretrained checkpoint converts to (its pretraining heads, on a cache miss or read in place), whichever
+# class asked: `task.json` of every converted preset names it. A fine-tuned one converts to its `TaskHead.task`.
 CHECKPOINT_TASK = "keras_bert_zoo>BertPretrainer"
 
 
-def _checkpoint_task_cls():
-    """The registered `CHECKPOINT_TASK` class. The package's names (`kbz.BertBackbone`, ...) and its command
-    line register every class before first use (`keras_bert_zoo.load_tensorflow`), as `import keras_hub` does."""
-    cls = keras.saving.get_registered_object(CHECKPOINT_TASK)
+def _registered_task(name=CHECKPOINT_TASK):
+    """The task class registered as `name`. The package's names (`kbz.BertBackbone`, ...) and its command line
+    register every class before first use (`keras_bert_zoo.load_tensorflow`), as `import keras_hub` does."""
+    cls = keras.saving.get_registered_object(name)
     if cls is None:
-        raise PresetError(f"Converting a checkpoint builds a {CHECKPOINT_TASK}, which is not registered yet: "
-                          "import keras_bert_zoo.tasks first (the names of `import keras_bert_zoo as kbz` do).")
+        raise PresetError(f"Loading a checkpoint builds a {name}, which is not registered yet: import "
+                          "keras_bert_zoo.tasks first (the names of `import keras_bert_zoo as kbz` do).")
     return cls
 
 
-def convert_checkpoint(checkpoint, preset_dir, metadata=None):
-    """Convert a `Checkpoint` into a preset directory (the heads kept when both are present).
+def _head_units(weights):
+    """The logits per position of the fine-tuned head in a checkpoint's `weights`."""
+    return weights[TASK_HEAD_BIAS].shape[0]
 
-    The classes are the registered `CHECKPOINT_TASK`'s (`BertPretrainer`):
-    it, its `backbone_cls` and `preprocessor_cls.tokenizer_cls`.
+
+def convert_checkpoint(checkpoint, preset_dir, metadata=None):
+    """Convert a `Checkpoint` into a preset directory: a fine-tuned task's with its head, a pretrained BERT's with
+    its pretraining heads when both are present.
+
+    The classes are the registered task's: the `TaskHead.task` of a fine-tuned checkpoint, else
+    `CHECKPOINT_TASK`'s (`BertPretrainer`): it, its `backbone_cls` and `preprocessor_cls.tokenizer_cls`.
 
     Args:
         checkpoint: a `Checkpoint`, e.g. from `read_checkpoint_dir`.
         preset_dir: the directory to write (replaced atomically).
         metadata: extra entries for `metadata.json`.
     """
-    pretrainer_cls = _checkpoint_task_cls()
+    head = checkpoint.head
+    task_cls = _registered_task(head.task if head is not None else CHECKPOINT_TASK)
     weights = checkpoint.weights()
     resolved = Resolved(checkpoint=checkpoint)
-    backbone = _build(resolved, lambda config: pretrainer_cls.backbone_cls(**config), checkpoint.config,
+    backbone = _build(resolved, lambda config: task_cls.backbone_cls(**config), checkpoint.config,
                       sizes=checkpoint_sizes(weights, checkpoint.source))
-    # Saved with its heads only if it holds both: a saved head is loaded as trained, without a word, every time
-    # after; a checkpoint with one head keeps the backbone here (read in place, its one head loads).
-    pretrainer = pretrainer_cls(backbone) if len(pretraining_heads(weights)) == len(HEADS) else None
-    if pretraining_heads(weights) and pretrainer is None:
-        warnings.warn(f"{checkpoint.source} holds only the {HEADS[pretraining_heads(weights)[0]]} head: the preset "
-                      "made from it keeps the backbone alone, and a BertPretrainer from it starts both heads "
-                      "fresh.", stacklevel=2)
+    if head is not None:
+        task = _build(resolved, lambda _: task_cls(
+            backbone, _preset_preprocessor(resolved, task_cls, None, backbone.max_sequence_length),
+            **task_cls.head_arguments(head, _head_units(weights))), checkpoint.config)
+    else:
+        # Saved with its heads only if it holds both: a saved head is loaded as trained, without a word, every
+        # time after; a checkpoint with one head keeps the backbone here (read in place, its one head loads).
+        task = task_cls(backbone) if len(pretraining_heads(weights)) == len(HEADS) else None
+        if pretraining_heads(weights) and task is None:
+            warnings.warn(f"{checkpoint.source} holds only the {HEADS[pretraining_heads(weights)[0]]} head: the "
+                          "preset made from it keeps the backbone alone, and a BertPretrainer from it starts both "
+                          "heads fresh.", stacklevel=2)
     # Saved, a fresh pooler would load as trained, without a word, every time after: metadata.json names it, and
-    # each load of the preset warns (this one too).
-    assign_weights(backbone, weights, pretrainer, source=checkpoint.source, warn_fresh_pooler=False)
+    # each load of the preset warns (this one too) where the task uses it.
+    assign_weights(backbone, weights, task if head is None else None, source=checkpoint.source,
+                   warn_fresh_pooler=False)
+    if head is not None:
+        assign_head(task.output_layer, weights, checkpoint.source)
+    metadata = {**(metadata or {}), CONVERTED_FROM: checkpoint.source}
     if lacks_pooler(weights):
-        metadata = {**(metadata or {}), FRESH_POOLER: checkpoint.source}
-    tokenizer = pretrainer_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
-    preset_io.save_preset(preset_dir, backbone, tokenizer, task=pretrainer, metadata=metadata)
+        metadata[FRESH_POOLER] = checkpoint.source
+    tokenizer = task_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
+    preset_io.save_preset(preset_dir, backbone, tokenizer, task=task, metadata=metadata)
 
 
-# metadata.json's entry naming the checkpoint without a pooler that a converted preset was made from.
-FRESH_POOLER = "fresh_pooler_from"
+# metadata.json's entries naming the checkpoint a converted preset was made from, and the one without a pooler.
+CONVERTED_FROM, FRESH_POOLER = "converted_from", "fresh_pooler_from"
 
 
-def _load_saved_weights(model, saved_dir, stacklevel):
-    """Load a saved preset's backbone weights; warn, as its conversion did, where its pooler was saved fresh."""
-    preset_io.load_weights_file(model, os.path.join(saved_dir, preset_io.WEIGHTS_FILE))
+def _metadata(saved_dir):
+    """A saved preset's `metadata.json` ({} where it has none, or an unreadable one: it is informative)."""
     try:
         with open(os.path.join(saved_dir, preset_io.METADATA_FILE), encoding="utf-8") as f:
-            source = json.load(f).get(FRESH_POOLER)
-    except (OSError, ValueError, AttributeError):  # metadata.json is informative: a preset need not hold it
-        return
-    if source:
+            metadata = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _from_checkpoint(resolved):
+    """Whether a preset is a checkpoint, read in place or converted: the task it holds, fine-tuned elsewhere,
+    starts other tasks as well (its BERT loads, its head is left out)."""
+    return resolved.checkpoint is not None or CONVERTED_FROM in _metadata(resolved.saved_dir)
+
+
+def _warn_head_left_out(source, task_name, head_cls, loaded_as, stacklevel):
+    """Warn that the head of `source`, a fine-tuned `task_name` that `head_cls` loads, is not loaded into a
+    `loaded_as` (a class)."""
+    warnings.warn(f"{source} is a fine-tuned {task_name}: its head is not loaded into a {loaded_as.__name__} "
+                  f"({head_cls.__name__}.from_preset loads it). The BERT under it is.", stacklevel=stacklevel + 1)
+
+
+def _load_saved_weights(model, saved_dir, stacklevel, warn_fresh_pooler=True):
+    """Load a saved preset's backbone weights; warn, as its conversion did, where its pooler was saved fresh
+    (unless `warn_fresh_pooler` is false: the task does not use it)."""
+    preset_io.load_weights_file(model, os.path.join(saved_dir, preset_io.WEIGHTS_FILE))
+    source = _metadata(saved_dir).get(FRESH_POOLER)
+    if source and warn_fresh_pooler:
         warnings.warn(fresh_pooler_warning(f"{saved_dir} was converted from {source}, which"), stacklevel=stacklevel)
 
 
@@ -519,6 +559,10 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
     if load_weights:
         if weights is not None:
             assign_weights(backbone, weights, source=resolved.checkpoint.source)
+            if resolved.checkpoint.head is not None:
+                head = resolved.checkpoint.head
+                _warn_head_left_out(resolved.checkpoint.source, head.architecture, _registered_task(head.task), cls,
+                                    stacklevel=4)
         else:
             _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
     return backbone
@@ -544,7 +588,9 @@ def saved_task_class(preset):
 def _saved_task(resolved, weights):
     """`(class, task.json's content)` of the task a preset holds (see `saved_task_class`); `(None, None)` without."""
     if resolved.checkpoint is not None:
-        return (_checkpoint_task_cls() if pretraining_heads(weights) else None), None
+        if resolved.checkpoint.head is not None:
+            return _registered_task(resolved.checkpoint.head.task), None
+        return (_registered_task() if pretraining_heads(weights) else None), None
     path = os.path.join(resolved.saved_dir, preset_io.TASK_CONFIG_FILE)
     if not os.path.isfile(path):
         return None, None
@@ -581,8 +627,12 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
 
     A preset holding a task whose class `starts_other_tasks` (the pretrainer
     every converted checkpoint with its heads holds) starts any task: another
-    class gets a fresh head on its backbone. Any other saved task loads only
-    as its own class or a base of it.
+    class gets a fresh head on its backbone. So does a checkpoint of a task
+    fine-tuned elsewhere (an HF `BertForTokenClassification`), read in place
+    or converted, with a warning that its head is left out; as its own task,
+    it loads its head, or starts it fresh, with a warning, where `kwargs`
+    ask for another output layer (`num_classes=3` for a 2-label head). Any
+    other saved task loads only as its own class or a base of it.
 
     Args:
         preset: a preset name, directory, `hf://` handle or URL.
@@ -602,29 +652,88 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     restore = saved_cls is not None and issubclass(saved_cls, cls)
     backbone_keys = (saved_cls if restore else cls).backbone_kwargs  # `Task.from_preset` restores a subclass
     backbone_kwargs = {key: kwargs.pop(key) for key in backbone_keys if key in kwargs}
-    if saved_cls is not None and not restore and not getattr(saved_cls, "starts_other_tasks", False):
+    starts_others = saved_cls is not None and getattr(saved_cls, "starts_other_tasks", False)
+    if saved_cls is not None and not restore and not (starts_others or _from_checkpoint(resolved)):
         raise PresetError(
             f"{preset} holds a saved {saved_cls.__name__}, not a {cls.__name__}: load it with "
             f"{saved_cls.__name__}.from_preset, or start a {cls.__name__} from the preset it was fine-tuned from."
         )
+    # A fine-tuned task's head, read in place, that the task asked for loads.
+    head = resolved.checkpoint.head if restore and resolved.checkpoint is not None else None
+    if saved_cls is not None and not restore and not starts_others and load_weights:
+        _warn_head_left_out(preset, _task_name(resolved, saved_cls), saved_cls, cls, stacklevel=3)
     if restore and config is not None:
-        return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs, kwargs)
+        try:
+            return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs, kwargs)
+        except _HeadDoesNotFit as e:  # a converted fine-tuned task asked for another output layer
+            warnings.warn(f"{e} Its head starts fresh; the BERT under it is loaded.", stacklevel=3)
+            restore = False
     task_cls = saved_cls if restore else cls
     sizes = _weight_sizes(resolved, weights) if load_weights else None
     backbone = _build_backbone(resolved, task_cls.backbone_cls, backbone_kwargs, sizes)
     preprocessor = _preset_preprocessor(resolved, task_cls, sequence_length, backbone.max_sequence_length)
-    task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+    if head is not None:
+        task = _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights)
+    else:
+        task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
     if not load_weights:
         return task
     if weights is not None:
-        # A checkpoint read in place holds the pretrainer's heads (one or both) when `restore`.
-        assign_weights(backbone, weights, task if restore else None, source=resolved.checkpoint.source)
-        if restore:
+        # A checkpoint read in place holds the pretrainer's heads (one or both) when `restore` without a `head`.
+        pretrainer = task if restore and resolved.checkpoint.head is None else None
+        assign_weights(backbone, weights, pretrainer, source=resolved.checkpoint.source,
+                       warn_fresh_pooler=task_cls.uses_pooler)
+        if pretrainer is not None:
             _warn_fresh_heads(resolved.checkpoint.source, weights, stacklevel=4)
     else:
-        _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
+        _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4, warn_fresh_pooler=task_cls.uses_pooler)
     if not restore and task_cls.fresh_heads_warning:
         warnings.warn(f"{preset} {task_cls.fresh_heads_warning}", stacklevel=3)
+    return task
+
+
+class _HeadDoesNotFit(Exception):
+    """A converted fine-tuned task given arguments for another output layer than its head's."""
+
+
+def _task_name(resolved, saved_cls):
+    """How messages name a checkpoint's fine-tuned task: its own class name (transformers'), else ours."""
+    if resolved.checkpoint is not None and resolved.checkpoint.head is not None:
+        return resolved.checkpoint.head.architecture
+    return saved_cls.__name__
+
+
+def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights):
+    """A `task_cls` whose output layer is the checkpoint's fine-tuned head (loaded, with `load_weights`), the
+    caller's `kwargs` replacing the head's arguments (its label names, dropout). Where `kwargs` ask for another
+    output layer (`num_classes=3` for a 2-label head), the task is built from `kwargs` alone: its head starts
+    fresh, with a warning."""
+    head, source, units = resolved.checkpoint.head, resolved.checkpoint.source, _head_units(weights)
+    arguments = task_cls.head_arguments(head, units)
+    try:
+        task_cls.refuse_unknown_arguments(kwargs)  # a misspelt argument is the caller's, said as such
+    except TypeError as e:
+        raise PresetError(f"from_preset: {e}") from None
+    try:
+        task = task_cls(backbone=backbone, preprocessor=preprocessor, **{**arguments, **kwargs})
+        fits = head_fits(task.output_layer, weights)
+    except ValueError as e:
+        if not kwargs.keys() & arguments.keys():
+            raise PresetError(f"{source}, a fine-tuned {head.architecture}, does not make a {task_cls.__name__}: "
+                              f"{e} Fix its config.json (id2label names the labels), or give from_preset the "
+                              f"task's {', '.join(sorted(arguments))}.") from None
+        fits = False  # the head's arguments beside the caller's (3 classes, 2 names): another output layer
+    if fits:
+        if load_weights:
+            assign_head(task.output_layer, weights, source)
+        return task
+    given = ", ".join(f"{key}=..." for key in sorted(kwargs))
+    task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+    if load_weights:
+        warnings.warn(f"{source} is a fine-tuned {resolved.checkpoint.head.architecture} whose head has {units} "
+                      f"output(s), and from_preset({given}) asks for a {task_cls.__name__} of "
+                      f"{task.output_layer.units}: its head starts fresh; the BERT under it is loaded. Leave those "
+                      "arguments out to load the head.", stacklevel=4)
     return task
 
 
@@ -653,6 +762,14 @@ def _check_task_tokenizer(resolved, config, path):
                       "preset is damaged; save it again.")
 
 
+def _head_does_not_fit(resolved, cls, task_kwargs):
+    """What the warning says of a converted fine-tuned task whose head the caller's `task_kwargs` do not fit."""
+    given = ", ".join(f"{key}=..." for key in sorted(task_kwargs))
+    return (f"{resolved.saved_dir} is a {cls.__name__} fine-tuned as {_metadata(resolved.saved_dir)[CONVERTED_FROM]}"
+            f", and from_preset({given}) asks for another output layer than its head's (leave those arguments out "
+            "to load the head).")
+
+
 def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs, task_kwargs):
     """The task of `task.json` + `task.weights.h5`, its config updated with `task_kwargs` and its backbone's
     with `backbone_kwargs` (a misspelt name is refused by the task's constructor)."""
@@ -672,6 +789,8 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
     try:
         task = keras.saving.deserialize_keras_object(config)
     except (ValueError, TypeError) as e:
+        if task_kwargs and _from_checkpoint(resolved):
+            raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs)) from e
         given = sorted(key for key in {**backbone_kwargs, **task_kwargs} if key in str(e))
         source = f"from_preset({given[0]}=...)" if given else path
         raise PresetError(f"{source} is not a valid {cls.__name__} config: {e}") from e
@@ -681,6 +800,8 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
         except CheckpointError as e:
             if not task_kwargs:
                 raise
+            if _from_checkpoint(resolved):
+                raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs)) from e
             given = ", ".join(f"{key}=..." for key in sorted(task_kwargs))
             raise PresetError(f"from_preset({given}) changes the saved {cls.__name__} so that its weights no longer "
                               f"fit ({e}). A saved task keeps its heads: leave those arguments out, or start a new "

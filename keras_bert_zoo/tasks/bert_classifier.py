@@ -118,6 +118,18 @@ class BertClassifier(Task):
         self.compile()
 
     @property
+    def output_layer(self):
+        """The dense layer of the logits (a fine-tuned checkpoint's head loads into it)."""
+        return self.output_dense
+
+    @classmethod
+    def head_arguments(cls, head, units):
+        # One output and no problem type: a regression, as transformers reads a one-label head.
+        problem_type = head.problem_type or ("regression" if units == 1 else "multi_class")
+        names = None if problem_type == "regression" else head.names(units)
+        return {"num_classes": units, "problem_type": problem_type, "label_names": names, **head.dropout_argument()}
+
+    @property
     def text_pairs(self):
         """Whether the classifier takes `(text_a, text_b)` pairs (True),
         single texts (False) or either (None); see the class docstring."""

@@ -111,6 +111,11 @@ class BertQuestionAnswerer(Task):
     )
     default_learning_rate = 3e-5
 
+    @property
+    def output_layer(self):
+        """The dense layer of the start and end logits (a fine-tuned checkpoint's head loads into it)."""
+        return self.span_dense
+
     def __init__(self, backbone, preprocessor, doc_stride=128, max_query_length=64, n_best_size=20,
                  max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0, **kwargs):
         doc_stride, max_query_length, n_best_size, max_answer_length = (

@@ -116,6 +116,15 @@ class BertTokenClassifier(Task):
     def __getattr__(self, name):
         return renamed_attribute(self, name, {"labels": "label_names"})
 
+    @property
+    def output_layer(self):
+        """The dense layer of the tag logits (a fine-tuned checkpoint's head loads into it)."""
+        return self.output_dense
+
+    @classmethod
+    def head_arguments(cls, head, units):
+        return {"label_names": head.names(units), **head.dropout_argument()}
+
     uses_pooler = False
     takes_pairs = False
     takes_sample_weight = False

@@ -287,6 +287,20 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         self.dtype_policy = self.backbone.dtype_policy
 
     @classmethod
+    def head_arguments(cls, head, units):
+        """The arguments that give this task the output layer of a checkpoint's fine-tuned head, one the task's
+        `output_layer` can load (QA's two span logits need none).
+
+        Args:
+            head: the checkpoint's `TaskHead` (its label names, problem type, dropout).
+            units: the head's logits per position.
+
+        Returns:
+            A dict of constructor arguments.
+        """
+        return {}
+
+    @classmethod
     def refuse_unknown_arguments(cls, names):
         """A TypeError naming those of `names` that no constructor from the
         class's up to Task's takes, nor Keras' layer."""

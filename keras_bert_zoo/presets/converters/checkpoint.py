@@ -20,6 +20,8 @@ class Checkpoint:
         read_weights: a function of `source` returning {Google variable name:
             numpy array in Google orientation}; weights are read only when
             needed, by `weights()`.
+        head: the fine-tuned task's output layer the weights hold beside
+            BERT, as `TaskHead`; None for a pretrained BERT.
     """
 
     config: dict
@@ -27,11 +29,46 @@ class Checkpoint:
     lowercase: bool
     source: str
     read_weights: object
+    head: "TaskHead" = None
 
     def weights(self):
         """The arrays of `read_weights`, whose warnings name `source`: a download's name, not the scratch directory
         it was read from and that is gone once converted."""
         return self.read_weights(self.source)
+
+
+# The names under which `Checkpoint.weights()` holds a fine-tuned task's output layer (Keras' orientation:
+# kernel [hidden, units]).
+TASK_HEAD_KERNEL, TASK_HEAD_BIAS = "task_head/kernel", "task_head/bias"
+
+
+@dataclasses.dataclass
+class TaskHead:
+    """What a checkpoint says of the fine-tuned task whose output layer it holds (its weights are
+    `TASK_HEAD_KERNEL` and `TASK_HEAD_BIAS`).
+
+    Attributes:
+        architecture: the model class the checkpoint names (e.g. transformers' `BertForTokenClassification`).
+        task: the registered name of our task whose output layer the head is (e.g.
+            `"keras_bert_zoo>BertTokenClassifier"`); None where we have no such task.
+        label_names: the class or tag names, in id order; None where the checkpoint names none.
+        problem_type: a classifier's `problem_type` (`"multi_class"`, `"multi_label"` or `"regression"`).
+        dropout: the dropout rate the head was trained with before its output layer.
+    """
+
+    architecture: str
+    task: str = None
+    label_names: list = None
+    problem_type: str = None
+    dropout: float = None
+
+    def names(self, units):
+        """The names of the head's `units` labels: the checkpoint's, else transformers' (`LABEL_0`, ...)."""
+        return self.label_names or [f"LABEL_{i}" for i in range(units)]
+
+    def dropout_argument(self):
+        """`{"dropout": rate}` where the checkpoint says its rate, else `{}` (the task's default)."""
+        return {} if self.dropout is None else {"dropout": self.dropout}
 
 
 # BERT's config keys (google-research/bert's bert_config.json; HF's config.json

@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 
+from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
+from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_KERNEL
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
 from keras_bert_zoo.presets.errors import CheckpointError
 
@@ -162,6 +164,28 @@ def pretraining_heads(weights):
     return [p for p in HEADS if any(name.startswith(p) for name in weights)]
 
 
+TASK_HEAD = (TASK_HEAD_KERNEL, TASK_HEAD_BIAS)
+
+
+def head_fits(layer, weights):
+    """Whether the dense `layer` (a task's output layer) has the shape of the fine-tuned head in `weights`."""
+    return tuple(layer.kernel.shape) == np.shape(weights[TASK_HEAD_KERNEL])
+
+
+def assign_head(layer, weights, source):
+    """Load the fine-tuned head in `weights` (`TASK_HEAD`) into the dense `layer`, a task's output layer.
+
+    Raises:
+        CheckpointError: the shapes differ (see `head_fits`).
+    """
+    if not head_fits(layer, weights):
+        raise CheckpointError(f"The fine-tuned head of {source} has shape {np.shape(weights[TASK_HEAD_KERNEL])} "
+                              f"but the task's output layer {tuple(layer.kernel.shape)}: the head is not this "
+                              "model's.")
+    layer.kernel.assign(weights[TASK_HEAD_KERNEL].astype(layer.kernel.dtype))
+    layer.bias.assign(weights[TASK_HEAD_BIAS].astype(layer.bias.dtype))
+
+
 def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn_fresh_pooler=True):
     """Copy Google-named arrays into the models, checking every shape.
 
@@ -226,6 +250,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn
         if n not in used
         and not n.endswith(_IGNORED_SUFFIXES)
         and not (pretrainer is None and n.startswith(HEAD_PREFIXES))
+        and n not in TASK_HEAD  # a task's output layer: `head_fits` and `assign_head` load it
     )
     if unexpected:
         raise CheckpointError(

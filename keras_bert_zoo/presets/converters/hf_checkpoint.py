@@ -9,7 +9,10 @@ import warnings
 import numpy as np
 
 from keras_bert_zoo.layers.activations import hf_activation
+from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
+from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_KERNEL
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint import TaskHead
 from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
@@ -67,8 +70,71 @@ _LAYER_NORM_LEAVES = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta
 
 
 # The heads transformers' fine-tuned BERT tasks add beside `bert.*` (sequence, token and multiple-choice
-# classification: `classifier`; question answering: `qa_outputs`). BERT has no place for them.
-HF_TASK_HEADS = ("classifier.weight", "classifier.bias", "qa_outputs.weight", "qa_outputs.bias")
+# classification: `classifier`; question answering: `qa_outputs`), as (kernel, bias).
+HF_TASK_HEADS = {"classifier": ("classifier.weight", "classifier.bias"),
+                 "qa_outputs": ("qa_outputs.weight", "qa_outputs.bias")}
+# transformers' fine-tuned BERT classes -> (their head, the registered task whose output layer it is). Others
+# (BertForMultipleChoice: one logit per choice) have no task here: their head is left out.
+HF_TASKS = {
+    "BertForSequenceClassification": ("classifier", "keras_bert_zoo>BertClassifier"),
+    "BertForTokenClassification": ("classifier", "keras_bert_zoo>BertTokenClassifier"),
+    "BertForQuestionAnswering": ("qa_outputs", "keras_bert_zoo>BertQuestionAnswerer"),
+}
+# transformers' `problem_type` -> BertClassifier's (unset: by the number of labels, as transformers decides).
+_PROBLEM_TYPES = {"single_label_classification": "multi_class", "multi_label_classification": "multi_label",
+                  "regression": "regression"}
+
+
+def _architecture(document, path):
+    """The model class `config.json` names (None where it names none)."""
+    architectures = document.get("architectures")
+    if architectures is None or architectures == []:
+        return None
+    if not (isinstance(architectures, list) and all(isinstance(a, str) for a in architectures)):
+        raise CheckpointError(f"{path}: 'architectures' is {architectures!r}, not a list of class names. Fix it "
+                              "(e.g. [\"BertForSequenceClassification\"]) or remove it.")
+    return architectures[0]
+
+
+def _label_names(document, path):
+    """`id2label`'s names in id order (None where the config has none): the ids must be 0..n-1."""
+    id2label = document.get("id2label")
+    if id2label is None:
+        return None
+    if not isinstance(id2label, dict) or not id2label:
+        raise CheckpointError(f"{path}: 'id2label' is {id2label!r}, not an object of label ids to names. Fix it "
+                              "(e.g. {\"0\": \"O\", \"1\": \"B-Gene\"}) or remove it.")
+    try:
+        ids = [int(key) for key in id2label]  # JSON's keys are strings ("0"), as transformers writes them
+    except ValueError:
+        raise CheckpointError(f"{path}: 'id2label' has keys {sorted(id2label)[:5]}; label ids are whole numbers "
+                              "0, 1, ...") from None
+    if sorted(ids) != list(range(len(ids))):  # "1" and "01" are one id twice
+        raise CheckpointError(f"{path}: 'id2label' has ids {sorted(ids)[:8]}, not 0..{len(ids) - 1} once each. "
+                              "Fix id2label.")
+    names = [name for _, name in sorted(zip(ids, id2label.values()))]
+    bad = [name for name in names if not isinstance(name, str) or not name]
+    if bad:
+        raise CheckpointError(f"{path}: 'id2label' names a label {bad[0]!r}; label names are non-empty strings.")
+    return names
+
+
+def _task_head(document, path):
+    """The `TaskHead` of a fine-tuned task's `config.json` (None where it names no task of ours)."""
+    architecture = _architecture(document, path)
+    if architecture not in HF_TASKS:
+        return None
+    problem_type = document.get("problem_type")
+    if problem_type is not None and problem_type not in _PROBLEM_TYPES:
+        raise CheckpointError(f"{path}: 'problem_type' is {problem_type!r}; transformers' are "
+                              f"{', '.join(_PROBLEM_TYPES)}. Fix it or remove it.")
+    dropout = document.get("classifier_dropout")
+    dropout = document.get("hidden_dropout_prob", 0.1) if dropout is None else dropout
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise CheckpointError(f"{path}: the classifier's dropout rate is {dropout!r} (classifier_dropout, else "
+                              "hidden_dropout_prob); a rate is a number in [0, 1).")
+    return TaskHead(architecture, HF_TASKS[architecture][1], label_names=_label_names(document, path),
+                    problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
 
 
 def hf_name_to_google(key, value, source):
@@ -186,22 +252,56 @@ def load_safetensors(path):
         ) from e
 
 
-def load_hf_weights(directory, source=None):
-    """Read the weights, safetensors first, as Google-named float32 arrays (`source` names them in warnings)."""
+def _task_head_weights(state, head, path, config_path):
+    """`{TASK_HEAD_KERNEL: [hidden, units], TASK_HEAD_BIAS: [units]}` from the state dict of the task `head`
+    names, checked: a head of another shape would be refused only once a task was built, or load wrongly."""
+    names = HF_TASK_HEADS[HF_TASKS[head.architecture][0]]
+    missing = [name for name in names if name not in state]
+    if missing:
+        raise CheckpointError(f"{config_path} says the model is a {head.architecture}, but {path} has no "
+                              f"'{missing[0]}', its head. The file is truncated or not that model's: download it "
+                              "again, or fix 'architectures'.")
+    kernel, bias = (state[name] for name in names)
+    for name, value in zip(names, (kernel, bias)):
+        if not is_float_dtype(value.dtype):
+            raise CheckpointError(f"{path} holds '{name}' as {value.dtype} values; BERT's weights are floats. The "
+                                  "file is not a BERT checkpoint, or is corrupt.")
+    if kernel.ndim != 2 or bias.shape != kernel.shape[:1] or not kernel.shape[0]:
+        raise CheckpointError(f"{path}: '{names[0]}' has shape {kernel.shape} and '{names[1]}' {bias.shape}; a "
+                              "head is [labels, hidden] and [labels]. The file is corrupt.")
+    if head.label_names is not None and len(head.label_names) != kernel.shape[0]:
+        raise CheckpointError(f"{config_path}: 'id2label' names {len(head.label_names)} labels, but {path}'s "
+                              f"'{names[0]}' has {kernel.shape[0]}: the config is not this model's. Use the one "
+                              "saved with it.")
+    return {TASK_HEAD_KERNEL: np.asarray(kernel, np.float32).T, TASK_HEAD_BIAS: np.asarray(bias, np.float32)}
+
+
+def load_hf_weights(directory, source=None, head=None):
+    """Read the weights, safetensors first, as Google-named float32 arrays (`source` names them in warnings).
+
+    Args:
+        directory: the checkpoint directory.
+        source: how messages name it (default: the weights file).
+        head: the `TaskHead` its config names: the head's weights are kept, as `TASK_HEAD_KERNEL` and
+            `TASK_HEAD_BIAS`. Without it, a head found is left out, with a warning.
+    """
     path = os.path.join(directory, "model.safetensors")
     if os.path.isfile(path):
         state = load_safetensors(path)
     else:
         path = os.path.join(directory, "pytorch_model.bin")
         state = load_torch_state_dict(path)
-    heads = sorted(key for key in state if key in HF_TASK_HEADS)
-    if heads:
-        warnings.warn(f"{source or path} is a fine-tuned task's checkpoint: its head ({', '.join(heads)}) is not "
-                      "loaded. The BERT model under it is; a task made from it starts its own head (fine-tune it).",
-                      stacklevel=3)
+    heads = sorted(key for names in HF_TASK_HEADS.values() for key in names if key in state)
     weights, origin = {}, {}
+    if head is not None:
+        weights.update(_task_head_weights(state, head, path, os.path.join(directory, "config.json")))
+    elif heads:
+        warnings.warn(f"{source or path} is a fine-tuned task's checkpoint: its head ({', '.join(heads)}) is not "
+                      "loaded, as its config.json names no task here that has it (BertForSequenceClassification, "
+                      "BertForTokenClassification or BertForQuestionAnswering in 'architectures'). The BERT model "
+                      "under it is; a task made from it starts its own head (fine-tune it).", stacklevel=3)
     for key, value in state.items():
-        if key in HF_TASK_HEADS:
+        if key in heads:
             continue
         mapped = hf_name_to_google(key, value, path)
         if mapped is None:
@@ -242,6 +342,7 @@ def read_hf_checkpoint(directory):
         config = hf_config_to_backbone(document)
     except ValueError as e:
         raise CheckpointError(f"{config_path} is not a valid BERT config.json: {e}") from e
+    head = _task_head(document, config_path)
     vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
     lowercase = infer_lowercase(vocabulary)
     tokenizer_config = os.path.join(directory, "tokenizer_config.json")
@@ -249,4 +350,5 @@ def read_hf_checkpoint(directory):
         document = read_json_object(tokenizer_config, CheckpointError)
         check_bool_fields(document, tokenizer_config, ("do_lower_case",), CheckpointError)
         lowercase = document.get("do_lower_case", lowercase)
-    return Checkpoint(config, vocabulary, lowercase, directory, lambda source: load_hf_weights(directory, source))
+    return Checkpoint(config, vocabulary, lowercase, directory, lambda source: load_hf_weights(directory, source, head),
+                      head=head)

@@ -1,0 +1,165 @@
+"""A task fine-tuned with transformers (BertFor{Sequence,Token}Classification, BertForQuestionAnswering) loads as
+ours with its trained head: checked against the logits transformers itself computed (fixtures/tiny_hf_tasks,
+written by make_hf_reference.py)."""
+
+import json
+import os
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+import keras_bert_zoo as kbz
+from keras_bert_zoo.presets.errors import CheckpointError
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "tiny_hf_tasks")
+TOLERANCE = 1e-5
+INPUTS = ("token_ids", "segment_ids", "padding_mask")
+TASKS = {"sequence": kbz.BertClassifier, "token": kbz.BertTokenClassifier,
+         "question_answering": kbz.BertQuestionAnswerer}
+
+
+def _reference(kind):
+    return np.load(os.path.join(FIXTURES, kind, "reference.npz"))
+
+
+def _assert_logits_match(task, kind, rows=None):
+    """`task`'s logits on the reference inputs equal transformers' (`rows`: its columns of them, a head cut)."""
+    ref = _reference(kind)
+    out = task({name: ref[name] for name in INPUTS})
+    real = ref["padding_mask"].astype(bool)
+    if kind == "question_answering":
+        for name in ("start_logits", "end_logits"):
+            np.testing.assert_allclose(out[name].numpy()[real], ref[name][real], atol=TOLERANCE)
+    elif kind == "token":
+        np.testing.assert_allclose(out.numpy()[real], ref["logits"][real], atol=TOLERANCE)
+    else:
+        expected = ref["logits"] if rows is None else ref["logits"][:, rows]
+        np.testing.assert_allclose(out.numpy(), expected, atol=TOLERANCE)
+
+
+def _copy(kind, tmp_path, **config):
+    """A copy of the `kind` fixture with `config` entries replaced in its config.json (None: removed)."""
+    directory = tmp_path / kind
+    shutil.copytree(os.path.join(FIXTURES, kind), directory)
+    path = directory / "config.json"
+    document = json.loads(path.read_text())
+    document.update(config)
+    path.write_text(json.dumps({k: v for k, v in document.items() if v is not None}))
+    return str(directory)
+
+
+@pytest.mark.parametrize("kind", list(TASKS))
+def test_a_fine_tuned_hf_task_loads_as_ours_with_its_head(kind):
+    # The head was left out ("a task made from it starts its own head"): a fine-tuned model could not be used.
+    directory = os.path.join(FIXTURES, kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no head left out; no pooler warning where it is unused
+        task = TASKS[kind].from_preset(directory, sequence_length=9)
+    _assert_logits_match(task, kind)
+    assert type(kbz.Task.from_preset(directory)) is TASKS[kind]  # the checkpoint names its task
+    if kind == "token":  # id2label, in id order
+        assert task.label_names == ["O", "B-Gene", "I-Gene"]
+        assert task.predict_tags([["the", "brca1", "gene"]])[0][0] in task.label_names
+    if kind == "sequence":  # no id2label saved: transformers' own names, and its one-label rule
+        assert (task.num_classes, task.problem_type, task.label_names) == (2, "multi_class", ["LABEL_0", "LABEL_1"])
+
+
+def test_a_classifiers_problem_type_and_dropout_come_from_its_config(tmp_path):
+    directory = _copy("sequence", tmp_path, problem_type="multi_label_classification", classifier_dropout=0.25,
+                      id2label={"1": "toxic", "0": "obscene"})
+    task = kbz.BertClassifier.from_preset(directory)
+    assert (task.problem_type, task.dropout, task.label_names) == ("multi_label", 0.25, ["obscene", "toxic"])
+    _assert_logits_match(task, "sequence")
+
+
+def test_a_one_label_head_is_a_regression_as_transformers_reads_it(tmp_path):
+    # Cut to its first row, the head computes the first column of transformers' logits.
+    from safetensors.numpy import load_file
+    from safetensors.numpy import save_file
+
+    directory = _copy("sequence", tmp_path)
+    path = os.path.join(directory, "model.safetensors")
+    state = load_file(path)
+    state["classifier.weight"], state["classifier.bias"] = state["classifier.weight"][:1], state["classifier.bias"][:1]
+    save_file(state, path)
+    task = kbz.BertClassifier.from_preset(directory)
+    assert (task.num_classes, task.problem_type, task.label_names) == (1, "regression", None)
+    _assert_logits_match(task, "sequence", rows=[0])
+
+
+def test_label_names_given_rename_the_loaded_head(tmp_path):
+    task = kbz.BertClassifier.from_preset(os.path.join(FIXTURES, "sequence"), label_names=["negative", "positive"])
+    assert task.label_names == ["negative", "positive"]
+    _assert_logits_match(task, "sequence")
+
+
+def test_arguments_for_another_output_layer_start_the_head_fresh_and_say_so():
+    directory = os.path.join(FIXTURES, "sequence")
+    with pytest.warns(UserWarning, match=r"is a fine-tuned BertForSequenceClassification whose head has 2 output\(s\), "
+                                         r"and from_preset\(num_classes=...\) asks for a BertClassifier of 3: its head "
+                                         "starts fresh; the BERT under it is loaded"):
+        task = kbz.BertClassifier.from_preset(directory, num_classes=3)
+    assert task.num_classes == 3 and task.label_names is None  # not the head's 2 names
+    ref = _reference("sequence")
+    pooled = task.backbone({name: ref[name] for name in INPUTS})["pooled_output"]
+    np.testing.assert_allclose(pooled, ref["pooled_output"], atol=TOLERANCE)
+    with pytest.warns(UserWarning, match="its head starts fresh"):
+        tagger = kbz.BertTokenClassifier.from_preset(os.path.join(FIXTURES, "token"), label_names=["O", "B-X"])
+    assert tagger.output_layer.units == 2
+
+
+def test_another_task_from_a_fine_tuned_checkpoint_loads_its_bert_and_names_the_head_left_out():
+    directory = os.path.join(FIXTURES, "sequence")
+    with pytest.warns(UserWarning, match=r"is a fine-tuned BertForSequenceClassification: its head is not loaded into "
+                                         r"a BertTokenClassifier \(BertClassifier.from_preset loads it\)"):
+        tagger = kbz.BertTokenClassifier.from_preset(directory, label_names=["O", "B-Gene"])
+    ref = _reference("sequence")
+    real = ref["padding_mask"].astype(bool)
+    out = tagger.backbone({name: ref[name] for name in INPUTS})["sequence_output"]
+    np.testing.assert_allclose(out.numpy()[real], ref["sequence_output"][real], atol=TOLERANCE)
+
+
+def test_a_head_of_no_task_here_is_left_out_with_a_warning(tmp_path):
+    # BertForMultipleChoice's `classifier` is one logit per choice: no task of ours has it.
+    directory = _copy("sequence", tmp_path, architectures=["BertForMultipleChoice"])
+    with pytest.warns(UserWarning, match=r"its head \(classifier.bias, classifier.weight\) is not loaded, as its "
+                                         "config.json names no task here"):
+        kbz.BertBackbone.from_preset(directory)
+    with pytest.raises(kbz.PresetError, match="holds a backbone but no saved task"), \
+            pytest.warns(UserWarning, match="is not loaded, as its config.json names no task here"):
+        kbz.Task.from_preset(directory)
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"id2label": {"0": "O", "2": "B-Gene", "3": "I-Gene"}}, r"'id2label' has ids \[0, 2, 3\], not 0..2 once each"),
+    ({"id2label": {"0": "O", "00": "B-Gene", "1": "I-Gene"}}, r"'id2label' has ids \[0, 0, 1\]"),
+    ({"id2label": {"zero": "O"}}, r"'id2label' has keys \['zero'\]; label ids are whole numbers"),
+    ({"id2label": {"0": "O", "1": 7, "2": "I-Gene"}}, "'id2label' names a label 7; label names are non-empty strings"),
+    ({"id2label": {"0": "O", "1": "B-Gene"}}, r"'id2label' names 2 labels, but .*'classifier.weight' has 3"),
+    ({"id2label": ["O", "B-Gene", "I-Gene"]}, "'id2label' is .*, not an object of label ids to names"),
+    ({"architectures": "BertForTokenClassification"}, "'architectures' is .*, not a list of class names"),
+    ({"problem_type": "ranking"}, "'problem_type' is 'ranking'; transformers' are"),
+    ({"classifier_dropout": 1.5}, r"the classifier's dropout rate is 1.5 .*a rate is a number in \[0, 1\)"),
+])
+def test_a_fine_tuned_config_that_contradicts_itself_or_its_head_is_refused(tmp_path, config, message):
+    directory = _copy("token", tmp_path, **config)
+    with pytest.raises(CheckpointError, match=message):
+        kbz.BertTokenClassifier.from_preset(directory)
+
+
+def test_a_config_naming_a_task_whose_head_the_weights_lack_is_refused(tmp_path):
+    directory = _copy("sequence", tmp_path, architectures=["BertForQuestionAnswering"])
+    with pytest.raises(CheckpointError, match="says the model is a BertForQuestionAnswering, but .* has no "
+                                              "'qa_outputs.weight', its head"):
+        kbz.BertBackbone.from_preset(directory)
+
+
+def test_duplicate_label_names_are_refused_naming_the_fix(tmp_path):
+    directory = _copy("token", tmp_path, id2label={"0": "O", "1": "B-Gene", "2": "B-Gene"})
+    with pytest.raises(kbz.PresetError, match=r"a fine-tuned BertForTokenClassification, does not make a BertTokenClassifier: label_names must be a non-empty list of distinct tags.* Fix its config.json \(id2label names the labels\)"):
+        kbz.BertTokenClassifier.from_preset(directory)
+    # Names given replace them.
+    task = kbz.BertTokenClassifier.from_preset(directory, label_names=["O", "B-Gene", "I-Gene"])
+    _assert_logits_match(task, "token")
