@@ -163,3 +163,26 @@ def test_duplicate_label_names_are_refused_naming_the_fix(tmp_path):
     # Names given replace them.
     task = kbz.BertTokenClassifier.from_preset(directory, label_names=["O", "B-Gene", "I-Gene"])
     _assert_logits_match(task, "token")
+
+
+@pytest.mark.slow
+def test_the_command_line_exports_a_tagger_fine_tuned_with_transformers_with_its_head(tmp_path, capsys):
+    # `export --model <its directory>` exported an embedding model: the fine-tuned head was dropped in silence.
+    import tensorflow as tf
+
+    from keras_bert_zoo.cli.main import main
+    from keras_bert_zoo.export.export_for_serving import load_export
+
+    directory = os.path.join(FIXTURES, "token")
+    assert main(["export", "--model", directory, "--output_dir", str(tmp_path), "--max_seq_length", "16"]) == 0
+    capsys.readouterr()
+    export = load_export(str(tmp_path / "bert_token_classifier"))
+    text = "the brca1 gene binds to p53 ."
+    served = export.signatures["entities"](text=tf.constant([text]))
+    expected = kbz.BertTokenClassifier.from_preset(directory, sequence_length=16).predict_entities([text])[0]
+    count = int(served["entity_count"][0])
+    assert count == len(expected) > 0
+    assert [(e["label"], e["start"], e["end"]) for e in expected] == [
+        (served["entity_label"][0, i].numpy().decode(), int(served["start"][0, i]), int(served["end"][0, i]))
+        for i in range(count)]
+    np.testing.assert_allclose(served["score"][0, :count], [e["score"] for e in expected], atol=1e-5)

@@ -21,15 +21,18 @@ def add_parser(subparsers):
     parser.add_argument("--model", required=True,
                         help="A fine-tuned model: a `finetune` --output_dir, or its model/ (as evaluate and "
                              "predict take it); a `pretrain` --output_dir or its model/ (exported with fill_mask); "
-                             "or any preset (exported as an embedding model).")
+                             "or any preset (exported as an embedding model; one fine-tuned with transformers, a "
+                             "BertForSequenceClassification, ...ForTokenClassification or ...ForQuestionAnswering "
+                             "directory or hf:// handle, as that task, with its head).")
     add_flag(parser, "--output_dir", "--output", dest="output", required=True,
              help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
     parser.add_argument("--version", type=positive_int,
                         help="Version number (default: one above the highest present).")
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
     parser.add_argument("--max_seq_length", type=positive_int,
-                        help="Packed length for a pretrained model or a bare preset: at most its positions "
-                             f"(default {DEFAULT_SEQUENCE_LENGTH}). A fine-tuned model exports at its own length.")
+                        help="Packed length for a pretrained model, a bare preset or one fine-tuned with "
+                             f"transformers: at most its positions (default {DEFAULT_SEQUENCE_LENGTH}; a "
+                             "transformers question answerer: 384). A `finetune` model exports at its own length.")
     parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16", "mixed_float16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
                              "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it "
@@ -75,6 +78,11 @@ def _load(model, max_seq_length, dtype):
     length = max_seq_length or DEFAULT_SEQUENCE_LENGTH
     if pretrained:
         return BertPretrainer.from_preset(preset, sequence_length=length, dtype=dtype), None
+    task_cls = saved_task_class(preset)
+    if task_cls is not None and not issubclass(task_cls, BertPretrainer):
+        # A task fine-tuned elsewhere (an HF BertForTokenClassification): it exports with its head, at
+        # --max_seq_length or its task's default (it was exported as an embedding model, its head dropped).
+        return task_cls.from_preset(preset, sequence_length=max_seq_length, dtype=dtype), None
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)
 
 
