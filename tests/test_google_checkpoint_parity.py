@@ -135,3 +135,71 @@ def test_a_checkpoint_of_other_names_is_named_as_not_googles(tiny_checkpoint, tm
             f"{tmp_path} holds no weight under google-research/bert's names (bert/embeddings/..., "
             f"bert/encoder/layer_0/...; its first is '{min(renamed)}'): it is not a checkpoint of")):
         kbz.BertBackbone.from_preset(str(tmp_path))
+
+
+def _fine_tuned_checkpoint(tiny_checkpoint, directory, prefix, labels):
+    """The tiny checkpoint as a google-research/bert fine-tuning script saves it (`model.ckpt-<step>`): the
+    `bert/*` variables with their Adam slots, the script's output layer (`{prefix}weights` [labels, hidden] and
+    `{prefix}bias`, random) and global_step; no pretraining heads. Returns the output layer's arrays."""
+    import shutil
+
+    for name in ("bert_config.json", "vocab.txt"):
+        shutil.copy(os.path.join(tiny_checkpoint, name), directory / name)
+    reader = tf.train.load_checkpoint(os.path.join(tiny_checkpoint, "bert_model.ckpt"))
+    arrays = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map() if not n.startswith("cls/")}
+    rng = np.random.default_rng(0)
+    head = {f"{prefix}weights": rng.normal(size=(labels, 4)).astype("float32"),
+            f"{prefix}bias": rng.normal(size=labels).astype("float32")}
+    arrays.update(head)
+    names = sorted(arrays)
+    tf.raw_ops.SaveV2(prefix=str(directory / "model.ckpt-300"), tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[arrays[n] for n in names])
+    return head[f"{prefix}weights"], head[f"{prefix}bias"]
+
+
+def _packed(reference):
+    inputs = reference["inputs"]
+    return {"token_ids": np.array(inputs["input_ids"], "int32"), "segment_ids": np.array(inputs["token_type_ids"], "int32"),
+            "padding_mask": np.array(inputs["input_mask"], "int32")}
+
+
+def test_a_run_classifier_checkpoint_loads_as_a_classifier_with_its_head(tiny_checkpoint, reference, tmp_path):
+    """run_classifier.py's fine-tuned checkpoint was refused ("holds variable 'output_bias' that the architecture
+    in its config has no place for"): not even its BERT could be read. Its logits are run_classifier.py's
+    create_model: the pooled output (Google's, from the reference) times output_weights transposed, plus the bias."""
+    weights, bias = _fine_tuned_checkpoint(tiny_checkpoint, tmp_path, "output_", labels=3)
+    classifier = kbz.BertClassifier.from_preset(str(tmp_path), sequence_length=16)
+    assert (classifier.num_classes, classifier.label_names, classifier.dropout) == (3, None, 0.1)
+    expected = np.array(reference["outputs"]["pooled_output"]) @ weights.T + bias
+    np.testing.assert_allclose(classifier(_packed(reference)), expected, atol=TOLERANCE)
+    assert type(kbz.Task.from_preset(str(tmp_path))) is kbz.BertClassifier
+    with pytest.warns(UserWarning, match=r"is a fine-tuned run_classifier.py classifier: its head is not loaded into a "
+                                         r"BertBackbone \(BertClassifier.from_preset loads it\)"):
+        backbone = kbz.BertBackbone.from_preset(str(tmp_path))
+    np.testing.assert_allclose(backbone(_packed(reference))["pooled_output"], reference["outputs"]["pooled_output"],
+                               atol=TOLERANCE)
+
+
+def test_a_run_squad_checkpoint_loads_as_a_question_answerer_with_its_head(tiny_checkpoint, reference, tmp_path):
+    # run_squad.py's create_model: each token's vector times cls/squad/output_weights transposed, plus the bias,
+    # unstacked into start and end logits.
+    weights, bias = _fine_tuned_checkpoint(tiny_checkpoint, tmp_path, "cls/squad/output_", labels=2)
+    answerer = kbz.BertQuestionAnswerer.from_preset(str(tmp_path), sequence_length=16)
+    logits = np.array(reference["outputs"]["sequence_output"]) @ weights.T + bias
+    out = answerer(_packed(reference))
+    np.testing.assert_allclose(out["start_logits"], logits[..., 0], atol=TOLERANCE)
+    np.testing.assert_allclose(out["end_logits"], logits[..., 1], atol=TOLERANCE)
+
+
+def test_half_a_fine_tuned_head_is_refused(tiny_checkpoint, tmp_path):
+    _fine_tuned_checkpoint(tiny_checkpoint, tmp_path, "output_", labels=2)
+    reader = tf.train.load_checkpoint(str(tmp_path / "model.ckpt-300"))
+    arrays = {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map() if n != "output_bias"}
+    names = sorted(arrays)
+    for path in tmp_path.glob("model.ckpt-300.*"):
+        path.unlink()
+    tf.raw_ops.SaveV2(prefix=str(tmp_path / "model.ckpt-400"), tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[arrays[n] for n in names])
+    with pytest.raises(kbz.CheckpointError, match="holds 'output_weights' but not 'output_bias': the run_classifier.py "
+                                                  "classifier's head is incomplete"):
+        kbz.BertClassifier.from_preset(str(tmp_path))

@@ -3,6 +3,7 @@
 import dataclasses
 
 import ml_dtypes
+import numpy as np
 
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
@@ -52,6 +53,8 @@ class TaskHead:
         task: the registered name of our task whose output layer the head is (e.g.
             `"keras_bert_zoo>BertTokenClassifier"`); None where we have no such task.
         label_names: the class or tag names, in id order; None where the checkpoint names none.
+        unnamed_labels: how the checkpoint's format names labels it has no names for (transformers':
+            `"LABEL_{}"`); None: it does not.
         problem_type: a classifier's `problem_type` (`"multi_class"`, `"multi_label"` or `"regression"`).
         dropout: the dropout rate the head was trained with before its output layer.
     """
@@ -59,16 +62,40 @@ class TaskHead:
     architecture: str
     task: str = None
     label_names: list = None
+    unnamed_labels: str = None
     problem_type: str = None
     dropout: float = None
 
     def names(self, units):
-        """The names of the head's `units` labels: the checkpoint's, else transformers' (`LABEL_0`, ...)."""
-        return self.label_names or [f"LABEL_{i}" for i in range(units)]
+        """The names of the head's `units` labels: the checkpoint's, else its format's (None without)."""
+        if self.label_names is not None or self.unnamed_labels is None:
+            return self.label_names
+        return [self.unnamed_labels.format(i) for i in range(units)]
 
     def dropout_argument(self):
         """`{"dropout": rate}` where the checkpoint says its rate, else `{}` (the task's default)."""
         return {} if self.dropout is None else {"dropout": self.dropout}
+
+
+def task_head_weights(kernel, bias, names, path):
+    """`{TASK_HEAD_KERNEL: [hidden, units], TASK_HEAD_BIAS: [units]}` from a head stored as both formats store it
+    (`kernel` [units, hidden], `bias` [units]), checked: one of another shape would be refused only once a task
+    was built, or load wrongly.
+
+    Args:
+        kernel, bias: the arrays, named `names` (a pair) in the file `path`.
+
+    Raises:
+        CheckpointError: naming the file and the array at fault.
+    """
+    for name, value in zip(names, (kernel, bias)):
+        if not is_float_dtype(value.dtype):
+            raise CheckpointError(f"{path} holds '{name}' as {value.dtype} values; BERT's weights are floats. The "
+                                  "file is not a BERT checkpoint, or is corrupt.")
+    if kernel.ndim != 2 or bias.shape != kernel.shape[:1] or not kernel.shape[0]:
+        raise CheckpointError(f"{path}: '{names[0]}' has shape {kernel.shape} and '{names[1]}' {bias.shape}; a "
+                              "head is [labels, hidden] and [labels]. The file is corrupt.")
+    return {TASK_HEAD_KERNEL: np.asarray(kernel, np.float32).T, TASK_HEAD_BIAS: np.asarray(bias, np.float32)}
 
 
 # BERT's config keys (google-research/bert's bert_config.json; HF's config.json

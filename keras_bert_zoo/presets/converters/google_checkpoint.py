@@ -8,12 +8,23 @@ import warnings
 import tensorflow as tf
 
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
+from keras_bert_zoo.presets.converters.checkpoint import TaskHead
 from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
+from keras_bert_zoo.presets.converters.checkpoint import task_head_weights
 from keras_bert_zoo.presets.converters.tf_checkpoint_index import check_checkpoint_index
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.utils.text_files import read_json_object
+
+# The output layers google-research/bert's fine-tuning scripts add beside `bert/*`, by the prefix of their
+# `weights` ([labels, hidden]) and `bias`, and the task whose output layer each is. run_classifier.py's
+# (dropout 0.1 on the pooled output) is a classifier's: taggers written after it may use its names, but its
+# checkpoint does not say so.
+_TASK_HEADS = (
+    ("cls/squad/output_", TaskHead("run_squad.py SQuAD model", "keras_bert_zoo>BertQuestionAnswerer")),
+    ("output_", TaskHead("run_classifier.py classifier", "keras_bert_zoo>BertClassifier", dropout=0.1)),
+)
 
 # The original modeling.py calls its tanh approximation "gelu".
 _GOOGLE_ACTIVATIONS = {"gelu": "gelu_tanh", "relu": "relu", "tanh": "tanh"}
@@ -75,6 +86,8 @@ def read_google_checkpoint(directory):
         raise CheckpointError(f"{config_path} is not a valid bert_config.json: {e}") from e
     vocabulary = read_vocabulary(vocab_path, config["vocabulary_size"], directory)
     others = [os.path.basename(p) for p in _checkpoint_prefixes(directory) if p != prefix]
+    found = _task_head(prefix)
+    head = found[1] if found else None
 
     def read_weights(source):
         # Named by `source`: a download's name, not the scratch directory it is converted from.
@@ -82,22 +95,48 @@ def read_google_checkpoint(directory):
             warnings.warn(f"{source} holds {len(others) + 1} checkpoints: reading {os.path.basename(prefix)}, not "
                           f"{', '.join(others)}. Keep the one you mean alone in the directory to read another.",
                           stacklevel=3)
-        return _read_tf_variables(prefix)
+        weights = _read_tf_variables(prefix)
+        if found:
+            names = (f"{found[0]}weights", f"{found[0]}bias")
+            missing = [name for name in names if name not in weights]
+            if missing:
+                raise CheckpointError(f"{prefix} holds '{(set(names) - set(missing)).pop()}' but not "
+                                      f"'{missing[0]}': the {head.architecture}'s head is incomplete. The "
+                                      "checkpoint is truncated or corrupt.")
+            weights.update(task_head_weights(weights.pop(names[0]), weights.pop(names[1]), names, prefix))
+        return weights
 
-    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, read_weights)
+    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, read_weights, head=head)
+
+
+def _reader(prefix):
+    """TensorFlow's reader of the checkpoint `prefix`, its index checked first."""
+    check_checkpoint_index(prefix)
+    try:
+        return tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        raise _unreadable(prefix, e) from e
+
+
+def _unreadable(prefix, error):
+    return CheckpointError(f"Cannot read the TF checkpoint {prefix}.* ({type(error).__name__}: {error}). The file "
+                           "is corrupt or truncated: download it again.")
+
+
+def _task_head(prefix):
+    """`(prefix of its names, TaskHead)` of the fine-tuning script's head the checkpoint holds; None without."""
+    names = _reader(prefix).get_variable_to_shape_map()
+    return next(((start, head) for start, head in _TASK_HEADS
+                 if f"{start}weights" in names or f"{start}bias" in names), None)
 
 
 def _read_tf_variables(prefix):
-    check_checkpoint_index(prefix)
+    reader = _reader(prefix)
     try:
-        reader = tf.train.load_checkpoint(prefix)
         names = [
             n for n in reader.get_variable_to_shape_map()
             if not n.endswith(("/adam_m", "/adam_v")) and n != "global_step"
         ]
         return {n: reader.get_tensor(n) for n in names}
     except (tf.errors.OpError, ValueError, IndexError) as e:
-        raise CheckpointError(
-            f"Cannot read the TF checkpoint {prefix}.* ({type(e).__name__}: {e}). The "
-            "file is corrupt or truncated: download it again."
-        ) from e
+        raise _unreadable(prefix, e) from e

@@ -10,9 +10,9 @@ import numpy as np
 
 from keras_bert_zoo.layers.activations import hf_activation
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
-from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_KERNEL
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
 from keras_bert_zoo.presets.converters.checkpoint import TaskHead
+from keras_bert_zoo.presets.converters.checkpoint import task_head_weights
 from keras_bert_zoo.presets.converters.checkpoint import backbone_config
 from keras_bert_zoo.presets.converters.checkpoint import infer_lowercase
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
@@ -134,7 +134,7 @@ def _task_head(document, path):
         raise CheckpointError(f"{path}: the classifier's dropout rate is {dropout!r} (classifier_dropout, else "
                               "hidden_dropout_prob); a rate is a number in [0, 1).")
     return TaskHead(architecture, HF_TASKS[architecture][1], label_names=_label_names(document, path),
-                    problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
+                    unnamed_labels="LABEL_{}", problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
 
 
 def hf_name_to_google(key, value, source):
@@ -253,27 +253,19 @@ def load_safetensors(path):
 
 
 def _task_head_weights(state, head, path, config_path):
-    """`{TASK_HEAD_KERNEL: [hidden, units], TASK_HEAD_BIAS: [units]}` from the state dict of the task `head`
-    names, checked: a head of another shape would be refused only once a task was built, or load wrongly."""
+    """`task_head_weights` of the task `head` names, from the state dict; its id2label must fit them."""
     names = HF_TASK_HEADS[HF_TASKS[head.architecture][0]]
     missing = [name for name in names if name not in state]
     if missing:
         raise CheckpointError(f"{config_path} says the model is a {head.architecture}, but {path} has no "
                               f"'{missing[0]}', its head. The file is truncated or not that model's: download it "
                               "again, or fix 'architectures'.")
-    kernel, bias = (state[name] for name in names)
-    for name, value in zip(names, (kernel, bias)):
-        if not is_float_dtype(value.dtype):
-            raise CheckpointError(f"{path} holds '{name}' as {value.dtype} values; BERT's weights are floats. The "
-                                  "file is not a BERT checkpoint, or is corrupt.")
-    if kernel.ndim != 2 or bias.shape != kernel.shape[:1] or not kernel.shape[0]:
-        raise CheckpointError(f"{path}: '{names[0]}' has shape {kernel.shape} and '{names[1]}' {bias.shape}; a "
-                              "head is [labels, hidden] and [labels]. The file is corrupt.")
-    if head.label_names is not None and len(head.label_names) != kernel.shape[0]:
+    weights = task_head_weights(state[names[0]], state[names[1]], names, path)
+    units = len(weights[TASK_HEAD_BIAS])
+    if head.label_names is not None and len(head.label_names) != units:
         raise CheckpointError(f"{config_path}: 'id2label' names {len(head.label_names)} labels, but {path}'s "
-                              f"'{names[0]}' has {kernel.shape[0]}: the config is not this model's. Use the one "
-                              "saved with it.")
-    return {TASK_HEAD_KERNEL: np.asarray(kernel, np.float32).T, TASK_HEAD_BIAS: np.asarray(bias, np.float32)}
+                              f"'{names[0]}' has {units}: the config is not this model's. Use the one saved with it.")
+    return weights
 
 
 def load_hf_weights(directory, source=None, head=None):
