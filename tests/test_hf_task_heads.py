@@ -186,3 +186,51 @@ def test_the_command_line_exports_a_tagger_fine_tuned_with_transformers_with_its
         (served["entity_label"][0, i].numpy().decode(), int(served["start"][0, i]), int(served["end"][0, i]))
         for i in range(count)]
     np.testing.assert_allclose(served["score"][0, :count], [e["score"] for e in expected], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_command_line_predicts_and_evaluates_with_a_model_fine_tuned_with_transformers(tmp_path, capsys):
+    # predict and evaluate took only a `finetune` output ("is not a fine-tuned model: expected ... task.json").
+    from keras_bert_zoo.cli.main import main
+
+    texts = ["the brca1 gene binds to p53 .", "p53 binds to the gene ."]
+    lines = tmp_path / "texts.txt"
+    lines.write_text("\n".join(texts) + "\n")
+    tagger = os.path.join(FIXTURES, "token")
+    assert main(["predict", "--model", tagger, "--input_file", str(lines)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = kbz.BertTokenClassifier.from_preset(tagger).predict_entities(texts)
+    assert [r["entities"] for r in records] == json.loads(json.dumps(expected))
+    # evaluate: labels by id2label's names (transformers' LABEL_i here), scored as the library scores them.
+    classifier = os.path.join(FIXTURES, "sequence")
+    labelled = tmp_path / "eval.jsonl"
+    labelled.write_text("".join(json.dumps({"text": t, "label": f"LABEL_{i % 2}"}) + "\n"
+                                for i, t in enumerate(texts * 3)))
+    assert main(["evaluate", "--model", classifier, "--eval_file", str(labelled), "--format", "jsonl"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    predicted = kbz.BertClassifier.from_preset(classifier).predict_proba(texts * 3).argmax(-1)
+    assert metrics["eval_examples"] == 6
+    assert metrics["accuracy"] == pytest.approx(np.mean(predicted == np.arange(6) % 2))
+
+
+def test_the_command_line_refuses_a_pretrained_checkpoint_as_a_fine_tuned_model(tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+
+    lines = tmp_path / "texts.txt"
+    lines.write_text("p53 binds .\n")
+    directory = os.path.join(os.path.dirname(FIXTURES), "tiny_hf_bert")
+    assert main(["predict", "--model", directory, "--input_file", str(lines)]) == 2
+    assert (f"--model {directory} is a pretrained BERT, not a fine-tuned classifier, NER or QA model: {directory} "
+            "holds a 'BertPretrainer'. Fine-tune it first: keras-bert-zoo finetune --preset") in capsys.readouterr().err
+    # One of transformers' base models (BertModel: no heads at all).
+    bare = tmp_path / "bare"
+    shutil.copytree(os.path.join(FIXTURES, "sequence"), bare)
+    document = json.loads((bare / "config.json").read_text())
+    (bare / "config.json").write_text(json.dumps({**document, "architectures": ["BertModel"]}))
+    from safetensors.numpy import load_file
+    from safetensors.numpy import save_file
+
+    state = load_file(str(bare / "model.safetensors"))
+    save_file({k: v for k, v in state.items() if not k.startswith("classifier.")}, str(bare / "model.safetensors"))
+    assert main(["predict", "--model", str(bare), "--input_file", str(lines)]) == 2
+    assert f"{bare} holds no task's head. Fine-tune it first" in capsys.readouterr().err

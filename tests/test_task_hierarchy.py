@@ -224,5 +224,6 @@ def test_the_cli_loads_any_saved_task_class_and_refuses_a_pretrainer(tiny_preset
 
     _ScoredClassifier.from_preset(tiny_preset, num_classes=2, sequence_length=8).save_to_preset(str(tmp_path / "s"))
     assert type(_load_task(str(tmp_path / "s"))) is _ScoredClassifier
-    with pytest.raises(ValueError, match="holds a 'BertPretrainer', not a fine-tuned classifier, NER or QA model"):
+    with pytest.raises(ValueError, match="is a pretrained BERT, not a fine-tuned classifier, NER or QA model: .* "
+                                         "holds a 'BertPretrainer'. Fine-tune it first"):
         _load_task(tiny_preset)

@@ -40,8 +40,12 @@ FINETUNE = ("training.finetune", "finetune")
 CONLL = ("data.conll", "read_conll")
 # Read from the library's source, so that --model is checked before TensorFlow loads.
 MODEL_DIR = ("training.finetune", "MODEL_DIR")
+HF_WEIGHT_FILES = ("presets.converters.hf_checkpoint", "WEIGHT_FILES")
+GOOGLE_INDEX_GLOB = ("presets.converters.google_checkpoint", "CHECKPOINT_INDEX_GLOB")
 TASK_CONFIG_FILE = ("presets.preset_io", "TASK_CONFIG_FILE")
-MODEL_HELP = "A fine-tuned model: a `finetune` --output_dir, or its model/."
+MODEL_HELP = ("A fine-tuned model: a `finetune` --output_dir, or its model/; or one fine-tuned elsewhere: a "
+              "transformers BertForSequenceClassification, ...ForTokenClassification or ...ForQuestionAnswering "
+              "(its directory or hf:// handle), or a run_classifier.py or run_squad.py checkpoint directory.")
 
 
 def _add_data_options(parser):
@@ -357,16 +361,33 @@ def fine_tuned_model_dir(path):
     return None
 
 
+def _is_checkpoint_dir(path):
+    """Whether the directory `path` holds an HF or Google checkpoint, by its files (before TensorFlow loads)."""
+    import glob
+
+    hf = os.path.isfile(os.path.join(path, "config.json")) and any(
+        os.path.isfile(os.path.join(path, name)) for name in library_constant(*HF_WEIGHT_FILES))
+    return hf or (os.path.isfile(os.path.join(path, "bert_config.json"))
+                  and bool(glob.glob(os.path.join(path, library_constant(*GOOGLE_INDEX_GLOB)))))
+
+
 def _fine_tuned_dir(path):
-    """The directory of the fine-tuned task in `path`; a `UsageError` naming --model when there is none."""
+    """Where the fine-tuned task in `path` is: a `finetune` model's directory, a checkpoint directory or an hf://
+    handle or URL (whether either holds a fine-tuned task is known once read); a `UsageError` naming --model when
+    it is none of them."""
     from keras_bert_zoo.presets.registry import preset_names
 
+    if path.startswith(("hf://", "http://", "https://")):
+        return path
     found = fine_tuned_model_dir(path) if os.path.isdir(path) else None
+    if found is None and os.path.isdir(path) and _is_checkpoint_dir(path):
+        found = path
     if found is None:
         problem = ("is a preset, not a fine-tuned model" if path in preset_names() else
                    "is not a fine-tuned model" if os.path.isdir(path) else "does not exist")
         raise UsageError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
-                         f"(with {library_constant(*TASK_CONFIG_FILE)}).")
+                         f"(with {library_constant(*TASK_CONFIG_FILE)}), or a checkpoint fine-tuned elsewhere (a "
+                         "transformers BertFor...Classification or ...QuestionAnswering directory or hf:// handle).")
     return found
 
 
@@ -382,9 +403,26 @@ def _fine_tuned_task(path):
 
     found = _fine_tuned_dir(path)
     saved = saved_task_class(found)
-    if issubclass(saved, BertPretrainer):
-        raise UsageError(f"{found} holds a '{saved.__name__}', not a fine-tuned classifier, NER or QA model.")
+    if saved is None or issubclass(saved, BertPretrainer):
+        holds = "no task's head" if saved is None else f"a '{saved.__name__}'"
+        raise UsageError(f"--model {path} is a pretrained BERT, not a fine-tuned classifier, NER or QA model: "
+                         f"{found} holds {holds}. Fine-tune it first: keras-bert-zoo finetune --preset {path} ...")
     return found, saved
+
+
+def _fine_tuned_config(found):
+    """`(config, task or None)` of the fine-tuned task in `found`: `finetune`'s model, and a converted download,
+    say theirs in `task.json`, read before the weights load (None); a checkpoint read in place is loaded to
+    read its `label_names`, `problem_type` and `text_pairs`."""
+    from keras_bert_zoo.presets.loader import resolve
+    from keras_bert_zoo.tasks.task import Task
+
+    resolved = resolve(found)
+    if resolved.saved_dir is not None:
+        return _saved_task_config(resolved.saved_dir), None
+    task = Task.from_preset(found)
+    return {name: getattr(task, name) for name in ("label_names", "problem_type", "text_pairs")
+            if hasattr(task, name)}, task
 
 
 def _load_task(path, **kwargs):
@@ -404,7 +442,7 @@ def run_evaluate(args):
         else "classify"
     # A classification file's options, given for an NER or QA model, were ignored in silence.
     _check_task_flags(args, kind, reader=f"{args.model} (a {kind} model)")
-    saved = _saved_task_config(found)
+    saved, loaded = _fine_tuned_config(found)
     if hasattr(task_class, "evaluate_squad"):
         from keras_bert_zoo.data.squad import read_squad
 
@@ -430,7 +468,7 @@ def run_evaluate(args):
 
         def scores(task):
             return {**_skipped_rows(args, eval=data), **task.evaluate_glue(data, batch_size=args.batch_size)}
-    metrics = _json_scores({"eval_examples": len(data), **scores(Task.from_preset(found))})
+    metrics = _json_scores({"eval_examples": len(data), **scores(loaded or Task.from_preset(found))})
     if args.output:
         from keras_bert_zoo.training.finetune import write_json
 
@@ -541,13 +579,14 @@ def run_predict(args):
     from keras_bert_zoo.tasks.task import Task
 
     found, task_class = _fine_tuned_task(args.model)
+    saved, loaded = _fine_tuned_config(found)
     if hasattr(task_class, "predict_answers"):
         examples = _read_questions(args.input)
     else:
         lines = read_text_lines(args.input, "--input_file")
         if not hasattr(task_class, "predict_entities"):
-            texts = _classifier_texts(args.input, lines, _saved_task_config(found).get("text_pairs"))
-    task = Task.from_preset(found)
+            texts = _classifier_texts(args.input, lines, saved.get("text_pairs"))
+    task = loaded or Task.from_preset(found)
     if hasattr(task, "predict_answers"):
         records = ({**e, **a} for e, a in zip(examples, task.predict_answers(examples, args.batch_size)))
     elif hasattr(task, "predict_entities"):

@@ -34,8 +34,12 @@ def is_google_checkpoint_dir(directory):
     return os.path.isfile(os.path.join(directory, "bert_config.json")) and bool(_checkpoint_prefix(directory))
 
 
+# The index files of a directory's TF checkpoints (bert_model.ckpt.index, model.ckpt-1000.index).
+CHECKPOINT_INDEX_GLOB = "*.ckpt*.index"
+
+
 def _checkpoint_prefixes(directory):
-    return sorted(path[: -len(".index")] for path in glob.glob(os.path.join(directory, "*.ckpt*.index")))
+    return sorted(path[: -len(".index")] for path in glob.glob(os.path.join(directory, CHECKPOINT_INDEX_GLOB)))
 
 
 def _step(prefix):
