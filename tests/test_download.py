@@ -174,6 +174,9 @@ def test_a_fine_tuned_hf_handle_converts_to_its_task_with_its_head(server, monke
                                          "head's .* Its head starts fresh; the BERT under it is loaded"):
         fresh = kbz.BertTokenClassifier.from_preset("hf://org/ner", label_names=["O", "B-X"])
     assert fresh.output_layer.units == 2
+    # Its labels in another order keep their meaning.
+    reordered = kbz.BertTokenClassifier.from_preset("hf://org/ner", label_names=["I-Gene", "O", "B-Gene"])
+    np.testing.assert_allclose(reordered(inputs).numpy()[real], reference["logits"][real][:, [2, 0, 1]], atol=1e-5)
     out = fresh.backbone(inputs)["sequence_output"].numpy()[real]
     np.testing.assert_allclose(out, reference["sequence_output"][real], atol=1e-5)
 

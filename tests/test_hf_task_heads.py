@@ -95,10 +95,46 @@ def test_label_names_given_rename_the_loaded_head(tmp_path):
     _assert_logits_match(task, "sequence")
 
 
+def _tag_logits(task):
+    ref = _reference("token")
+    return task({name: ref[name] for name in INPUTS}).numpy()[ref["padding_mask"].astype(bool)]
+
+
+def test_a_heads_labels_given_in_another_order_keep_their_meaning(tmp_path):
+    # A tag set read from data comes sorted (B-Gene, I-Gene, O), id2label in training order (O, B-Gene, I-Gene):
+    # the names were put on the head's outputs in the order given, so every "O" was tagged B-Gene, in silence.
+    directory = os.path.join(FIXTURES, "token")
+    order = ["B-Gene", "I-Gene", "O"]
+    tagger = kbz.BertTokenClassifier.from_preset(directory, label_names=order)
+    reference = _reference("token")["logits"][_reference("token")["padding_mask"].astype(bool)]
+    np.testing.assert_allclose(_tag_logits(tagger), reference[:, [1, 2, 0]], atol=TOLERANCE)
+    words = [["the", "brca1", "gene", "binds", "to", "p53", "."]]
+    assert tagger.predict_tags(words) == kbz.BertTokenClassifier.from_preset(directory).predict_tags(words)
+    # Saved, it restores in its own order, and in any other order given.
+    tagger.save_to_preset(str(tmp_path / "saved"))
+    np.testing.assert_allclose(_tag_logits(kbz.BertTokenClassifier.from_preset(str(tmp_path / "saved"))),
+                               reference[:, [1, 2, 0]], atol=TOLERANCE)
+    again = kbz.BertTokenClassifier.from_preset(str(tmp_path / "saved"), label_names=["I-Gene", "O", "B-Gene"])
+    np.testing.assert_allclose(_tag_logits(again), reference[:, [2, 0, 1]], atol=TOLERANCE)
+    with pytest.raises(kbz.PresetError, match=r"from_preset\(label_names=\['O', 'B-Chem', 'I-Chem'\]\) names other "
+                                              r"labels than the saved BertTokenClassifier's \['B-Gene', 'I-Gene', 'O'\]"):
+        kbz.BertTokenClassifier.from_preset(str(tmp_path / "saved"), label_names=["O", "B-Chem", "I-Chem"])
+
+
+def test_other_labels_than_the_heads_start_it_fresh_and_say_so():
+    with pytest.warns(UserWarning, match=r"asks for a BertTokenClassifier of labels \['O', 'B-Chem', 'I-Chem'\], not "
+                                         r"its \['O', 'B-Gene', 'I-Gene'\]: its head starts fresh"):
+        tagger = kbz.BertTokenClassifier.from_preset(os.path.join(FIXTURES, "token"),
+                                                     label_names=["O", "B-Chem", "I-Chem"])
+    assert tagger.label_names == ["O", "B-Chem", "I-Chem"]
+    assert not np.allclose(_tag_logits(tagger), _reference("token")["logits"][
+        _reference("token")["padding_mask"].astype(bool)], atol=0.1)
+
+
 def test_arguments_for_another_output_layer_start_the_head_fresh_and_say_so():
     directory = os.path.join(FIXTURES, "sequence")
     with pytest.warns(UserWarning, match=r"is a fine-tuned BertForSequenceClassification whose head has 2 output\(s\), "
-                                         r"and from_preset\(num_classes=...\) asks for a BertClassifier of 3: its head "
+                                         r"and from_preset\(num_classes=...\) asks for a BertClassifier of 3 output\(s\): its head "
                                          "starts fresh; the BERT under it is loaded"):
         task = kbz.BertClassifier.from_preset(directory, num_classes=3)
     assert task.num_classes == 3 and task.label_names is None  # not the head's 2 names

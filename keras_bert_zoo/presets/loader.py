@@ -29,6 +29,8 @@ from keras_bert_zoo.presets.converters.checkpoint_weights import check_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import checkpoint_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import fresh_pooler_warning
 from keras_bert_zoo.presets.converters.checkpoint_weights import head_fits
+from keras_bert_zoo.presets.converters.checkpoint_weights import label_order
+from keras_bert_zoo.presets.converters.checkpoint_weights import reorder_head
 from keras_bert_zoo.presets.converters.checkpoint_weights import HEADS
 from keras_bert_zoo.presets.converters.checkpoint_weights import lacks_pooler
 from keras_bert_zoo.presets.converters.checkpoint_weights import pretraining_heads
@@ -705,18 +707,20 @@ def _task_name(resolved, saved_cls):
 
 def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights):
     """A `task_cls` whose output layer is the checkpoint's fine-tuned head (loaded, with `load_weights`), the
-    caller's `kwargs` replacing the head's arguments (its label names, dropout). Where `kwargs` ask for another
-    output layer (`num_classes=3` for a 2-label head), the task is built from `kwargs` alone: its head starts
-    fresh, with a warning."""
+    caller's `kwargs` replacing the head's arguments (its label names in any order, dropout). Where `kwargs` ask
+    for another output layer (`num_classes=3` for a 2-label head, other labels), the task is built from `kwargs`
+    alone: its head starts fresh, with a warning."""
     head, source, units = resolved.checkpoint.head, resolved.checkpoint.source, _head_units(weights)
     arguments = task_cls.head_arguments(head, units)
+    names = kwargs.get("label_names")
+    order = None if names is None else label_order(arguments.get("label_names"), names)
     try:
         task_cls.refuse_unknown_arguments(kwargs)  # a misspelt argument is the caller's, said as such
     except TypeError as e:
         raise PresetError(f"from_preset: {e}") from None
     try:
         task = task_cls(backbone=backbone, preprocessor=preprocessor, **{**arguments, **kwargs})
-        fits = head_fits(task.output_layer, weights)
+        fits = head_fits(task.output_layer, weights) and (names is None or order is not None)
     except ValueError as e:
         if not kwargs.keys() & arguments.keys():
             raise PresetError(f"{source}, a fine-tuned {head.architecture}, does not make a {task_cls.__name__}: "
@@ -725,15 +729,17 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
         fits = False  # the head's arguments beside the caller's (3 classes, 2 names): another output layer
     if fits:
         if load_weights:
-            assign_head(task.output_layer, weights, source)
+            assign_head(task.output_layer, weights, source, order)
         return task
     given = ", ".join(f"{key}=..." for key in sorted(kwargs))
     task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
     if load_weights:
-        warnings.warn(f"{source} is a fine-tuned {resolved.checkpoint.head.architecture} whose head has {units} "
-                      f"output(s), and from_preset({given}) asks for a {task_cls.__name__} of "
-                      f"{task.output_layer.units}: its head starts fresh; the BERT under it is loaded. Leave those "
-                      "arguments out to load the head.", stacklevel=4)
+        asked = (f"labels {list(names)}, not its {arguments['label_names']}" if task.output_layer.units == units
+                 else f"{task.output_layer.units} output(s)")
+        warnings.warn(f"{source} is a fine-tuned {head.architecture} whose head has {units} output(s), and "
+                      f"from_preset({given}) asks for a {task_cls.__name__} of {asked}: its head starts fresh; the "
+                      "BERT under it is loaded. Leave those arguments out (or give its labels, in any order) to "
+                      "load the head.", stacklevel=4)
     return task
 
 
@@ -781,6 +787,7 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
         cls.refuse_unknown_arguments(task_kwargs)  # here, before Keras' deserializing wraps it in the whole config
     except TypeError as e:
         raise PresetError(f"from_preset: {e}") from None
+    saved_names = config["config"].get("label_names")
     config["config"].update(task_kwargs)
     _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
     if load_weights:
@@ -806,6 +813,16 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
             raise PresetError(f"from_preset({given}) changes the saved {cls.__name__} so that its weights no longer "
                               f"fit ({e}). A saved task keeps its heads: leave those arguments out, or start a new "
                               f"{cls.__name__} from the preset it was fine-tuned from.") from None
+        if task_kwargs.get("label_names") is not None:
+            order = label_order(saved_names, task_kwargs["label_names"])
+            if order is None and _from_checkpoint(resolved):
+                raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs))
+            if order is None:
+                raise PresetError(f"from_preset(label_names={list(task_kwargs['label_names'])}) names other labels than "
+                                  f"the saved {cls.__name__}'s {saved_names}. A saved task keeps its heads: leave "
+                                  "label_names out (or give its labels, in any order), or start a new "
+                                  f"{cls.__name__} from the preset it was fine-tuned from.")
+            reorder_head(task.output_layer, order)
     max_sequence_length = task.backbone.max_sequence_length
     if task.preprocessor is None:
         # A pretrainer saved without a preprocessor (as conversion saves it) gets the preset's tokenizer.

@@ -14,6 +14,7 @@ import numpy as np
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_KERNEL
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
+from keras_bert_zoo.presets.converters.checkpoint import unnamed_labels
 from keras_bert_zoo.presets.errors import CheckpointError
 
 # Checkpoint entries that hold no model weight: optimizer slots, step
@@ -172,8 +173,38 @@ def head_fits(layer, weights):
     return tuple(layer.kernel.shape) == np.shape(weights[TASK_HEAD_KERNEL])
 
 
-def assign_head(layer, weights, source):
-    """Load the fine-tuned head in `weights` (`TASK_HEAD`) into the dense `layer`, a task's output layer.
+def label_order(saved, given):
+    """The output of a head with labels `saved` that each of the `given` label names is, in their order: given
+    in another order, a head's labels keep their meaning (a tag set read from data comes sorted, id2label in the
+    order of training), where they once took the names in the order given, in silence.
+
+    Args:
+        saved: the head's label names; None, transformers' `LABEL_0`, ..., or names that repeat: it has none
+            of its own that tell its outputs apart, and `given` name them in order.
+        given: the label names asked for.
+
+    Returns:
+        A list of output indices, or None where `given` names other labels than the head's (another task's).
+    """
+    if unnamed_labels(saved) or len(set(saved)) != len(saved):
+        return list(range(len(given)))
+    try:
+        same = len(given) == len(saved) and set(given) == set(saved)
+    except TypeError:  # an unhashable name: no label of the head's
+        return None
+    return [list(saved).index(name) for name in given] if same else None
+
+
+def reorder_head(layer, order):
+    """Put the outputs of the dense `layer` (a task's output layer) in `order` (see `label_order`)."""
+    if order != list(range(len(order))):
+        layer.kernel.assign(np.asarray(layer.kernel)[:, order])
+        layer.bias.assign(np.asarray(layer.bias)[order])
+
+
+def assign_head(layer, weights, source, order=None):
+    """Load the fine-tuned head in `weights` (`TASK_HEAD`) into the dense `layer`, a task's output layer, its
+    outputs in `order` (see `label_order`; None: as stored).
 
     Raises:
         CheckpointError: the shapes differ (see `head_fits`).
@@ -184,6 +215,8 @@ def assign_head(layer, weights, source):
                               "model's.")
     layer.kernel.assign(weights[TASK_HEAD_KERNEL].astype(layer.kernel.dtype))
     layer.bias.assign(weights[TASK_HEAD_BIAS].astype(layer.bias.dtype))
+    if order is not None:
+        reorder_head(layer, order)
 
 
 def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn_fresh_pooler=True):

@@ -10,6 +10,7 @@ import numpy as np
 
 from keras_bert_zoo.layers.activations import hf_activation
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
+from keras_bert_zoo.presets.converters.checkpoint import UNNAMED_LABELS
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
 from keras_bert_zoo.presets.converters.checkpoint import TaskHead
 from keras_bert_zoo.presets.converters.checkpoint import task_head_weights
@@ -134,7 +135,7 @@ def _task_head(document, path):
         raise CheckpointError(f"{path}: the classifier's dropout rate is {dropout!r} (classifier_dropout, else "
                               "hidden_dropout_prob); a rate is a number in [0, 1).")
     return TaskHead(architecture, HF_TASKS[architecture][1], label_names=_label_names(document, path),
-                    unnamed_labels="LABEL_{}", problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
+                    unnamed_labels=UNNAMED_LABELS, problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
 
 
 def hf_name_to_google(key, value, source):
