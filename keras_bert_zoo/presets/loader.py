@@ -272,6 +272,11 @@ def _from_checkpoint(resolved):
     return resolved.checkpoint is not None or CONVERTED_FROM in _metadata(resolved.saved_dir)
 
 
+def _fine_tuned_elsewhere(resolved, cls):
+    """Whether a preset holding a `cls` is a task fine-tuned elsewhere (converted from its checkpoint)."""
+    return _from_checkpoint(resolved) and not getattr(cls, "starts_other_tasks", False)
+
+
 def _warn_head_left_out(source, task_name, head_cls, loaded_as, stacklevel):
     """Warn that the head of `source`, a fine-tuned `task_name` that `head_cls` loads, is not loaded into a
     `loaded_as` (a class)."""
@@ -695,7 +700,7 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
 
 
 class _HeadDoesNotFit(Exception):
-    """A converted fine-tuned task given arguments for another output layer than its head's."""
+    """A task fine-tuned elsewhere, converted, given arguments for another output layer than its head's."""
 
 
 def _task_name(resolved, saved_cls):
@@ -796,7 +801,7 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
     try:
         task = keras.saving.deserialize_keras_object(config)
     except (ValueError, TypeError) as e:
-        if task_kwargs and _from_checkpoint(resolved):
+        if task_kwargs and _fine_tuned_elsewhere(resolved, cls):
             raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs)) from e
         given = sorted(key for key in {**backbone_kwargs, **task_kwargs} if key in str(e))
         source = f"from_preset({given[0]}=...)" if given else path
@@ -807,7 +812,7 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
         except CheckpointError as e:
             if not task_kwargs:
                 raise
-            if _from_checkpoint(resolved):
+            if _fine_tuned_elsewhere(resolved, cls):
                 raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs)) from e
             given = ", ".join(f"{key}=..." for key in sorted(task_kwargs))
             raise PresetError(f"from_preset({given}) changes the saved {cls.__name__} so that its weights no longer "
@@ -815,7 +820,7 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
                               f"{cls.__name__} from the preset it was fine-tuned from.") from None
         if task_kwargs.get("label_names") is not None:
             order = label_order(saved_names, task_kwargs["label_names"])
-            if order is None and _from_checkpoint(resolved):
+            if order is None and _fine_tuned_elsewhere(resolved, cls):
                 raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs))
             if order is None:
                 raise PresetError(f"from_preset(label_names={list(task_kwargs['label_names'])}) names other labels than "
