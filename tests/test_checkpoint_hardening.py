@@ -18,6 +18,7 @@ import stat
 import tarfile
 import warnings
 import zipfile
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -42,8 +43,8 @@ _STORAGE_TYPES = {name: _torch_global("torch", name)
 
 
 class _Storage:
-    def __init__(self, key, storage_type="FloatStorage", numel=None):
-        self.key, self.storage_type, self.numel = key, storage_type, numel
+    def __init__(self, key, storage_type="FloatStorage", numel=None, view=None):
+        self.key, self.storage_type, self.numel, self.view = key, storage_type, numel, view
 
 
 class _Tensor:
@@ -317,6 +318,218 @@ def test_torch_zip_with_two_pickles_says_so(tmp_path):
     with zipfile.ZipFile(path, "a") as z:
         z.writestr("other/data.pkl", b"x")
     _refused(kbz.CheckpointError, path, "needs one <root>/data.pkl and holds 2 (archive/data.pkl, other/data.pkl)")
+
+
+
+# --- Legacy-format pytorch_model.bin (torch < 1.6) ---------------------------
+
+LEGACY = os.path.join(os.path.dirname(__file__), "fixtures", "torch_legacy")  # made by make_torch_legacy.py
+
+
+def test_torch_written_legacy_bin_reads_as_its_zip_twin_and_torch_values():
+    legacy = load_torch_state_dict(os.path.join(LEGACY, "tensors_legacy.bin"))
+    zipped = load_torch_state_dict(os.path.join(LEGACY, "tensors_zip.bin"))
+    torch_values = np.load(os.path.join(LEGACY, "tensors.npz"))
+    assert list(legacy) == list(zipped) == list(torch_values)
+    for name, array in legacy.items():
+        assert array.dtype == zipped[name].dtype and array.shape == torch_values[name].shape, name
+        np.testing.assert_array_equal(array, zipped[name], err_msg=name)
+        np.testing.assert_array_equal(array.astype(torch_values[name].dtype), torch_values[name], err_msg=name)
+        assert array.flags.writeable, name
+    assert [legacy[name].dtype.name for name in ("f32", "f16", "bf16", "i64", "mask")] == [
+        "float32", "float16", "bfloat16", "int64", "bool"]
+    assert legacy["tied_a"] is legacy["tied_b"]  # one tensor under two names, as in the pickle
+
+
+class _LegacyTorchPickler(_TorchPickler):
+    """Writes storages as the legacy format's persistent ids, which end with the storage's view metadata."""
+
+    def persistent_id(self, obj):
+        pid = super().persistent_id(obj)
+        return None if pid is None else pid + (obj.view,)
+
+
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+SYS_INFO = {"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}}
+
+
+def _pickled(value):
+    return pickle.dumps(value, protocol=2)
+
+
+def _write_legacy_bin(path, state, members, keys=None, counts=None, header=None):
+    """The legacy layout torch.save wrote before 1.6: pickles of the magic number, protocol version and sys_info
+    (`header`: their bytes), of `state` and of the storage `keys` (default: `members`' keys, sorted), then each
+    listed storage's element count (`counts`, default its float32 count) and raw bytes (`members`)."""
+    buffer = io.BytesIO()
+    buffer.write(header if header is not None else _pickled(LEGACY_MAGIC) + _pickled(1001) + _pickled(SYS_INFO))
+    _LegacyTorchPickler(buffer, protocol=2).dump(collections.OrderedDict(state))
+    keys = sorted(members) if keys is None else keys
+    buffer.write(_pickled(keys))
+    for key in keys:
+        raw = members.get(key, b"")
+        count = (counts or {}).get(key, len(raw) // 4)
+        buffer.write(count.to_bytes(8, "little", signed=True) + raw)
+    path.write_bytes(buffer.getvalue())
+    return str(path)
+
+
+def _valid_legacy_bin(path, **changes):
+    state = {"dense.weight": _contiguous(WEIGHT, "0"), "dense.bias": _contiguous(BIAS, "1")}
+    return _write_legacy_bin(path, state, {"0": WEIGHT.tobytes(), "1": BIAS.tobytes()}, **changes)
+
+
+def test_hand_written_legacy_bin_loads_with_its_values(tmp_path):
+    state = load_torch_state_dict(_valid_legacy_bin(tmp_path / "pytorch_model.bin"))
+    np.testing.assert_array_equal(state["dense.weight"], WEIGHT)
+    np.testing.assert_array_equal(state["dense.bias"], BIAS)
+
+
+NOT_A_CHECKPOINT = "is not a PyTorch checkpoint: it is neither a zip archive (torch >= 1.6) nor in torch's legacy format"
+
+
+@pytest.mark.parametrize("content, words", [
+    (_pickled(1234) + _pickled(1001) + _pickled(SYS_INFO), (NOT_A_CHECKPOINT, r"it starts with b'\x80\x02M\xd2\x04.")),
+    (b"<!DOCTYPE html><html>Too many requests</html>", (NOT_A_CHECKPOINT, "it starts with b'<!DOCTYPE html><'")),
+    (b"", (NOT_A_CHECKPOINT, "it starts with b''")),
+    (_pickled(LEGACY_MAGIC) + _pickled(1000), ("legacy format with protocol version 1000, not 1001",)),
+    (_pickled(LEGACY_MAGIC) + _pickled(1001) + _pickled({**SYS_INFO, "little_endian": False}),
+     ("was written on a big-endian machine", "'little_endian': False")),
+    (_pickled(LEGACY_MAGIC) + _pickled(1001) + _pickled([1001, True]),
+     ("its sys_info is [1001, True], not a dict",)),
+    (_pickled(LEGACY_MAGIC) + _pickled(1001)[:-1], ("its protocol version is not a whole pickle", "download it again")),
+    # LONG_BINPUT to memo index 2**32 - 1: the C unpickler would first grow its memo to 32 GiB.
+    (_pickled(LEGACY_MAGIC) + b"\x80\x02M\xe9\x03r\xff\xff\xff\xff.",
+     ("its protocol version stores to memo index 4294967295 at byte 5",)),
+    # BINBYTES8 of 2**40 bytes: the C unpickler would first allocate them.
+    (_pickled(LEGACY_MAGIC) + b"\x80\x02\x8e" + (1 << 40).to_bytes(8, "little") + b"abc.",
+     ("its protocol version is not a whole pickle (expected 1099511627776 bytes in a bytes8, but only 4 remain)",)),
+], ids=["wrong-magic", "html", "empty", "wrong-protocol", "big-endian", "sys-info-list", "cut-pickle", "huge-memo",
+        "huge-bytes"])
+def test_crafted_legacy_header_is_refused(tmp_path, content, words):
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(content)
+    _refused(kbz.CheckpointError, path, *words)
+
+
+@pytest.mark.parametrize("where", ["first", "tensors"])
+def test_legacy_pickle_naming_any_other_global_is_unsafe(tmp_path, where):
+    path = tmp_path / "pytorch_model.bin"
+    if where == "first":
+        path.write_bytes(b"\x80\x02cos\nsystem\n.")
+    else:
+        _write_legacy_bin(path, {"t": _torch_global("os", "system")}, {})
+    _refused(kbz.UnsafeCheckpointError, path, "refers to 'os.system'")
+
+
+def test_oversized_legacy_pickle_is_refused_unread(tmp_path, monkeypatch):
+    path = _valid_legacy_bin(tmp_path / "pytorch_model.bin")
+    monkeypatch.setattr(torch_pickle, "_MAX_PICKLE_BYTES", 200)
+    _refused(kbz.CheckpointError, path, "its tensors' pickle is over 200 bytes")
+
+
+@pytest.mark.parametrize("numel, words", [
+    (1 << 40, "storage '0' declares 1099511627776 float32 values, more than the whole file's"),
+    (-1, "storage '0' declares -1 elements, which is not a count"),
+], ids=["huge", "negative"])
+def test_legacy_storage_of_impossible_size_is_refused_before_reading(tmp_path, numel, words):
+    tensor = _Tensor(_Storage("0", numel=numel), 0, (12,), (1,))
+    path = _write_legacy_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, words, "corrupt or crafted")
+
+
+@pytest.mark.parametrize("count", [13, 11, -1, 1 << 62])
+def test_legacy_element_count_must_match_the_pickle(tmp_path, count):
+    path = _valid_legacy_bin(tmp_path / "pytorch_model.bin", counts={"0": count})
+    _refused(kbz.CheckpointError, path, f"storage '0' holds {count} elements where the pickle declares 12 float32")
+
+
+def test_legacy_storage_named_with_two_dtypes_is_refused(tmp_path):
+    # Read as float32 and as float16, the same bytes would give two tensors of different values.
+    state = {"a": _Tensor(_Storage("0", numel=12), 0, (12,), (1,)),
+             "b": _Tensor(_Storage("0", "HalfStorage", numel=24), 0, (24,), (1,))}
+    path = _write_legacy_bin(tmp_path / "pytorch_model.bin", state, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "storage '0' is named as 12 float32 values and as 24 float16 values")
+
+
+@pytest.mark.parametrize("keys, words", [
+    (["0"], "does not list storages the tensors use: '1'"),
+    (["0", "1", "2"], "lists storages no tensor uses: '2'"),
+    (["0", "0", "1"], "lists storages twice: '0'"),
+    ({"0": 1, "1": 2}, "its list of storage keys is {'0': 1, '1': 2}, not a list of keys"),
+], ids=["missing", "extra", "twice", "dict"])
+def test_legacy_keys_must_list_each_pickled_storage_once(tmp_path, keys, words):
+    path = _valid_legacy_bin(tmp_path / "pytorch_model.bin", keys=keys)
+    _refused(kbz.CheckpointError, path, words)
+
+
+def test_legacy_storage_view_is_refused(tmp_path):
+    tensor = _Tensor(_Storage("0", numel=12, view=("1", 4, 8)), 0, (8,), (1,))
+    path = _write_legacy_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "storage '0' is a view into another storage (('1', 4, 8))")
+
+
+def test_legacy_tensor_outside_its_storage_is_refused(tmp_path):
+    tensor = _Tensor(_Storage("0", numel=12), 10, (4,), (1,))
+    path = _write_legacy_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
+    _refused(kbz.CheckpointError, path, "the tensor on storage '0' reaches element 13 but its storage holds only 12")
+
+
+# Cut into the last storage, its element count, the storage before it, or every storage.
+@pytest.mark.parametrize("cut", [1, 16, 52, 76])
+def test_truncated_legacy_bin_is_refused_before_reading_storages(tmp_path, cut):
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(Path(_valid_legacy_bin(path)).read_bytes()[:-cut])
+    _refused(kbz.CheckpointError, path, "its 2 storages need 76 bytes but", "download it again")
+
+
+def test_legacy_bin_cut_inside_its_tensors_pickle_says_truncated(tmp_path):
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(Path(_valid_legacy_bin(path)).read_bytes()[:200])
+    _refused(kbz.CheckpointError, path, "its tensors' pickle is not a whole pickle", "download it again")
+
+
+def test_torch_tar_format_is_refused(tmp_path):
+    path = tmp_path / "pytorch_model.bin"
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+        info = tarfile.TarInfo("sys_info")
+        info.size = 3
+        t.addfile(info, io.BytesIO(b"abc"))
+    _refused(kbz.CheckpointError, path, "is in torch's original tar format, which is not read")
+
+
+@pytest.mark.parametrize("pickled, words", [
+    (b"\x80\x02}r\xff\xff\xff\xff.", "archive/data.pkl stores to memo index 4294967295 at byte 3"),
+    (b"\x80\x02\x8e" + (1 << 40).to_bytes(8, "little") + b"abc.", "archive/data.pkl is not a whole pickle"),
+], ids=["huge-memo", "huge-bytes"])
+def test_zip_pickle_asking_for_huge_memory_is_refused(tmp_path, pickled, words):
+    path = tmp_path / "pytorch_model.bin"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", pickled)
+    _refused(kbz.CheckpointError, path, words)
+
+
+def test_zip_storage_reading_shorter_than_its_directory_says_is_refused(tmp_path):
+    # 12 floats whose directory entry says 52 bytes, as the pickle's 13 floats do: zipfile reads the 48 bytes
+    # there are, CRC intact, and a view of 13 elements would read one past them.
+    tensor = _Tensor(_Storage("0", numel=13), 0, (13,), (1,))
+    path = tmp_path / "pytorch_model.bin"
+    _write_torch_bin(path, {"t": tensor}, {"0": np.arange(12, dtype=np.float32).tobytes()})
+    _patch_zip_directory(path, "archive/data/0", 24, (52).to_bytes(4, "little"))  # its uncompressed size
+    _refused(kbz.CheckpointError, path, "storage '0' reads as 48 bytes where its zip directory says 52")
+
+
+def test_pickle_appending_to_a_number_is_a_checkpoint_error(tmp_path):
+    path = tmp_path / "pytorch_model.bin"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", b"\x80\x02K\x01K\x02a.")  # BININT1 1, BININT1 2, APPEND
+    _refused(kbz.CheckpointError, path, "is corrupt or truncated (AttributeError")
+
+
+def test_truncated_torch_zip_says_download_again(tmp_path):
+    path = tmp_path / "pytorch_model.bin"
+    path.write_bytes(Path(_valid_bin(path)).read_bytes()[:-30])
+    _refused(kbz.CheckpointError, path, "is a zip archive that cannot be read", "download it again")
 
 
 # --- model.safetensors ------------------------------------------------------
