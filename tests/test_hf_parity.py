@@ -94,6 +94,30 @@ def test_pytorch_bin_read_without_torch_matches_hf():
     assert not tf.reduce_any(tf.math.is_nan(out["masked_lm_logits"]))
 
 
+def test_a_legacy_format_pytorch_bin_loads_the_same_model_as_its_zip_twin(tmp_path):
+    """tiny_hf_bert's pytorch_model.bin re-saved by torch in its legacy format (what torch < 1.6 wrote, and
+    Hub checkpoints of 2019-2020 such as BioBERT's hold; fixtures/make_torch_legacy.py) loads without torch,
+    its tied decoder included, and gives exactly the outputs of the zip-format file."""
+    import shutil
+
+    ref = np.load(os.path.join(FIXTURES, "tiny_hf_reference.npz"))
+    directory = tmp_path / "hf"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), directory)
+    shutil.copyfile(os.path.join(FIXTURES, "torch_legacy", "tiny_hf_bert_legacy.bin"), directory / "pytorch_model.bin")
+    legacy = kbz.BertPretrainer.from_preset(str(directory))
+    zipped = kbz.BertPretrainer.from_preset(os.path.join(FIXTURES, "tiny_hf_bert"))
+    backbone = kbz.BertBackbone.from_preset(str(directory))
+    for a, b in zip(legacy.weights, zipped.weights, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+    inputs = {k: ref[k] for k in ("token_ids", "segment_ids", "padding_mask")}
+    positions = np.tile(np.arange(ref["token_ids"].shape[1], dtype="int32"), (2, 1))
+    for model_a, model_b, model_inputs in ((legacy, zipped, {**inputs, "mask_positions": positions}),
+                                           (backbone, zipped.backbone, inputs)):
+        out_a, out_b = model_a(model_inputs), model_b(model_inputs)
+        for name in out_b:
+            np.testing.assert_array_equal(out_a[name].numpy(), out_b[name].numpy(), err_msg=name)
+
+
 @pytest.mark.parametrize("kind", ["sequence", "token", "question_answering"])
 def test_a_fine_tuned_hf_task_checkpoint_loads_its_bert_and_names_what_it_leaves(kind):
     """transformers' BertFor{Sequence,Token}Classification / BertForQuestionAnswering as `save_pretrained` writes
