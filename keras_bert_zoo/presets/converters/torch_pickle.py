@@ -163,6 +163,16 @@ class _Storages:
         self.path, self.by_key = path, {}
 
     def get(self, key, dtype, count):
+        """Return the storage `key`, made and checked (`_declared`) the first time the pickle names it.
+
+        Args:
+            key: the storage's key in the file.
+            dtype: the numpy dtype of its values.
+            count: how many values it declares, a non-negative int.
+
+        Raises:
+            CheckpointError: the key was named before with another dtype or count, or `_declared` refuses it.
+        """
         storage = self.by_key.get(key)
         if storage is None:
             storage = self.by_key[key] = _Storage(key, dtype, count, self.path)
@@ -393,8 +403,21 @@ class _SafeUnpickler(pickle.Unpickler):
 
 
 def _unpickle(file, path, what, storages=None):
-    """Read the next pickle of `file` (named `what` in errors) with `_SafeUnpickler`, whose arguments the others
-    are."""
+    """Unpickle the next pickle of `file` with `_SafeUnpickler`.
+
+    Args:
+        file: the checkpoint or its zip member, positioned at the pickle.
+        path: the checkpoint, named in errors.
+        what: the pickle, named in errors.
+        storages: as for `_SafeUnpickler`.
+
+    Returns:
+        The unpickled object.
+
+    Raises:
+        UnsafeCheckpointError: the pickle names anything beyond plain tensors.
+        CheckpointError: the pickle or a storage it names is malformed, cut short or crafted.
+    """
     try:
         return _SafeUnpickler(_next_pickle(file, path, what), path, storages).load()
     except CheckpointError:
@@ -405,7 +428,17 @@ def _unpickle(file, path, what, storages=None):
 
 
 def _load_zip(path):
-    """The state dict of a zip-format checkpoint (torch >= 1.6)."""
+    """Read a zip-format checkpoint (torch >= 1.6).
+
+    Args:
+        path: the checkpoint.
+
+    Returns:
+        What its data.pkl unpickles to, tensors as `_Tensor`s.
+
+    Raises:
+        CheckpointError: see `load_torch_state_dict`.
+    """
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile as e:
@@ -426,8 +459,19 @@ def _load_zip(path):
 
 
 def _load_legacy(file, path, start):
-    """The state dict of a legacy-format checkpoint (torch < 1.6, or `_use_new_zipfile_serialization=False`),
-    whose first bytes are `start`."""
+    """Read a legacy-format checkpoint (torch < 1.6, or `_use_new_zipfile_serialization=False`).
+
+    Args:
+        file: the checkpoint, opened at its start.
+        path: the checkpoint, named in errors.
+        start: its first bytes, shown when it is in neither format.
+
+    Returns:
+        What its tensors' pickle unpickles to, tensors as `_Tensor`s with their storages read.
+
+    Raises:
+        CheckpointError: see `load_torch_state_dict`.
+    """
     try:
         magic = _unpickle(file, path, "its first pickle")
     except UnsafeCheckpointError:
