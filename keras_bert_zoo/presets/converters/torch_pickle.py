@@ -316,7 +316,7 @@ def _next_pickle(file, path, what):
 
     The C unpickler allocates what a length field declares before reading it (nine bytes of BINBYTES8 can ask
     for a terabyte) and grows its memo to the largest index it is given, so each pickle is first walked with
-    pickletools, which reads every declared length and builds nothing, within _MAX_PICKLE_BYTES.
+    pickletools, which reads every declared length and builds none of its objects, within _MAX_PICKLE_BYTES.
 
     Args:
         file: the checkpoint or its zip member.
