@@ -5,6 +5,7 @@ Numbers refer to the problems of issue 8. Tiny models, no training beyond one st
 """
 
 import json
+import os
 import re
 
 import numpy as np
@@ -499,3 +500,69 @@ def test_text_lines_and_corpora_that_are_not_utf8_are_named(tmp_path, default_pr
         read_text_lines(str(path), "--input_file")
     with pytest.raises(ValueError, match=r"in.txt, line 2: byte 0xe9"):
         read_documents([str(path)], kbz.BertTokenizer.from_preset(default_preset_dir))
+
+
+# --- a `tokenizer` argument that is not a BertTokenizer is named where it is passed, not deep inside ---
+
+def _instances():
+    from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
+
+    return {name: np.zeros((2,) if name == "next_sentence_label" else (2, 4), "int32") for name in FEATURES}
+
+
+def _tokenizer_entry_points(tmp_path):
+    """{name the error gives: a call taking the tokenizer}, every public function and class that takes one."""
+    from keras_bert_zoo.data import read_documents
+    from keras_bert_zoo.data import write_pretraining_records
+    from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
+    from keras_bert_zoo.data.pretraining_records import dynamic_masking
+
+    corpus = _write(tmp_path, "corpus.txt", "the cat sat.\n\nthe dog ran.\n")
+    records = str(tmp_path / "out.tfrecord")
+    return {
+        "write_pretraining_records": lambda t: write_pretraining_records(_instances(), records, tokenizer=t),
+        "read_documents": lambda t: read_documents(corpus, t),
+        "create_pretraining_instances": lambda t: kbz.create_pretraining_instances([[[8, 9]], [[12, 13]]], t),
+        "check_record_vocabulary": lambda t: check_record_vocabulary(records, t),
+        "dynamic_masking": lambda t: dynamic_masking(t),
+        "BertPreprocessor": lambda t: BertPreprocessor(t, sequence_length=8),
+        "TokenClassificationPreprocessor": lambda t: TokenClassificationPreprocessor(t, sequence_length=8),
+        "BertBackbone.save_to_preset": lambda t: _backbone().save_to_preset(str(tmp_path / "preset"), tokenizer=t),
+        "BertPretrainer.save_to_preset": lambda t: kbz.BertPretrainer(_backbone()).save_to_preset(
+            str(tmp_path / "preset"), tokenizer=t),
+    }
+
+
+def _keras_hub_tokenizer():
+    import keras_hub
+
+    return keras_hub.tokenizers.WordPieceTokenizer(vocabulary=VOCAB, lowercase=True)
+
+
+@pytest.mark.parametrize("bad, got, hint", [
+    ("vocab.txt", r"the str 'vocab.txt'", r" A path or preset name is not loaded for you: build the BertTokenizer"),
+    (_keras_hub_tokenizer, r"a keras_hub\.src\.tokenizers\.word_piece_tokenizer\.WordPieceTokenizer",
+     r" Another library's tokenizer \(keras-hub's\) is not one: build a BertTokenizer from its vocabulary, "
+     r"BertTokenizer\(tokenizer.get_vocabulary\(\), lowercase=\.\.\.\)\."),
+    (None, "None", ""),
+], ids=["path", "keras_hub", "None"])
+def test_a_tokenizer_that_is_not_a_bert_tokenizer_is_named_at_the_boundary(tmp_path, bad, got, hint):
+    bad = bad() if callable(bad) else bad
+    for name, call in _tokenizer_entry_points(tmp_path).items():
+        if bad is None and name in ("write_pretraining_records", "BertBackbone.save_to_preset",
+                                    "BertPretrainer.save_to_preset"):
+            continue  # optional there
+        with pytest.raises(TypeError, match=rf"^{re.escape(name)}: tokenizer must be a keras_bert_zoo BertTokenizer; "
+                                            rf"got {got}\. Pass BertTokenizer\.from_preset\(preset\) \(the model's "
+                                            rf"own\) or BertTokenizer\('vocab.txt', lowercase=\.\.\.\)\.{hint}"):
+            call(bad)
+    assert not os.path.exists(tmp_path / "out.tfrecord") and not os.path.exists(tmp_path / "preset")
+
+
+def test_the_tokenizer_check_lets_a_bert_tokenizer_and_an_optional_none_through(tmp_path, tokenizer):
+    from keras_bert_zoo.data import write_pretraining_records
+
+    assert write_pretraining_records(_instances(), str(tmp_path / "tagged.tfrecord"), tokenizer=tokenizer) == 2
+    assert write_pretraining_records(_instances(), str(tmp_path / "untagged.tfrecord"), tokenizer=None) == 2
+    _backbone().save_to_preset(str(tmp_path / "preset"), tokenizer=None)
+    assert kbz.BertBackbone.from_preset(str(tmp_path / "preset")).vocabulary_size == len(VOCAB)

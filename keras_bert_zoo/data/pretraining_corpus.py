@@ -12,6 +12,7 @@ import re
 import tensorflow as tf
 
 from keras_bert_zoo.data.pretraining_records import is_pretraining_records
+from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 from keras_bert_zoo.utils.progress_bar import progress_bar
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
@@ -67,6 +68,7 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
     """
     if corpus_format not in FORMATS:
         raise ValueError(f"corpus_format must be one of {FORMATS}; got '{corpus_format}'.")
+    check_tokenizer(tokenizer, "read_documents")
     files = [input_files] if isinstance(input_files, str) else list(input_files)
     documents = []
     for path in progress_bar(files, progress, desc="tokenizing", unit="file"):

@@ -24,6 +24,7 @@ import tensorflow as tf
 from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
+from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 from keras_bert_zoo.utils.atomic import atomic_path
 from keras_bert_zoo.utils.atomic import is_temporary
 from keras_bert_zoo.utils.progress_bar import progress_bar
@@ -91,6 +92,7 @@ def write_pretraining_records(instances, output_files, progress=False, tokenizer
     Returns:
         The number of records written.
     """
+    check_tokenizer(tokenizer, "write_pretraining_records", required=False)
     files = [output_files] if isinstance(output_files, str) else list(output_files)
     count = len(instances["token_ids"])
     fingerprint = _fingerprint_features(tokenizer)
@@ -277,7 +279,7 @@ def check_record_vocabulary(input_files, tokenizer, casing_given=False):
     Raises:
         ValueError: naming the first file written with another vocabulary or casing, and the fix.
     """
-    expected = vocabulary_fingerprint(tokenizer)
+    expected = vocabulary_fingerprint(check_tokenizer(tokenizer, "check_record_vocabulary"))
     for path in record_files(input_files):
         features = _first_features(path)
         if features is None or not {"vocabulary_sha256", "lowercase"} & set(features):
@@ -349,6 +351,7 @@ def dynamic_masking(tokenizer, masked_lm_prob=0.15, max_predictions_per_seq=20):
     """
     from keras_hub.layers import MaskedLMMaskGenerator
 
+    check_tokenizer(tokenizer, "dynamic_masking")
     generator = MaskedLMMaskGenerator(
         vocabulary_size=tokenizer.vocabulary_size(),
         mask_selection_rate=masked_lm_prob,

@@ -13,6 +13,7 @@ from keras_bert_zoo.layers.bert_encoder_layer import BertEncoderLayer
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.presets.loader import load_backbone
 from keras_bert_zoo.presets.preset_io import save_preset
+from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
 
 
@@ -355,4 +356,5 @@ class BertBackbone(keras.Model):
         `tokenizer.json`, `assets/tokenizer/vocabulary.txt`, `metadata.json`.
         The directory is written atomically.
         """
+        check_tokenizer(tokenizer, f"{type(self).__name__}.save_to_preset", required=False)
         save_preset(preset_dir, backbone=self, tokenizer=tokenizer)

@@ -25,6 +25,7 @@ from keras_bert_zoo.preprocessing.model_inputs import MASK_POSITIONS
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
 FEATURES = (*MODEL_INPUTS, MASK_POSITIONS, "mask_ids", "mask_weights",
@@ -183,7 +184,7 @@ def create_pretraining_instances(documents, tokenizer, config=None, progress=Fal
         `next_sentence_label` `[n]` (0 = IsNext, 1 = random).
     """
     config = config or PretrainingDataConfig()
-    vocabulary = _Vocabulary(tokenizer)
+    vocabulary = _Vocabulary(check_tokenizer(tokenizer, "create_pretraining_instances"))
     rng = random.Random(config.random_seed)
     documents = [d for d in documents if d]
     rng.shuffle(documents)

@@ -6,6 +6,7 @@ from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
 from keras_bert_zoo.presets.loader import load_backbone_config
 from keras_bert_zoo.presets.loader import load_tokenizer
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 
 
 class TextPreprocessor(keras.layers.Layer):
@@ -36,7 +37,7 @@ class TextPreprocessor(keras.layers.Layer):
         if sequence_length < shortest_sequence_length(1):
             raise ValueError(f"sequence_length must be at least {shortest_sequence_length(1)} ([CLS] x [SEP]); "
                              f"got {sequence_length}.")
-        self.tokenizer = tokenizer
+        self.tokenizer = check_tokenizer(tokenizer, type(self).__name__, cls=self.tokenizer_cls)
         self.sequence_length = int(sequence_length)
         self.max_sequence_length = max_sequence_length
         self.built = True  # no weights

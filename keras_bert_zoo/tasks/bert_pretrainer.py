@@ -15,6 +15,7 @@ from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tasks.fused_sparse_categorical_crossentropy import FusedSparseCategoricalCrossentropy
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import _packed_spec
+from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -230,4 +231,5 @@ class BertPretrainer(Task):
         warnings.warn("save_to_preset's `tokenizer` argument is deprecated: attach a preprocessor to the model "
                       "(BertPretrainer(backbone, preprocessor=...)), whose tokenizer is saved. It will be removed "
                       "in the next release.", DeprecationWarning, stacklevel=2)
+        check_tokenizer(tokenizer, "BertPretrainer.save_to_preset")
         save_preset(preset_dir, backbone=self.backbone, tokenizer=tokenizer, task=self)
