@@ -175,3 +175,47 @@ def test_the_default_model_name_does_not_count_the_models_a_process_built(classi
     named = kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16), num_classes=2,
                                name="sentiment_2")
     assert exporting.default_model_name(named) == "sentiment_2"  # a name given is kept whole
+
+
+def _classifier(**kwargs):
+    return kbz.BertClassifier(_backbone(), kbz.BertPreprocessor(kbz.BertTokenizer(VOCABULARY), 16), num_classes=2,
+                              **kwargs)
+
+
+def test_a_name_given_that_looks_like_keras_count_is_kept_whole(classifier):
+    """Only the count Keras appends to a name it made up is dropped: a model named bert_classifier_2 or
+    bert_token_classifier_3 on purpose lost its suffix, and its export went to another model's directory."""
+    made_up = _classifier()
+    assert made_up.name.startswith("bert_classifier_")  # the fixture was the first: Keras counted this one
+    assert exporting.default_model_name(made_up) == "bert_classifier"
+    assert exporting.default_model_name(_classifier(name="bert_classifier_2")) == "bert_classifier_2"
+    ner = kbz.BertTokenClassifier(_backbone(), TokenClassificationPreprocessor(kbz.BertTokenizer(VOCABULARY), 16),
+                                  label_names=["O", "B-X"], name="bert_token_classifier_3")
+    assert exporting.default_model_name(ner) == "bert_token_classifier_3"
+    assert exporting.default_model_name(kbz.BertBackbone(**_backbone().get_config() | {"name": "bert_backbone_1"})) \
+        == "bert_backbone_1"
+    assert exporting.default_model_name(_backbone()) == "bert_backbone"
+
+
+def test_a_saved_model_keeps_the_name_given_and_drops_the_count_keras_made(tmp_path, capsys):
+    """Saved and loaded (as the CLI's export loads `--model`), a made-up name comes back as the class's and a
+    given one whole: the config saves the name, and a name restored from it is a given one."""
+    from keras_bert_zoo.cli.main import main
+
+    _classifier()  # the next classifier of this process is counted
+    made_up, named = _classifier(), _classifier(name="bert_classifier_2")
+    assert made_up.name != "bert_classifier" and made_up.get_config()["name"] == "bert_classifier"
+    assert named.get_config()["name"] == "bert_classifier_2"
+    for model, expected in ((made_up, "bert_classifier"), (named, "bert_classifier_2")):
+        model.save_to_preset(str(tmp_path / expected))
+        loaded = kbz.BertClassifier.from_preset(str(tmp_path / expected))
+        assert loaded.name == expected and exporting.default_model_name(loaded) == expected
+    # The CLI names the directory before it loads the model (a version there is refused) and exports into it.
+    os.makedirs(tmp_path / "exports" / "bert_classifier_2" / "1")
+    assert main(["export", "--model", str(tmp_path / "bert_classifier_2"), "--output_dir", str(tmp_path / "exports"),
+                 "--version", "1"]) == 2
+    assert "exports/bert_classifier_2/1 already exists" in capsys.readouterr().err
+    assert main(["export", "--model", str(tmp_path / "bert_classifier_2"),
+                 "--output_dir", str(tmp_path / "exports")]) == 0
+    assert sorted(os.listdir(tmp_path / "exports")) == ["bert_classifier_2"]
+    assert sorted(os.listdir(tmp_path / "exports" / "bert_classifier_2")) == ["1", "2", BATCHING_FILE]

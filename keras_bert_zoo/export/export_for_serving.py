@@ -24,6 +24,7 @@ from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.job_record import content_digest
 from keras_bert_zoo.utils.job_record import finished_job_record
 from keras_bert_zoo.utils.job_record import write_job
+from keras_bert_zoo.utils.model_names import own_name
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
@@ -68,11 +69,10 @@ def serving_signatures(model, preprocessor=None):
 
 
 def default_model_name(model):
-    """`model.name`, without the count Keras appends to a default name: the second `BertClassifier` a process
-    builds is `bert_classifier_1`, and its export went to another directory than the server watches."""
-    # Keras names a model by its class in snake case: BertClassifier -> bert_classifier.
-    default = re.sub(r"(?<!^)(?=[A-Z])", "_", type(model).__name__).lower()
-    return default if re.fullmatch(rf"{re.escape(default)}(_\d+)?", model.name) else model.name
+    """`model.name`, without the count Keras appends to a name it made up: the second `BertClassifier` a process
+    builds is `bert_classifier_1`, and its export went to another directory than the server watches. A name the
+    user gave is kept whole, `bert_classifier_2` too (see `utils.model_names.own_name`)."""
+    return own_name(model)
 
 
 def check_model_name(model_name):

@@ -14,6 +14,8 @@ from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.presets.loader import load_backbone
 from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
+from keras_bert_zoo.utils.model_names import note_name
+from keras_bert_zoo.utils.model_names import own_name
 from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
 
 
@@ -225,6 +227,7 @@ class BertBackbone(keras.Model):
             dtype=dtype,
             **kwargs,
         )
+        note_name(self, kwargs.get("name"))
         # keras.Model drops `dtype` and takes the global policy; the layers above took `dtype`, and so does
         # the model's `dtype_policy` (which get_config saves), as in keras-hub's backbones.
         if dtype is not None:
@@ -298,7 +301,7 @@ class BertBackbone(keras.Model):
 
     def get_config(self):
         return {
-            "name": self.name,
+            "name": own_name(self),
             "trainable": self.trainable,
             "dtype": keras.dtype_policies.serialize(self.dtype_policy),
             "vocabulary_size": self.vocabulary_size,

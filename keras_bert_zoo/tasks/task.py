@@ -24,6 +24,8 @@ from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.text_inputs import text_columns
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
+from keras_bert_zoo.utils.model_names import note_name
+from keras_bert_zoo.utils.model_names import own_name
 from keras_bert_zoo.utils.traced_method import traced_method
 
 # In-memory examples are packed this many at a time (the ragged word-pieces of a chunk are transient).
@@ -282,6 +284,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         else:
             self._check_preprocessor_fits_backbone()
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        note_name(self, kwargs.get("name"))
         # A Functional model takes the global policy, not its layers': `dtype_policy` says the backbone's, as
         # keras-hub's tasks do (`from_preset(..., dtype="bfloat16")` is a bfloat16 model).
         self.dtype_policy = self.backbone.dtype_policy
@@ -856,7 +859,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
     def get_config(self):
         return {
-            "name": self.name,
+            "name": own_name(self),
             "trainable": self.trainable,
             "backbone": keras.layers.serialize(self.backbone),
             "preprocessor": keras.layers.serialize(self.preprocessor) if self.preprocessor is not None else None,
