@@ -1227,3 +1227,52 @@ def test_a_bfloat16_pytorch_model_bin_loads(tmp_path):
     state = load_torch_state_dict(path)
     assert state["dense.weight"].dtype == ml_dtypes.bfloat16
     np.testing.assert_array_equal(state["dense.weight"].astype(np.float32), WEIGHT)  # 0..11 are exact in bfloat16
+
+
+def _google_without_pooler(tiny_checkpoint, tmp_path):
+    """The tiny Google checkpoint saved without its pooler (nor the next-sentence head, which reads it)."""
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(os.path.join(tiny_checkpoint, "bert_model.ckpt"))
+    tensors = {name.replace("/", "."): reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+               if not name.startswith(("bert/pooler/", "cls/seq_relationship/"))}
+    prefix = _save_tf(tmp_path, **tensors)
+    for name in ("bert_config.json", "vocab.txt"):
+        shutil.copy(os.path.join(tiny_checkpoint, name), prefix.parent / name)
+    return str(prefix.parent)
+
+
+def test_the_fresh_pooler_warning_says_why_for_the_checkpoints_format(tiny_checkpoint, tmp_path):
+    """A TF checkpoint without a pooler was told "as HF saves BertForMaskedLM (run_mlm.py ...)": HF saved no
+    bert_model.ckpt. The loader, which does not say the format yet, gets words true of both."""
+    from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
+    from keras_bert_zoo.presets.converters.google_checkpoint import read_google_checkpoint
+
+    directory = _google_without_pooler(tiny_checkpoint, tmp_path)
+    with pytest.warns(UserWarning, match=r"has no pooler weights \(bert/pooler/dense/\*\), as HF saves BertForMaskedLM "
+                                         r".*, and TF checkpoints converted from them \(google-research/bert's own hold "
+                                         r"one\): the pooler is freshly initialised"):
+        kbz.BertBackbone.from_preset(directory)
+    checkpoint = read_google_checkpoint(directory)
+    weights = checkpoint.weights()
+
+    def warning(checkpoint_format):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assign_weights(kbz.BertBackbone(**checkpoint.config), weights, source=directory,
+                           checkpoint_format=checkpoint_format)
+        return [str(w.message) for w in caught if "no pooler weights" in str(w.message)]
+
+    [google] = warning("google")
+    assert google.startswith(f"{directory} has no pooler weights (bert/pooler/dense/*), which google-research/bert's "
+                             "modeling.py builds and saves for every model: this TF checkpoint was written by other "
+                             "code (such as HF's convert_bert_pytorch_checkpoint_to_original_tf.py from a "
+                             "BertForMaskedLM, token-classification or question-answering model): the pooler is "
+                             "freshly initialised.")
+    assert "HF saves" not in google
+    [hf] = warning("hf")
+    assert hf.startswith(f"{directory} has no pooler weights (bert.pooler.dense.*), as HF saves BertForMaskedLM "
+                         "(run_mlm.py's domain pretraining) and fine-tuned token-classification or question-answering "
+                         "models: the pooler is freshly initialised.")
+    with pytest.raises(ValueError, match="checkpoint_format must be 'hf', 'google' or None; got 'tf'"):
+        warning("tf")

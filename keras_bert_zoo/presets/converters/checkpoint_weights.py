@@ -30,11 +30,24 @@ def lacks_pooler(weights):
     return not any(name.startswith(POOLER) for name in weights)
 
 
-def fresh_pooler_warning(source):
-    return (f"{source} has no pooler weights ({POOLER}*), as HF saves BertForMaskedLM (run_mlm.py's domain "
-            "pretraining) and fine-tuned token-classification or question-answering models: the pooler is freshly "
-            "initialised. The sequence output is the checkpoint's; `pooled_output` (a BertClassifier's input) is "
-            "untrained until fine-tuned.")
+def fresh_pooler_warning(source, checkpoint_format=None):
+    """The warning for `source` without a pooler, saying why for its `checkpoint_format`: "hf", "google" (a TF
+    `bert_model.ckpt`, which was told HF saved it), or None where the caller does not know (said for both)."""
+    why = {
+        "hf": "(bert.pooler.dense.*), as HF saves BertForMaskedLM (run_mlm.py's domain pretraining) and fine-tuned "
+              "token-classification or question-answering models",
+        "google": f"({POOLER}*), which google-research/bert's modeling.py builds and saves for every model: this "
+                  "TF checkpoint was written by other code (such as HF's "
+                  "convert_bert_pytorch_checkpoint_to_original_tf.py from a BertForMaskedLM, token-classification "
+                  "or question-answering model)",
+        None: f"({POOLER}*), as HF saves BertForMaskedLM (run_mlm.py's domain pretraining) and fine-tuned "
+              "token-classification or question-answering models, and TF checkpoints converted from them "
+              "(google-research/bert's own hold one)",
+    }
+    if checkpoint_format not in why:
+        raise ValueError(f"checkpoint_format must be 'hf', 'google' or None; got {checkpoint_format!r}.")
+    return (f"{source} has no pooler weights {why[checkpoint_format]}: the pooler is freshly initialised. The sequence "
+            "output is the checkpoint's; `pooled_output` (a BertClassifier's input) is untrained until fine-tuned.")
 
 
 def _dense(layer, prefix, kernel_shape=None, bias_shape=None):
@@ -219,7 +232,8 @@ def assign_head(layer, weights, source, order=None):
         reorder_head(layer, order)
 
 
-def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn_fresh_pooler=True):
+def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn_fresh_pooler=True,
+                   checkpoint_format=None):
     """Copy Google-named arrays into the models, checking every shape.
 
     Args:
@@ -229,6 +243,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn
             are loaded too (one it lacks keeps its initialization).
         source: the file or directory the weights came from (for errors).
         warn_fresh_pooler: warn where `weights` lack the pooler (a conversion warns as its preset loads).
+        checkpoint_format: "hf" or "google", which that warning says why for (see `fresh_pooler_warning`).
 
     Raises:
         CheckpointError: naming the first missing, mis-shaped or unexpected
@@ -293,7 +308,7 @@ def assign_weights(backbone, weights, pretrainer=None, source="checkpoint", warn
             "num_hidden_layers)."
         )
     if fresh_pooler and warn_fresh_pooler:
-        warnings.warn(fresh_pooler_warning(source), stacklevel=3)
+        warnings.warn(fresh_pooler_warning(source, checkpoint_format), stacklevel=3)
     # Assign only once everything has been checked: no half-loaded model.
     for variable, value in pending:
         variable.assign(value.astype(variable.dtype))
