@@ -1244,16 +1244,18 @@ def _google_without_pooler(tiny_checkpoint, tmp_path):
 
 def test_the_fresh_pooler_warning_says_why_for_the_checkpoints_format(tiny_checkpoint, tmp_path):
     """A TF checkpoint without a pooler was told "as HF saves BertForMaskedLM (run_mlm.py ...)": HF saved no
-    bert_model.ckpt. The loader, which does not say the format yet, gets words true of both."""
+    bert_model.ckpt. Read in place or converted, it is told why for its format."""
     from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
     from keras_bert_zoo.presets.converters.google_checkpoint import read_google_checkpoint
 
     directory = _google_without_pooler(tiny_checkpoint, tmp_path)
-    with pytest.warns(UserWarning, match=r"has no pooler weights \(bert/pooler/dense/\*\), as HF saves BertForMaskedLM "
-                                         r".*, and TF checkpoints converted from them \(google-research/bert's own hold "
-                                         r"one\): the pooler is freshly initialised"):
+    google_words = r"has no pooler weights \(bert/pooler/dense/\*\), which google-research/bert's modeling.py builds"
+    with pytest.warns(UserWarning, match=google_words):
         kbz.BertBackbone.from_preset(directory)
     checkpoint = read_google_checkpoint(directory)
+    kbz.convert_checkpoint(checkpoint, str(tmp_path / "converted"))
+    with pytest.warns(UserWarning, match=rf"was converted from {re.escape(directory)}, which {google_words}"):
+        kbz.BertBackbone.from_preset(str(tmp_path / "converted"))
     weights = checkpoint.weights()
 
     def warning(checkpoint_format):

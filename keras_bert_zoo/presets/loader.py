@@ -245,15 +245,16 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
                    warn_fresh_pooler=False)
     if head is not None:
         assign_head(task.output_layer, weights, checkpoint.source)
-    metadata = {**(metadata or {}), CONVERTED_FROM: checkpoint.source}
+    metadata = {**(metadata or {}), CONVERTED_FROM: checkpoint.source, FORMAT: checkpoint.checkpoint_format}
     if lacks_pooler(weights):
         metadata[FRESH_POOLER] = checkpoint.source
     tokenizer = task_cls.preprocessor_cls.tokenizer_cls(checkpoint.vocabulary, lowercase=checkpoint.lowercase)
     preset_io.save_preset(preset_dir, backbone, tokenizer, task=task, metadata=metadata)
 
 
-# metadata.json's entries naming the checkpoint a converted preset was made from, and the one without a pooler.
-CONVERTED_FROM, FRESH_POOLER = "converted_from", "fresh_pooler_from"
+# metadata.json's entries naming the checkpoint a converted preset was made from, its format, and the
+# checkpoint without a pooler.
+CONVERTED_FROM, FORMAT, FRESH_POOLER = "converted_from", "checkpoint_format", "fresh_pooler_from"
 
 
 def _metadata(saved_dir):
@@ -288,9 +289,11 @@ def _load_saved_weights(model, saved_dir, stacklevel, warn_fresh_pooler=True):
     """Load a saved preset's backbone weights; warn, as its conversion did, where its pooler was saved fresh
     (unless `warn_fresh_pooler` is false: the task does not use it)."""
     preset_io.load_weights_file(model, os.path.join(saved_dir, preset_io.WEIGHTS_FILE))
-    source = _metadata(saved_dir).get(FRESH_POOLER)
-    if source and warn_fresh_pooler:
-        warnings.warn(fresh_pooler_warning(f"{saved_dir} was converted from {source}, which"), stacklevel=stacklevel)
+    metadata = _metadata(saved_dir)
+    if metadata.get(FRESH_POOLER) and warn_fresh_pooler:
+        warnings.warn(fresh_pooler_warning(f"{saved_dir} was converted from {metadata[FRESH_POOLER]}, which",
+                                           metadata.get(FORMAT) if metadata.get(FORMAT) in ("hf", "google") else None),
+                      stacklevel=stacklevel)
 
 
 def _warn_fresh_heads(source, weights, stacklevel=3):
@@ -565,7 +568,8 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
     backbone = _build_backbone(resolved, cls, kwargs, _weight_sizes(resolved, weights) if load_weights else None)
     if load_weights:
         if weights is not None:
-            assign_weights(backbone, weights, source=resolved.checkpoint.source)
+            assign_weights(backbone, weights, source=resolved.checkpoint.source,
+                           checkpoint_format=resolved.checkpoint.checkpoint_format)
             if resolved.checkpoint.head is not None:
                 head = resolved.checkpoint.head
                 _warn_head_left_out(resolved.checkpoint.source, head.architecture, _registered_task(head.task), cls,
@@ -689,7 +693,7 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
         # A checkpoint read in place holds the pretrainer's heads (one or both) when `restore` without a `head`.
         pretrainer = task if restore and resolved.checkpoint.head is None else None
         assign_weights(backbone, weights, pretrainer, source=resolved.checkpoint.source,
-                       warn_fresh_pooler=task_cls.uses_pooler)
+                       warn_fresh_pooler=task_cls.uses_pooler, checkpoint_format=resolved.checkpoint.checkpoint_format)
         if pretrainer is not None:
             _warn_fresh_heads(resolved.checkpoint.source, weights, stacklevel=4)
     else:

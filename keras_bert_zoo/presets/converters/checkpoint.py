@@ -23,6 +23,7 @@ class Checkpoint:
             needed, by `weights()`.
         head: the fine-tuned task's output layer the weights hold beside
             BERT, as `TaskHead`; None for a pretrained BERT.
+        checkpoint_format: `"hf"` or `"google"` (messages say why by it).
     """
 
     config: dict
@@ -31,6 +32,7 @@ class Checkpoint:
     source: str
     read_weights: object
     head: "TaskHead" = None
+    checkpoint_format: str = None
 
     def weights(self):
         """The arrays of `read_weights`, whose warnings name `source`: a download's name, not the scratch directory

@@ -110,7 +110,8 @@ def read_google_checkpoint(directory):
             weights.update(task_head_weights(weights.pop(names[0]), weights.pop(names[1]), names, prefix))
         return weights
 
-    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, read_weights, head=head)
+    return Checkpoint(config, vocabulary, infer_lowercase(vocabulary), directory, read_weights, head=head,
+                      checkpoint_format="google")
 
 
 def _reader(prefix):

@@ -344,4 +344,4 @@ def read_hf_checkpoint(directory):
         check_bool_fields(document, tokenizer_config, ("do_lower_case",), CheckpointError)
         lowercase = document.get("do_lower_case", lowercase)
     return Checkpoint(config, vocabulary, lowercase, directory, lambda source: load_hf_weights(directory, source, head),
-                      head=head)
+                      head=head, checkpoint_format="hf")
