@@ -915,11 +915,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         A preset holding a saved task (written by `save_to_preset`, e.g.
         after fine-tuning) comes back whole, as the class it was saved from
         (found in Keras' serialization registry), provided that is `cls` or
-        a subclass: `Task.from_preset` returns any saved task. Any other
-        preset provides the backbone and tokenizer and the task's head starts
-        fresh with `**kwargs` (e.g. `num_classes=2`); so does a preset that
-        holds pretraining heads (a converted checkpoint), unless `cls` is
-        the pretrainer, which gets them.
+        a subclass: `Task.from_preset` returns any saved task. So does a
+        task fine-tuned elsewhere (a transformers
+        `BertForTokenClassification`, ...; run_classifier.py's or
+        run_squad.py's checkpoint), with its trained head. Any other preset
+        provides the backbone and tokenizer and the task's head starts fresh
+        with `**kwargs` (e.g. `num_classes=2`); so does a preset that holds
+        pretraining heads (a converted checkpoint), unless `cls` is the
+        pretrainer, which gets them, and a task fine-tuned elsewhere loaded
+        as another task (its head is left out, with a warning).
 
         Args:
             preset: a preset name, a directory (saved preset, HF or Google
@@ -928,7 +932,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             sequence_length: the preprocessor's packed length (default
                 `default_sequence_length`, at most the backbone's positions).
             **kwargs: the task's arguments (for a saved task, they replace
-                its saved ones, e.g. a question answerer's `doc_stride`);
+                its saved ones, e.g. a question answerer's `doc_stride`;
+                its `label_names` in another order reorder its outputs);
                 those in `backbone_kwargs` (e.g. `dtype`) configure the
                 backbone.
 
