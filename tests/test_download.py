@@ -181,6 +181,29 @@ def test_a_fine_tuned_hf_handle_converts_to_its_task_with_its_head(server, monke
     np.testing.assert_allclose(out, reference["sequence_output"][real], atol=1e-5)
 
 
+def test_a_backbone_from_a_converted_fine_tuned_handle_names_the_head_left_out(server, monkeypatch, tmp_path):
+    # Read in place, a fine-tuned checkpoint's BertBackbone said its head was left out; from the hf:// conversion
+    # (the fine-tuned task saved in the cache), the same backbone dropped the head without a word.
+    base, _ = server
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), tmp_path / "www" / "org" / "ner" / "resolve" /
+                    "main")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    reference = np.load(os.path.join(FIXTURES, "tiny_hf_tasks", "token", "reference.npz"))
+    real = reference["padding_mask"].astype(bool)
+    for _ in range(2):  # converted, then read from the cache
+        with pytest.warns(UserWarning) as caught:
+            backbone = kbz.BertBackbone.from_preset("hf://org/ner")
+        assert [str(w.message) for w in caught if "head" in str(w.message)] == [
+            "hf://org/ner is a fine-tuned BertTokenClassifier: its head is not loaded into a BertBackbone "
+            "(BertTokenClassifier.from_preset loads it). The BERT under it is."]
+        out = backbone({name: reference[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+        np.testing.assert_allclose(out["sequence_output"].numpy()[real], reference["sequence_output"][real],
+                                   atol=1e-5)
+    with warnings.catch_warnings():  # a pretrained BERT's conversion holds no fine-tuned head to speak of
+        warnings.simplefilter("error", UserWarning)
+        kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+
+
 def test_an_archive_of_several_checkpoints_is_named_by_its_url(server, tiny_checkpoint, tmp_path):
     # The warning naming the checkpoint read named the scratch directory the archive was unpacked in, gone after.
     base, handler = server

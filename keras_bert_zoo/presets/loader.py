@@ -570,13 +570,25 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
         if weights is not None:
             assign_weights(backbone, weights, source=resolved.checkpoint.source,
                            checkpoint_format=resolved.checkpoint.checkpoint_format)
-            if resolved.checkpoint.head is not None:
-                head = resolved.checkpoint.head
-                _warn_head_left_out(resolved.checkpoint.source, head.architecture, _registered_task(head.task), cls,
-                                    stacklevel=4)
         else:
             _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
+        head_cls = _fine_tuned_head_class(resolved)
+        if head_cls is not None:
+            _warn_head_left_out(os.fspath(preset), _task_name(resolved, head_cls), head_cls, cls, stacklevel=4)
     return backbone
+
+
+def _fine_tuned_head_class(resolved):
+    """The task class of the fine-tuned head a checkpoint holds, read in place or converted (an hf:// download
+    saves its task: warned of only in place, a backbone from it dropped the head in silence); None for a
+    pretrained BERT, whose pretrainer starts any task, and for a preset of ours."""
+    if resolved.checkpoint is not None:
+        head = resolved.checkpoint.head
+        return None if head is None else _registered_task(head.task)
+    if not _from_checkpoint(resolved):
+        return None
+    saved_cls = _saved_task(resolved, None)[0]
+    return None if saved_cls is None or getattr(saved_cls, "starts_other_tasks", False) else saved_cls
 
 
 def _has_tokenizer(resolved):
