@@ -204,6 +204,35 @@ def test_a_backbone_from_a_converted_fine_tuned_handle_names_the_head_left_out(s
         kbz.BertBackbone.from_preset("hf://org/tiny-bert")
 
 
+def test_a_fine_tuned_handle_whose_labels_make_no_task_is_refused_naming_its_config_and_the_way_out(
+        server, monkeypatch, tmp_path):
+    # Its conversion refused the handle as "not a valid BERT config" (its BERT is valid; id2label is at fault) and
+    # named no way out, where the same files read in place load with the task's label_names.
+    base, _ = server
+    served = tmp_path / "www" / "org" / "ner" / "resolve" / "main"
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), served)
+    document = json.loads((served / "config.json").read_text())
+    document["id2label"] = {"0": "O", "1": "B-Gene", "2": "B-Gene"}
+    (served / "config.json").write_text(json.dumps(document))
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    with pytest.raises(kbz.PresetError) as caught:
+        kbz.BertTokenClassifier.from_preset("hf://org/ner")
+    message = str(caught.value)
+    assert message.startswith("hf://org/ner, a fine-tuned BertForTokenClassification, does not make a "
+                              "BertTokenClassifier: label_names must be a non-empty list of distinct tags")
+    assert "not a valid BERT config" not in message
+    assert message.endswith("Its config.json is at fault (id2label names the labels): download the checkpoint's "
+                            "files into a directory and fix it there, or give that directory's from_preset the "
+                            "task's dropout, label_names.")
+    assert not os.path.exists(cached_preset_dir(_hf_cache_name("hf://org/ner")))
+    # The way out it names: the files, read in place with the task's label names, give transformers' logits.
+    tagger = kbz.BertTokenClassifier.from_preset(str(served), label_names=["O", "B-Gene", "I-Gene"])
+    reference = np.load(served / "reference.npz")
+    real = reference["padding_mask"].astype(bool)
+    logits = tagger({name: reference[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+    np.testing.assert_allclose(logits.numpy()[real], reference["logits"][real], atol=1e-5)
+
+
 def test_an_archive_of_several_checkpoints_is_named_by_its_url(server, tiny_checkpoint, tmp_path):
     # The warning naming the checkpoint read named the scratch directory the archive was unpacked in, gone after.
     base, handler = server

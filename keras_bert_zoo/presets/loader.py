@@ -228,9 +228,13 @@ def convert_checkpoint(checkpoint, preset_dir, metadata=None):
     backbone = _build(resolved, lambda config: task_cls.backbone_cls(**config), checkpoint.config,
                       sizes=checkpoint_sizes(weights, checkpoint.source))
     if head is not None:
-        task = _build(resolved, lambda _: task_cls(
-            backbone, _preset_preprocessor(resolved, task_cls, None, backbone.max_sequence_length),
-            **task_cls.head_arguments(head, _head_units(weights))), checkpoint.config)
+        arguments = task_cls.head_arguments(head, _head_units(weights))
+        preprocessor = _preset_preprocessor(resolved, task_cls, None, backbone.max_sequence_length)
+        try:
+            task = task_cls(backbone, preprocessor, **arguments)
+        except ValueError as e:  # its config's labels (`_build` named them "not a valid BERT config"), no way out
+            raise PresetError(_head_arguments_refused(checkpoint.source, head, task_cls, e, arguments,
+                                                      in_place=False)) from None
     else:
         # Saved with its heads only if it holds both: a saved head is loaded as trained, without a word, every
         # time after; a checkpoint with one head keeps the backbone here (read in place, its one head loads).
@@ -744,9 +748,7 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
         fits = head_fits(task.output_layer, weights) and (names is None or order is not None)
     except ValueError as e:
         if not kwargs.keys() & arguments.keys():
-            raise PresetError(f"{source}, a fine-tuned {head.architecture}, does not make a {task_cls.__name__}: "
-                              f"{e} Fix its config.json (id2label names the labels), or give from_preset the "
-                              f"task's {', '.join(sorted(arguments))}.") from None
+            raise PresetError(_head_arguments_refused(source, head, task_cls, e, arguments, in_place=True)) from None
         fits = False  # the head's arguments beside the caller's (3 classes, 2 names): another output layer
     if fits:
         if load_weights:
@@ -762,6 +764,17 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
                       "BERT under it is loaded. Leave those arguments out (or give its labels, in any order) to "
                       "load the head.", stacklevel=4)
     return task
+
+
+def _head_arguments_refused(source, head, task_cls, error, arguments, in_place):
+    """Why the checkpoint `source`'s fine-tuned `head` makes no `task_cls` from its config's `arguments` (the
+    `error` they raised), and the way out: read `in_place`, from_preset's arguments replace them; a download is
+    converted from them before any argument is read, so it is fixed, or given them, as a directory."""
+    names = ", ".join(sorted(arguments))
+    fix = (f"Fix its config.json (id2label names the labels), or give from_preset the task's {names}." if in_place
+           else "Its config.json is at fault (id2label names the labels): download the checkpoint's files into a "
+                f"directory and fix it there, or give that directory's from_preset the task's {names}.")
+    return f"{source}, a fine-tuned {head.architecture}, does not make a {task_cls.__name__}: {error} {fix}"
 
 
 def _check_task_tokenizer(resolved, config, path):
