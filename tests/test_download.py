@@ -233,6 +233,28 @@ def test_a_fine_tuned_handle_whose_labels_make_no_task_is_refused_naming_its_con
     np.testing.assert_allclose(logits.numpy()[real], reference["logits"][real], atol=1e-5)
 
 
+def test_a_converted_fine_tuned_task_given_arguments_that_make_no_task_alone_refuses_them(server, monkeypatch,
+                                                                                            tmp_path):
+    # It warned "Its head starts fresh", then Python's TypeError: missing 1 required positional argument.
+    base, _ = server
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "sequence"), tmp_path / "www" / "org" / "sst" / "resolve" /
+                    "main")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    kbz.BertClassifier.from_preset("hf://org/sst")  # converted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        with pytest.raises(kbz.PresetError, match=r"^hf://org/sst is a fine-tuned BertClassifier, and "
+                                                  r"from_preset\(label_names=...\) asks for another output layer "
+                                                  "than its head's, but does not make a BertClassifier alone "
+                                                  r"\(BertClassifier.__init__\(\) missing 1 required positional "
+                                                  r"argument: 'num_classes'\). Give a fresh head all of its "
+                                                  "arguments, or leave those out to load the trained head.$"):
+            kbz.BertClassifier.from_preset("hf://org/sst", label_names=["a", "b", "c"])
+    with pytest.warns(UserWarning, match="Its head starts fresh"):
+        task = kbz.BertClassifier.from_preset("hf://org/sst", label_names=["a", "b", "c"], num_classes=3)
+    assert (task.num_classes, task.label_names) == (3, ["a", "b", "c"])
+
+
 def test_an_archive_of_several_checkpoints_is_named_by_its_url(server, tiny_checkpoint, tmp_path):
     # The warning naming the checkpoint read named the scratch directory the archive was unpacked in, gone after.
     base, handler = server

@@ -146,6 +146,28 @@ def test_arguments_for_another_output_layer_start_the_head_fresh_and_say_so():
     assert tagger.output_layer.units == 2
 
 
+def test_arguments_for_another_output_layer_that_make_no_task_alone_are_refused_naming_the_fix():
+    # 3 label names for a 2-label head: past the head, they made no BertClassifier alone, and Python's TypeError
+    # ("missing 1 required positional argument: 'num_classes'") was all the caller got.
+    directory = os.path.join(FIXTURES, "sequence")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "its head starts fresh" for a task that is not made
+        with pytest.raises(kbz.PresetError) as caught:
+            kbz.BertClassifier.from_preset(directory, label_names=["a", "b", "c"])
+    assert str(caught.value) == (
+        f"{directory} is a fine-tuned BertForSequenceClassification, and from_preset(label_names=...) asks for "
+        "another output layer than its head's, but does not make a BertClassifier alone (BertClassifier.__init__() "
+        "missing 1 required positional argument: 'num_classes'). Give a fresh head all of its arguments, or leave "
+        "those out to load the trained head.")
+    # With them all, the head starts fresh, as the warning says; the BERT under it is transformers'.
+    with pytest.warns(UserWarning, match="its head starts fresh"):
+        task = kbz.BertClassifier.from_preset(directory, label_names=["a", "b", "c"], num_classes=3)
+    assert (task.num_classes, task.label_names) == (3, ["a", "b", "c"])
+    ref = _reference("sequence")
+    pooled = task.backbone({name: ref[name] for name in INPUTS})["pooled_output"]
+    np.testing.assert_allclose(pooled, ref["pooled_output"], atol=TOLERANCE)
+
+
 def test_another_task_from_a_fine_tuned_checkpoint_loads_its_bert_and_names_the_head_left_out():
     directory = os.path.join(FIXTURES, "sequence")
     with pytest.warns(UserWarning, match=r"is a fine-tuned BertForSequenceClassification: its head is not loaded into "

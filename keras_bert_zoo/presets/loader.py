@@ -689,18 +689,22 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     head = resolved.checkpoint.head if restore and resolved.checkpoint is not None else None
     if saved_cls is not None and not restore and not starts_others and load_weights:
         _warn_head_left_out(preset, _task_name(resolved, saved_cls), saved_cls, cls, stacklevel=3)
+    fresh_head = None
     if restore and config is not None:
         try:
             return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs, kwargs)
         except _HeadDoesNotFit as e:  # a converted fine-tuned task asked for another output layer
-            warnings.warn(f"{e} Its head starts fresh; the BERT under it is loaded.", stacklevel=3)
+            fresh_head = f"{e} Its head starts fresh; the BERT under it is loaded."
             restore = False
     task_cls = saved_cls if restore else cls
     sizes = _weight_sizes(resolved, weights) if load_weights else None
     backbone = _build_backbone(resolved, task_cls.backbone_cls, backbone_kwargs, sizes)
     preprocessor = _preset_preprocessor(resolved, task_cls, sequence_length, backbone.max_sequence_length)
     if head is not None:
-        task = _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights)
+        task = _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights, preset)
+    elif fresh_head is not None:
+        task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, saved_cls)
+        warnings.warn(fresh_head, stacklevel=3)  # once it is made: it warned, then the task failed
     else:
         task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
     if not load_weights:
@@ -730,7 +734,22 @@ def _task_name(resolved, saved_cls):
     return saved_cls.__name__
 
 
-def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights):
+def _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, head_cls):
+    """A `task_cls` from the caller's `kwargs` alone, its head fresh: they ask for another output layer than the
+    fine-tuned head of `preset` (a `head_cls`'s). Where they make no task alone (3 label names for a 2-label head,
+    without num_classes), a PresetError says so and how to fix it: Python's TypeError (missing 'num_classes') was
+    all the caller got."""
+    try:
+        return task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+    except (TypeError, ValueError) as e:
+        given = ", ".join(f"{key}=..." for key in sorted(kwargs))
+        raise PresetError(f"{preset} is a fine-tuned {_task_name(resolved, head_cls)}, and from_preset({given}) asks "
+                          "for another output layer than its head's, but does not make a "
+                          f"{task_cls.__name__} alone ({e}). Give a fresh head all of its arguments, or leave those "
+                          "out to load the trained head.") from None
+
+
+def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights, preset):
     """A `task_cls` whose output layer is the checkpoint's fine-tuned head (loaded, with `load_weights`), the
     caller's `kwargs` replacing the head's arguments (its label names in any order, dropout). Where `kwargs` ask
     for another output layer (`num_classes=3` for a 2-label head, other labels), the task is built from `kwargs`
@@ -755,7 +774,7 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
             assign_head(task.output_layer, weights, source, order)
         return task
     given = ", ".join(f"{key}=..." for key in sorted(kwargs))
-    task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
+    task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, task_cls)
     if load_weights:
         asked = (f"labels {list(names)}, not its {arguments['label_names']}" if task.output_layer.units == units
                  else f"{task.output_layer.units} output(s)")
