@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -203,3 +204,15 @@ def test_half_a_fine_tuned_head_is_refused(tiny_checkpoint, tmp_path):
     with pytest.raises(kbz.CheckpointError, match="holds 'output_weights' but not 'output_bias': the run_classifier.py "
                                                   "classifier's head is incomplete"):
         kbz.BertClassifier.from_preset(str(tmp_path))
+
+
+def test_a_squad_head_of_other_than_two_outputs_is_refused_as_the_checkpoints_fault(tiny_checkpoint, tmp_path):
+    # run_squad.py's head is [2, hidden] (start, end). One of 3 rows was started fresh with a warning that
+    # "from_preset() asks for a BertQuestionAnswerer of 2 ... Leave those arguments out": no argument was given.
+    _fine_tuned_checkpoint(tiny_checkpoint, tmp_path, "cls/squad/output_", labels=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        with pytest.raises(kbz.CheckpointError, match=re.escape(
+                f"The fine-tuned head of {tmp_path} has shape (4, 3) but the task's output layer (4, 2): the head is "
+                "not this model's.")):
+            kbz.BertQuestionAnswerer.from_preset(str(tmp_path), sequence_length=16)

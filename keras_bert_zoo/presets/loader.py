@@ -25,6 +25,7 @@ from keras_bert_zoo.presets.converters.checkpoint import config_key
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
 from keras_bert_zoo.presets.converters.checkpoint_weights import assign_head
 from keras_bert_zoo.presets.converters.checkpoint_weights import assign_weights
+from keras_bert_zoo.presets.converters.checkpoint_weights import check_head
 from keras_bert_zoo.presets.converters.checkpoint_weights import check_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import checkpoint_sizes
 from keras_bert_zoo.presets.converters.checkpoint_weights import fresh_pooler_warning
@@ -773,6 +774,11 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
         if load_weights:
             assign_head(task.output_layer, weights, source, order)
         return task
+    if not kwargs:
+        # The task its checkpoint names, made from the checkpoint's own config, cannot hold its head (a SQuAD head
+        # of 3 outputs): the checkpoint's fault, refused as its conversion refuses it. It was started fresh, with
+        # a warning of arguments that asked for another output layer where none was given.
+        check_head(task.output_layer, weights, source)
     given = ", ".join(f"{key}=..." for key in sorted(kwargs))
     task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, task_cls)
     if load_weights:

@@ -215,9 +215,8 @@ def reorder_head(layer, order):
         layer.bias.assign(np.asarray(layer.bias)[order])
 
 
-def assign_head(layer, weights, source, order=None):
-    """Load the fine-tuned head in `weights` (`TASK_HEAD`) into the dense `layer`, a task's output layer, its
-    outputs in `order` (see `label_order`; None: as stored).
+def check_head(layer, weights, source):
+    """Refuse the fine-tuned head in `weights` where the dense `layer` (a task's output layer) cannot hold it.
 
     Raises:
         CheckpointError: the shapes differ (see `head_fits`).
@@ -226,6 +225,16 @@ def assign_head(layer, weights, source, order=None):
         raise CheckpointError(f"The fine-tuned head of {source} has shape {np.shape(weights[TASK_HEAD_KERNEL])} "
                               f"but the task's output layer {tuple(layer.kernel.shape)}: the head is not this "
                               "model's.")
+
+
+def assign_head(layer, weights, source, order=None):
+    """Load the fine-tuned head in `weights` (`TASK_HEAD`) into the dense `layer`, a task's output layer, its
+    outputs in `order` (see `label_order`; None: as stored).
+
+    Raises:
+        CheckpointError: the shapes differ (see `head_fits`).
+    """
+    check_head(layer, weights, source)
     layer.kernel.assign(weights[TASK_HEAD_KERNEL].astype(layer.kernel.dtype))
     layer.bias.assign(weights[TASK_HEAD_BIAS].astype(layer.bias.dtype))
     if order is not None:
