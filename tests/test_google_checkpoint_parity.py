@@ -216,3 +216,21 @@ def test_a_squad_head_of_other_than_two_outputs_is_refused_as_the_checkpoints_fa
                 f"The fine-tuned head of {tmp_path} has shape (4, 3) but the task's output layer (4, 2): the head is "
                 "not this model's.")):
             kbz.BertQuestionAnswerer.from_preset(str(tmp_path), sequence_length=16)
+
+
+def test_a_fine_tuned_checkpoint_is_read_once_by_task_from_preset(tiny_checkpoint, reference, tmp_path):
+    # Task.from_preset read every weight to find the task (which a fine-tuned checkpoint names by its head), then
+    # again to load it: twice the time for a BERT-Large, and each of the read's warnings twice (predict and
+    # evaluate --model read it three times). run_classifier.py keeps its last checkpoints, which the read names.
+    import shutil
+
+    weights, bias = _fine_tuned_checkpoint(tiny_checkpoint, tmp_path, "output_", labels=3)
+    for path in tmp_path.glob("model.ckpt-300.*"):
+        shutil.copy(path, str(path).replace("ckpt-300", "ckpt-100"))
+    with pytest.warns(UserWarning) as caught:
+        classifier = kbz.Task.from_preset(str(tmp_path), sequence_length=16)
+    assert [str(w.message) for w in caught] == [
+        f"{tmp_path} holds 2 checkpoints: reading model.ckpt-300, not model.ckpt-100. Keep the one you mean alone in "
+        "the directory to read another."]
+    expected = np.array(reference["outputs"]["pooled_output"]) @ weights.T + bias
+    np.testing.assert_allclose(classifier(_packed(reference)), expected, atol=TOLERANCE)

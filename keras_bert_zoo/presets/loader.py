@@ -609,7 +609,10 @@ def saved_task_class(preset):
         PresetError: `task.json` names a class that is not registered.
     """
     resolved = resolve(preset)
-    weights = resolved.checkpoint.weights() if resolved.checkpoint is not None else None
+    # A fine-tuned checkpoint names its task: its weights, which the load that follows reads again (Task.from_preset,
+    # predict --model), are read only for a pretrained one's heads.
+    checkpoint = resolved.checkpoint
+    weights = checkpoint.weights() if checkpoint is not None and checkpoint.head is None else None
     return _saved_task(resolved, weights)[0]
 
 
