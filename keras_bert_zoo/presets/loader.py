@@ -833,9 +833,9 @@ def _check_task_tokenizer(resolved, config, path):
 def _head_does_not_fit(resolved, cls, task_kwargs):
     """What the warning says of a converted fine-tuned task whose head the caller's `task_kwargs` do not fit."""
     given = ", ".join(f"{key}=..." for key in sorted(task_kwargs))
-    return (f"{resolved.saved_dir} is a {cls.__name__} fine-tuned as {_metadata(resolved.saved_dir)[CONVERTED_FROM]}"
-            f", and from_preset({given}) asks for another output layer than its head's (leave those arguments out "
-            "to load the head).")
+    # Named by what it was converted from (the hf:// handle the caller gave), not by the cache directory.
+    return (f"{_metadata(resolved.saved_dir)[CONVERTED_FROM]} is a fine-tuned {cls.__name__}, and from_preset({given}) "
+            "asks for another output layer than its head's (leave those arguments out to load the head).")
 
 
 def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs, task_kwargs):
