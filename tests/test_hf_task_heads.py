@@ -207,6 +207,15 @@ def test_a_fine_tuned_config_that_contradicts_itself_or_its_head_is_refused(tmp_
         kbz.BertTokenClassifier.from_preset(directory)
 
 
+def test_an_invalid_argument_of_the_callers_is_refused_as_theirs_not_the_configs():
+    # doc_stride=0 was blamed on the checkpoint: "does not make a BertQuestionAnswerer: doc_stride must be ... Fix
+    # its config.json (id2label names the labels), or give from_preset the task's ." (a list of none).
+    with pytest.raises(kbz.PresetError) as caught:
+        kbz.BertQuestionAnswerer.from_preset(os.path.join(FIXTURES, "question_answering"), doc_stride=0)
+    assert str(caught.value) == ("from_preset(doc_stride=...) is not a valid BertQuestionAnswerer config: doc_stride "
+                                 "must be a positive whole number; got 0.")
+
+
 def test_a_config_naming_a_task_whose_head_the_weights_lack_is_refused(tmp_path):
     directory = _copy("sequence", tmp_path, architectures=["BertForQuestionAnswering"])
     with pytest.raises(CheckpointError, match="says the model is a BertForQuestionAnswering, but .* has no "

@@ -771,6 +771,11 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
         fits = head_fits(task.output_layer, weights) and (names is None or order is not None)
     except ValueError as e:
         if not kwargs.keys() & arguments.keys():
+            # The checkpoint's config is at fault only where its own arguments make no task: the caller's
+            # doc_stride=0 was blamed on config.json.
+            if kwargs and _makes_task(task_cls, backbone, preprocessor, arguments):
+                given = ", ".join(f"{key}=..." for key in sorted(kwargs))
+                raise PresetError(f"from_preset({given}) is not a valid {task_cls.__name__} config: {e}") from None
             raise PresetError(_head_arguments_refused(source, head, task_cls, e, arguments, in_place=True)) from None
         fits = False  # the head's arguments beside the caller's (3 classes, 2 names): another output layer
     if fits:
@@ -792,6 +797,15 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
                       "BERT under it is loaded. Leave those arguments out (or give its labels, in any order) to "
                       "load the head.", stacklevel=4)
     return task
+
+
+def _makes_task(task_cls, backbone, preprocessor, arguments):
+    """Whether `task_cls(backbone, preprocessor, **arguments)` is a valid task."""
+    try:
+        task_cls(backbone=backbone, preprocessor=preprocessor, **arguments)
+    except ValueError:
+        return False
+    return True
 
 
 def _head_arguments_refused(source, head, task_cls, error, arguments, in_place):
