@@ -155,10 +155,14 @@ def test_arguments_for_another_output_layer_that_make_no_task_alone_are_refused_
         with pytest.raises(kbz.PresetError) as caught:
             kbz.BertClassifier.from_preset(directory, label_names=["a", "b", "c"])
     assert str(caught.value) == (
-        f"{directory} is a fine-tuned BertForSequenceClassification, and from_preset(label_names=...) asks for "
-        "another output layer than its head's, but does not make a BertClassifier alone (BertClassifier.__init__() "
-        "missing 1 required positional argument: 'num_classes'). Give a fresh head all of its arguments, or leave "
-        "those out to load the trained head.")
+        f"{directory} is a fine-tuned BertForSequenceClassification, and from_preset(label_names=...) makes no "
+        "BertClassifier of it: not with its head (3 label_names for num_classes=2.), nor alone, with a fresh head "
+        "(BertClassifier.__init__() missing 1 required positional argument: 'num_classes'). Fix those arguments, or "
+        "leave them out to load the trained head.")
+    # An invalid dropout was reported as the missing num_classes alone: the reason is the rate.
+    with pytest.raises(kbz.PresetError, match=r"from_preset\(dropout=...\) makes no BertClassifier of it: not with "
+                                              r"its head \(Invalid value received for argument `rate`.*rate=2.0\)"):
+        kbz.BertClassifier.from_preset(directory, dropout=2.0)
     # With them all, the head starts fresh, as the warning says; the BERT under it is transformers'.
     with pytest.warns(UserWarning, match="its head starts fresh"):
         task = kbz.BertClassifier.from_preset(directory, label_names=["a", "b", "c"], num_classes=3)

@@ -693,12 +693,13 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     head = resolved.checkpoint.head if restore and resolved.checkpoint is not None else None
     if saved_cls is not None and not restore and not starts_others and load_weights:
         _warn_head_left_out(preset, _task_name(resolved, saved_cls), saved_cls, cls, stacklevel=3)
-    fresh_head = None
+    fresh_head = head_refusal = None
     if restore and config is not None:
         try:
             return _restore_task(resolved, saved_cls, config, load_weights, sequence_length, backbone_kwargs, kwargs)
         except _HeadDoesNotFit as e:  # a converted fine-tuned task asked for another output layer
             fresh_head = f"{e} Its head starts fresh; the BERT under it is loaded."
+            head_refusal = e.__cause__  # why the saved task did not take the arguments
             restore = False
     task_cls = saved_cls if restore else cls
     sizes = _weight_sizes(resolved, weights) if load_weights else None
@@ -707,7 +708,7 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
     if head is not None:
         task = _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights, preset)
     elif fresh_head is not None:
-        task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, saved_cls)
+        task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, saved_cls, head_refusal)
         warnings.warn(fresh_head, stacklevel=3)  # once it is made: it warned, then the task failed
     else:
         task = task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
@@ -738,19 +739,20 @@ def _task_name(resolved, saved_cls):
     return saved_cls.__name__
 
 
-def _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, head_cls):
+def _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, head_cls, head_refusal=None):
     """A `task_cls` from the caller's `kwargs` alone, its head fresh: they ask for another output layer than the
-    fine-tuned head of `preset` (a `head_cls`'s). Where they make no task alone (3 label names for a 2-label head,
-    without num_classes), a PresetError says so and how to fix it: Python's TypeError (missing 'num_classes') was
-    all the caller got."""
+    fine-tuned head of `preset` (a `head_cls`'s), or make no task with it (`head_refusal`: why). Where they make
+    no task alone either (3 label names for a 2-label head, without num_classes; dropout=2), a PresetError gives
+    both reasons and the fix: Python's TypeError (missing 'num_classes') was all the caller got, even of an
+    invalid dropout."""
     try:
         return task_cls(backbone=backbone, preprocessor=preprocessor, **kwargs)
     except (TypeError, ValueError) as e:
         given = ", ".join(f"{key}=..." for key in sorted(kwargs))
-        raise PresetError(f"{preset} is a fine-tuned {_task_name(resolved, head_cls)}, and from_preset({given}) asks "
-                          "for another output layer than its head's, but does not make a "
-                          f"{task_cls.__name__} alone ({e}). Give a fresh head all of its arguments, or leave those "
-                          "out to load the trained head.") from None
+        with_head = f"not with its head ({head_refusal}), nor " if head_refusal is not None else ""
+        raise PresetError(f"{preset} is a fine-tuned {_task_name(resolved, head_cls)}, and from_preset({given}) makes "
+                          f"no {task_cls.__name__} of it: {with_head}alone, with a fresh head ({e}). Fix those "
+                          "arguments, or leave them out to load the trained head.") from None
 
 
 def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load_weights, preset):
@@ -768,8 +770,9 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
         raise PresetError(f"from_preset: {e}") from None
     try:
         task = task_cls(backbone=backbone, preprocessor=preprocessor, **{**arguments, **kwargs})
-        fits = head_fits(task.output_layer, weights) and (names is None or order is not None)
+        fits, head_refusal = head_fits(task.output_layer, weights) and (names is None or order is not None), None
     except ValueError as e:
+        head_refusal = e
         if not kwargs.keys() & arguments.keys():
             # The checkpoint's config is at fault only where its own arguments make no task: the caller's
             # doc_stride=0 was blamed on config.json.
@@ -788,7 +791,7 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
         # a warning of arguments that asked for another output layer where none was given.
         check_head(task.output_layer, weights, source)
     given = ", ".join(f"{key}=..." for key in sorted(kwargs))
-    task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, task_cls)
+    task = _fresh_head_task(resolved, preset, task_cls, backbone, preprocessor, kwargs, task_cls, head_refusal)
     if load_weights:
         asked = (f"labels {list(names)}, not its {arguments['label_names']}" if task.output_layer.units == units
                  else f"{task.output_layer.units} output(s)")
