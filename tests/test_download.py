@@ -120,10 +120,7 @@ def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fr
                                                                                            tmp_path):
     # A token classifier's checkpoint has no pooler: the preset converted from it saved a random one, which every
     # load after the first read from the cache as trained, without a word (encode --pooling pooled's vectors).
-    base, handler = server
-    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), tmp_path / "www" / "org" / "tok" / "resolve" /
-                    "main")
-    monkeypatch.setenv("HF_ENDPOINT", base)
+    handler, _ = _hub_task(server, monkeypatch, tmp_path, repository="org/tok")
     with pytest.warns(UserWarning) as caught:
         converted = kbz.BertBackbone.from_preset("hf://org/tok")
     # Named by its handle: the scratch directory it was read from is gone.
@@ -145,13 +142,18 @@ def test_a_cached_conversion_of_a_checkpoint_without_a_pooler_still_names_its_fr
         kbz.BertBackbone.from_preset("hf://org/tiny-bert")
 
 
+def _hub_task(server, monkeypatch, tmp_path, kind="token", repository="org/ner"):
+    """The fine-tuned `kind` fixture of tiny_hf_tasks served as hf://`repository`: `(request log, its
+    reference.npz)`."""
+    base, handler = server
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", kind), tmp_path / "www" / repository / "resolve" / "main")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    return handler, np.load(os.path.join(FIXTURES, "tiny_hf_tasks", kind, "reference.npz"))
+
+
 def test_a_fine_tuned_hf_handle_converts_to_its_task_with_its_head(server, monkeypatch, tmp_path):
     # The conversion kept the backbone alone: every load after the first read the fine-tuned model without its head.
-    base, handler = server
-    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), tmp_path / "www" / "org" / "ner" / "resolve" /
-                    "main")
-    monkeypatch.setenv("HF_ENDPOINT", base)
-    reference = np.load(os.path.join(FIXTURES, "tiny_hf_tasks", "token", "reference.npz"))
+    handler, reference = _hub_task(server, monkeypatch, tmp_path)
     inputs = {name: reference[name] for name in ("token_ids", "segment_ids", "padding_mask")}
     real = reference["padding_mask"].astype(bool)
     for _ in range(2):  # converted, then read from the cache
@@ -185,11 +187,7 @@ def test_a_fine_tuned_hf_handle_converts_to_its_task_with_its_head(server, monke
 def test_a_backbone_from_a_converted_fine_tuned_handle_names_the_head_left_out(server, monkeypatch, tmp_path):
     # Read in place, a fine-tuned checkpoint's BertBackbone said its head was left out; from the hf:// conversion
     # (the fine-tuned task saved in the cache), the same backbone dropped the head without a word.
-    base, _ = server
-    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "token"), tmp_path / "www" / "org" / "ner" / "resolve" /
-                    "main")
-    monkeypatch.setenv("HF_ENDPOINT", base)
-    reference = np.load(os.path.join(FIXTURES, "tiny_hf_tasks", "token", "reference.npz"))
+    _, reference = _hub_task(server, monkeypatch, tmp_path)
     real = reference["padding_mask"].astype(bool)
     for _ in range(2):  # converted, then read from the cache
         with pytest.warns(UserWarning) as caught:
@@ -237,10 +235,7 @@ def test_a_fine_tuned_handle_whose_labels_make_no_task_is_refused_naming_its_con
 def test_a_converted_fine_tuned_task_given_arguments_that_make_no_task_alone_refuses_them(server, monkeypatch,
                                                                                             tmp_path):
     # It warned "Its head starts fresh", then Python's TypeError: missing 1 required positional argument.
-    base, _ = server
-    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_tasks", "sequence"), tmp_path / "www" / "org" / "sst" / "resolve" /
-                    "main")
-    monkeypatch.setenv("HF_ENDPOINT", base)
+    _hub_task(server, monkeypatch, tmp_path, "sequence", "org/sst")
     kbz.BertClassifier.from_preset("hf://org/sst")  # converted
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
