@@ -566,3 +566,21 @@ def test_the_tokenizer_check_lets_a_bert_tokenizer_and_an_optional_none_through(
     assert write_pretraining_records(_instances(), str(tmp_path / "untagged.tfrecord"), tokenizer=None) == 2
     _backbone().save_to_preset(str(tmp_path / "preset"), tokenizer=None)
     assert kbz.BertBackbone.from_preset(str(tmp_path / "preset")).vocabulary_size == len(VOCAB)
+
+
+@pytest.mark.parametrize("label_names, message", [
+    ("OBI", "got 'OBI'"),  # was read as its characters: tags O, B and I
+    (3, "got 3"),  # was "'int' object is not iterable"
+    (["O", ["B"], "I"], r"\['B'\] is neither"),  # was "unhashable type: 'list'"
+    (["O", 1.5, "I"], "1.5 is neither"),
+])
+def test_label_names_that_are_no_list_of_names_are_refused_by_what_they_are(backbone, preprocessor, tokenizer,
+                                                                              label_names, message):
+    with pytest.raises(TypeError, match=rf"label_names must be a list of names, e.g. .*{message}"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=3, label_names=label_names)
+    ner_preprocessor = TokenClassificationPreprocessor(tokenizer, sequence_length=12, max_sequence_length=POSITIONS)
+    with pytest.raises(TypeError, match=rf"label_names must be a list of names, e.g. .*{message}"):
+        kbz.BertTokenClassifier(backbone, ner_preprocessor, label_names=label_names)
+    # Names as numbers, numpy's included, stay names.
+    assert kbz.BertClassifier(backbone, preprocessor, num_classes=3,
+                              label_names=np.array([0, 1, 2])).label_names == [0, 1, 2]

@@ -11,6 +11,7 @@ from keras_bert_zoo.metrics.classification_metrics import multi_label_report
 from keras_bert_zoo.metrics.classification_metrics import regression_report
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
+from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_labels
 from keras_bert_zoo.tasks.task import Task
@@ -89,6 +90,7 @@ class BertClassifier(Task):
                 "Use num_classes=2 for a yes/no task, problem_type='regression' for one score, or "
                 "problem_type='multi_label' for one independent yes/no."
             )
+        label_names = check_label_names(label_names)
         if label_names is not None and len(label_names) != num_classes:
             raise ValueError(f"{len(label_names)} label_names for num_classes={num_classes}.")
         if label_names is not None and len(set(label_names)) != len(label_names):

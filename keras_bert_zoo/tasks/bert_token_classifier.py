@@ -16,6 +16,7 @@ from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
+from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tasks.task import positive_whole_number
@@ -90,6 +91,7 @@ class BertTokenClassifier(Task):
             warnings.warn("BertTokenClassifier's `labels` is now `label_names` (as in every task); "
                           "`labels` will be removed in the next release.", DeprecationWarning, stacklevel=2)
             label_names = labels
+        label_names = check_label_names(label_names)
         if not label_names or len(set(label_names)) != len(label_names):
             raise ValueError(f"label_names must be a non-empty list of distinct tags; got {label_names}.")
         if len(label_names) < 2:

@@ -12,6 +12,26 @@ import numpy as np
 import tensorflow as tf
 
 
+def check_label_names(label_names):
+    """`label_names` (None, or names: strings or whole numbers) as a list, checked where a task is built: a string
+    was read as its characters ("OBI": tags O, B and I), and a number or a nested list failed in Python's
+    `set` with "unhashable type" or "not iterable".
+
+    Raises:
+        TypeError: naming what was given and what to give.
+    """
+    if label_names is None:
+        return None
+    example = "a list of names, e.g. ['O', 'B-Gene', 'I-Gene'] or ['negative', 'positive']"
+    if isinstance(label_names, (str, bytes)) or not isinstance(label_names, (list, tuple, np.ndarray)):
+        raise TypeError(f"label_names must be {example}; got {label_names!r}.")
+    names = label_names.tolist() if isinstance(label_names, np.ndarray) else list(label_names)
+    bad = [n for n in names if isinstance(n, bool) or not isinstance(n, (str, numbers.Integral))]
+    if bad:
+        raise TypeError(f"label_names must be {example}: each a string or a whole number; {bad[0]!r} is neither.")
+    return names
+
+
 def _class_id(label, index, num_classes, names):
     """One multi_class label -> its class id, or an error naming it."""
     if isinstance(label, bytes):
