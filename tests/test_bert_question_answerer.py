@@ -11,10 +11,10 @@ import tensorflow as tf
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.squad import read_squad
+from keras_bert_zoo.export.graph_windows import piece_windows
 from keras_bert_zoo.export.question_answerer_signatures import _context_positions
 from keras_bert_zoo.export.question_answerer_signatures import _decode_answers
 from keras_bert_zoo.export.question_answerer_signatures import _pack_windows
-from keras_bert_zoo.export.question_answerer_signatures import _windows
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.bert_question_answerer import _as_examples
@@ -188,7 +188,7 @@ def test_max_context_matches_run_squad_with_short_last_windows(pieces, stride):
 @pytest.mark.parametrize("lengths, windows, stride", [
     ([0], [9], 4), ([9], [9], 4), ([10], [9], 5), ([25], [9], 20), ([23, 0, 9, 40, 1], [9, 5, 9, 3, 9], 4)])
 def test_graph_windows_match_window_starts(lengths, windows, stride):
-    example, start, length = _windows(tf.constant(lengths), tf.constant(windows), stride)
+    example, start, length = piece_windows(tf.constant(lengths), tf.constant(windows), stride)
     expected = [(row, s, max(0, min(window, pieces - s)))
                 for row, (pieces, window) in enumerate(zip(lengths, windows))
                 for s in window_starts(pieces, window, stride)]

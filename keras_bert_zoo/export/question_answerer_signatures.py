@@ -2,12 +2,12 @@
 
 The graph does what `BertQuestionAnswerer.predict_answers` does in Python,
 one step per function, each beside the numpy code it mirrors:
-run_squad.py's strided windows over the context (`_windows`, `_pack_windows`
-mirror `strided_windows.window_starts` and `build_features`), max-context
-filtering of start positions (`_max_context`, `_context_positions` mirror
-`strided_windows.max_context_windows`), the n-best span search with
-`max_answer_length` (`_span_candidates`, `_n_best`), the softmax score over
-the n best and SQuAD v2.0's null threshold (`_answer_scores`), all mirroring
+run_squad.py's strided windows over the context (`_pack_windows` mirrors
+`build_features`, on `graph_windows.piece_windows`), max-context filtering
+of start positions (`_context_positions`, on `graph_windows.max_context`),
+the n-best span search with `max_answer_length` (`_span_candidates`,
+`_n_best`), the softmax score over the n best and SQuAD v2.0's null
+threshold (`_answer_scores`), all mirroring
 `BertQuestionAnswerer._best_answer`.
 """
 
@@ -15,6 +15,8 @@ import collections
 
 import tensorflow as tf
 
+from keras_bert_zoo.export.graph_windows import max_context
+from keras_bert_zoo.export.graph_windows import piece_windows
 from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
@@ -27,34 +29,6 @@ from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 # among all contexts' pieces, its piece count, and the position of that
 # first piece in the packed row.
 _WindowLayout = collections.namedtuple("_WindowLayout", ["example", "first_piece", "length", "offset"])
-
-
-def _windows(context_length, window, doc_stride):
-    """run_squad's strided windows over every context of a batch.
-
-    The graph twin of `strided_windows.window_starts`, for all examples at
-    once: windows start every `min(doc_stride, window)` pieces until one
-    reaches the end of its context; an empty context still gets one
-    (empty) window.
-
-    Numpy twin: `strided_windows.window_starts`; parity:
-    `tests/test_bert_question_answerer.py::test_graph_windows_match_window_starts`.
-
-    Args:
-        context_length: int32 `[batch]`, pieces per context.
-        window: int32 `[batch]`, context pieces one window holds.
-        doc_stride: int, pieces between window starts.
-
-    Returns:
-        `(example, start, length)`, int32 `[windows]`: each window's example,
-        its first piece within the context, and its piece count.
-    """
-    step = tf.maximum(1, tf.minimum(doc_stride, window))
-    count = 1 + tf.maximum(0, (context_length - window + step - 1) // step)
-    example = tf.repeat(tf.range(tf.shape(count)[0]), count)
-    start = tf.ragged.range(count).flat_values * tf.gather(step, example)
-    length = tf.maximum(0, tf.minimum(tf.gather(window, example), tf.gather(context_length, example) - start))
-    return example, start, length
 
 
 def _pack_windows(preprocessor, query, pieces, doc_stride):
@@ -79,51 +53,13 @@ def _pack_windows(preprocessor, query, pieces, doc_stride):
     query_length = tf.cast(query.row_lengths(), tf.int32)
     context_length = tf.cast(pieces.row_lengths(), tf.int32)
     window = preprocessor.sequence_length - query_length - special_token_count(2)
-    example, start, length = _windows(context_length, window, doc_stride)
+    example, start, length = piece_windows(context_length, window, doc_stride)
     first_piece = tf.gather(tf.cast(pieces.row_starts(), tf.int32), example) + start
     window_pieces = tf.gather(pieces.flat_values, tf.ragged.range(first_piece, first_piece + length))
     inputs = trim_to_bucket(preprocessor.pack([tf.gather(query, example), window_pieces]),
                             preprocessor.sequence_length)
     offset = tf.gather(query_length, example) + 2  # [CLS] question [SEP]
     return inputs, _WindowLayout(example, first_piece, length, offset)
-
-
-def _max_context(relative, length, flat_piece, is_context, total_pieces):
-    """run_squad's `_check_is_max_context` for every (window, position).
-
-    The graph twin of `strided_windows.max_context_windows`, read at each
-    window's positions.
-
-    Numpy twin: `strided_windows.max_context_windows`; parity:
-    `tests/test_bert_question_answerer.py::test_graph_windows_and_max_context_match_build_features`.
-
-    Args:
-        relative: int32 `[windows, positions]`, each position's index in its
-            window's context pieces (outside `[0, length)` off the context).
-        length: int32 `[windows]`, context pieces per window.
-        flat_piece: int32 `[windows, positions]`, each position's piece
-            index among all contexts' pieces.
-        is_context: bool `[windows, positions]`, the position holds a piece.
-        total_pieces: int32 scalar, pieces in all contexts.
-
-    Returns:
-        bool `[windows, positions]`: the position holds a piece and this
-        window is the piece's max-context window.
-    """
-    lengths = tf.cast(length, tf.float64)[:, None]
-    relative64 = tf.cast(relative, tf.float64)
-    score = tf.minimum(relative64, lengths - 1 - relative64) + 0.01 * lengths
-    keys = tf.boolean_mask(flat_piece, is_context)
-    scores = tf.boolean_mask(score, is_context)
-    window_ids = tf.boolean_mask(tf.broadcast_to(tf.range(tf.shape(relative)[0])[:, None], tf.shape(relative)),
-                                 is_context)
-    best_score = tf.math.unsorted_segment_max(scores, keys, total_pieces)
-    # The first window with the best score wins, as in run_squad. A spare
-    # last segment keeps the gather below valid when no context has pieces.
-    contender = tf.where(scores >= tf.gather(best_score, keys), window_ids, tf.int32.max)
-    best_window = tf.math.unsorted_segment_min(contender, keys, total_pieces + 1)
-    chosen = tf.gather(best_window, tf.clip_by_value(flat_piece, 0, total_pieces))
-    return is_context & (chosen == tf.range(tf.shape(relative)[0])[:, None])
 
 
 def _context_positions(layout, width, total_pieces):
@@ -145,7 +81,7 @@ def _context_positions(layout, width, total_pieces):
     relative = tf.range(width)[None, :] - layout.offset[:, None]
     is_context = (relative >= 0) & (relative < layout.length[:, None])
     flat_piece = layout.first_piece[:, None] + relative
-    return is_context, _max_context(relative, layout.length, flat_piece, is_context, total_pieces)
+    return is_context, max_context(relative, layout.length, flat_piece, is_context, total_pieces)
 
 
 def _span_candidates(start_logits, end_logits, real, is_context, max_context, n_best_size, max_answer_length):

@@ -12,7 +12,7 @@ import numpy as np
 def window_starts(length, window, stride):
     """Start offsets of windows of `window` pieces covering `length` pieces.
 
-    Graph twin: `question_answerer_signatures._windows`; parity:
+    Graph twin: `graph_windows.piece_windows`; parity:
     `tests/test_bert_question_answerer.py::test_graph_windows_match_window_starts`.
     """
     # run_squad.py advances by min(doc_stride, window): no piece is skipped.
@@ -30,7 +30,7 @@ def max_context_windows(starts, window, length):
     min(pieces left of it, pieces right of it) + 0.01 * window length; the
     first window with the highest score wins.
 
-    Graph twin: `question_answerer_signatures._max_context`; parity:
+    Graph twin: `graph_windows.max_context`; parity:
     `tests/test_bert_question_answerer.py::test_graph_windows_and_max_context_match_build_features`.
     """
     starts = np.array(starts)[:, None]
