@@ -2,22 +2,26 @@
 
 import itertools
 import re
+import string
 import unicodedata
 import warnings
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import keras_bert_zoo as kbz
 from keras_bert_zoo.data.conll import read_conll
-from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
+from keras_bert_zoo.export.graph_windows import snap_windows_to_words
 from keras_bert_zoo.export.token_classifier_signatures import _chunk_begins
 from keras_bert_zoo.export.token_classifier_signatures import _chunk_spans
+from keras_bert_zoo.export.token_classifier_signatures import _pack_word_windows
 from keras_bert_zoo.export.token_classifier_signatures import _tag_scheme
-from keras_bert_zoo.export.token_classifier_signatures import _truncated
 from keras_bert_zoo.export.token_classifier_signatures import _word_probabilities
+from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
 from keras_bert_zoo.metrics.conlleval import extract_chunks
+from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
@@ -229,20 +233,86 @@ def test_graph_chunks_match_extract_chunks(labels):
     np.testing.assert_allclose([entity[4] for entity in got], [entity[4] for entity in expected], rtol=1e-6)
 
 
+# Edge cases: empty texts, words without pieces (at a text's start and end, beside the next text), a word longer
+# than the window, a stride longer than the window and one of a single piece.
+@pytest.mark.parametrize("window, stride", [(8, 4), (8, 3), (5, 20), (6, 1)])
+def test_graph_word_windows_match_word_windows(window, stride):
+    rng = np.random.default_rng(window * 100 + stride)
+    texts = [[], [0, 0], [3], [1] * 20, rng.integers(0, 4, 40).tolist(), [0, 12, 0, 1, 1, 9, 0], [0, 2, 0], [5]]
+    windows, word_first_piece = snap_windows_to_words(tf.ragged.constant(texts, tf.int32), window, stride)
+    flat_counts = np.concatenate(texts).astype(int)
+    word_offset = np.cumsum([0] + [len(t) for t in texts])
+    piece_offset = np.cumsum([0] + [sum(t) for t in texts])
+    np.testing.assert_array_equal(word_first_piece, np.cumsum(flat_counts) - flat_counts)
+    expected = []
+    for text, counts in enumerate(texts):
+        ranges, _ = word_windows(counts, window, stride)
+        starts = window_starts(sum(counts), window, stride)
+        for (first, end), start in zip(ranges, starts):
+            words = [word_offset[text] + w for w in range(first, end) if counts[w]]
+            expected.append((text, words, piece_offset[text] + start, min(window, sum(counts) - start)))
+    # A graph range may hold more words without pieces beside its own: they pack to nothing.
+    got = [(text, [w for w in range(first, end) if flat_counts[w]], first_piece, length)
+           for text, first, end, first_piece, length in zip(*[t.numpy().tolist() for t in windows])]
+    assert got == expected
+    assert all(word_offset[text] <= first <= end <= word_offset[text + 1]
+               for text, first, end in zip(*[t.numpy() for t in windows[:3]]))
+
+
 def test_graph_word_probabilities_match_predict_word_probabilities(tiny_checkpoint):
     ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
-    words = ["all", "work", "and", "no", "play", "makes", "jack"]  # one piece each, 6 fit
-    sentences = [words[:3], [], words + ["all"]]
+    words = ["all", "work", "and", "no", "play", "makes", "jack"]  # one piece each, 6 fit a window
+    sentences = [words[:3], [], (words * 3)[:16], ["\u200b", "all", "\u200b", "work", "\u200b"], ["\u200b"]]
     ragged = tf.ragged.constant(sentences, dtype=tf.string)
-    packed = ner.preprocessor(ragged)
-    probabilities = tf.nn.softmax(tf.cast(ner({k: packed[k] for k in MODEL_INPUTS}, training=False), tf.float32))
-    per_word, read = _word_probabilities(ragged, packed["word_index"], probabilities)
-    assert _truncated(ragged, ner.preprocessor.tokenizer, 8).numpy().tolist() == [False, False, True]
-    # The cut text is read as its first 6 words; the words past the window are left uniform, and unread.
-    expected = ner.predict_word_probabilities([words[:3], [], words[:6]])
-    np.testing.assert_allclose(per_word[:9], np.concatenate(expected), atol=1e-6)
-    np.testing.assert_array_equal(per_word[9:], np.full((2, len(LABELS)), 1 / len(LABELS), np.float32))
-    assert read.numpy().tolist() == [True] * 9 + [False] * 2
+    for doc_stride in (3, 2, 10):
+        inputs, read_word = _pack_word_windows(ner.preprocessor, ragged, doc_stride)
+        probabilities = tf.nn.softmax(tf.cast(ner(inputs, training=False), tf.float32))
+        per_word, read = _word_probabilities(tf.size(ragged.flat_values), read_word, probabilities)
+        # The long sentence is read in windows, each word once, from its max-context window.
+        expected = ner.predict_word_probabilities(sentences, doc_stride=doc_stride)
+        np.testing.assert_allclose(per_word, np.concatenate(expected), atol=1e-6)
+        assert read.numpy().tolist() == [word != "\u200b" for sentence in sentences for word in sentence]
+        assert len(inputs["token_ids"]) == len(ner.sentence_windows(sentences, doc_stride))
+
+
+# Every unknown word is spelled letter by letter: a long word is many pieces.
+SPELLING_VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *".,", *string.ascii_lowercase,
+                       *("##" + c for c in string.ascii_lowercase), "the", "cat", "sat", "on", "mat"]
+
+
+def test_the_served_entities_of_long_texts_are_the_predicted_ones():
+    """PubMed abstracts are far longer than the window: the served signature read one window (the words past it
+    in no entity, `truncated` set) where predict_entities reads strided windows. It reads them as
+    predict_entities does: a text of many windows, a word of many pieces across a window's edge, a word longer
+    than the window, words without pieces (control and format characters), empty texts, short texts between."""
+    keras.utils.set_random_seed(5)
+    backbone = kbz.BertBackbone(vocabulary_size=len(SPELLING_VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8,
+                                intermediate_dim=16, max_sequence_length=16)
+    tokenizer = kbz.BertTokenizer(SPELLING_VOCABULARY)
+    labels = ["O", "B-X", "I-X", "B-Y", "I-Y"]
+    ner = kbz.BertTokenClassifier(backbone, TokenClassificationPreprocessor(tokenizer, 10), label_names=labels)
+    ner.output_dense.kernel.assign(np.random.default_rng(0).normal(size=ner.output_dense.kernel.shape) * 20)
+    # Windows of 8 pieces every 4; "abcdef" holds pieces 6-11 of the first text, across the first window's edge.
+    first_window = "the cat the cat ab abcdef"
+    assert [len(p) for p in tokenizer(tf.constant(first_window.split())).to_list()] == [1, 1, 1, 1, 2, 6]
+    texts = [first_window + " sat on the mat, the cat sat. " * 4 + "abcdefghijklm the cat",
+             "", "\x01 the cat \u200b on \x7f the mat sat on the cat \u200b", "cat",
+             "the \u200b " * 12 + "\u200b", "the mat " * 9, " \x01 "]
+    expected = ner.predict_entities(texts)
+    assert any(e["start"] > len(first_window) for e in expected[0]), "no entity past the first window"
+    assert any(e["start"] > 30 for e in expected[5]), "no entity past the first window"
+    out = token_classifier_signatures(ner)[0].function(tf.constant(texts))
+    assert "truncated" not in out
+    count = out["entity_count"].numpy()
+    assert count.tolist() == [len(row) for row in expected]
+    served = [[(out["entity_text"][i, j].numpy().decode(), out["entity_label"][i, j].numpy().decode(),
+                int(out["start"][i, j]), int(out["end"][i, j])) for j in range(n)] for i, n in enumerate(count)]
+    assert served == [[(e["text"], e["label"], e["start"], e["end"]) for e in row] for row in expected]
+    np.testing.assert_allclose(np.concatenate([out["score"][i, :n] for i, n in enumerate(count)]),
+                               [e["score"] for row in expected for e in row], atol=1e-5)
+    # A batch without a word (it failed the gather of first pieces, found by tests/test_serving_fuzz.py).
+    assert token_classifier_signatures(ner)[0].function(tf.constant(["", " \t"]))["entity_count"].numpy().tolist() \
+        == [0, 0]
 
 
 @pytest.mark.slow
@@ -361,8 +431,8 @@ def test_a_datasets_tags_and_words_in_every_common_form(tiny_checkpoint):
 @pytest.mark.slow
 def test_words_the_model_does_not_read_are_outside_any_entity(tiny_checkpoint, tmp_path):
     """A tag set with "O" last (sorted tags) and a head that leans to no tag: a word without pieces (a lone
-    zero-width space) and, in the export, a word past the window, have uniform probabilities, whose argmax is
-    the first tag. They are "O", never an entity, in Python and in the served graph alike."""
+    zero-width space) has uniform probabilities, whose argmax is the first tag. It is "O", never an entity, in
+    Python and in the served graph alike; a long text's words past the first window are read, in both."""
     labels = ["B-Disease", "I-Disease", "O"]
     ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=labels, sequence_length=6)
     ner.output_dense.kernel.assign(np.zeros(ner.output_dense.kernel.shape, "float32"))
@@ -374,14 +444,13 @@ def test_words_the_model_does_not_read_are_outside_any_entity(tiny_checkpoint, t
     served = kbz.export.load_export(ner.export(str(tmp_path), model_name="ner")).signatures["entities"]
     out = served(text=tf.constant(texts))
     assert out["entity_count"].numpy().tolist() == [0, 0]
-    assert out["truncated"].numpy().tolist() == [False, True]
 
     # Where the head does tag them, the same words are entities in both: the rule hides nothing real.
     ner.output_dense.bias.assign([5.0, 0.0, 0.0])
     assert [len(e) for e in ner.predict_entities(texts)] == [2, 9]
     out = kbz.export.load_export(ner.export(str(tmp_path), model_name="ner2")).signatures["entities"](
         text=tf.constant(texts))
-    assert out["entity_count"].numpy().tolist() == [2, 4]  # past the window: unread, so outside
+    assert out["entity_count"].numpy().tolist() == [2, 9]  # every window read
 
 
 @pytest.mark.slow

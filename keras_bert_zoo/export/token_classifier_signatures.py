@@ -1,14 +1,18 @@
 """`entities`: raw text in, tagged entity spans with character offsets out.
 
-The graph does what `BertTokenClassifier.predict_entities` does in Python
-for texts that fit one window, one step per function: tag probabilities
-per word off first pieces (`_word_probabilities`), conlleval chunks
-(`_chunk_begins`, the twin of `conlleval.extract_chunks`) and their spans
-and scores (`_chunk_spans`).
+The graph does what `BertTokenClassifier.predict_entities` does in Python,
+one step per function: a text's words in strided windows of at most the
+preprocessor's window (`_pack_word_windows`, on `graph_windows`: windows
+every `doc_stride` pieces, half the window as in `predict_entities`), tag
+probabilities per word off its first piece in its max-context window
+(`_word_probabilities`), conlleval chunks (`_chunk_begins`, the twin of
+`conlleval.extract_chunks`) and their spans and scores (`_chunk_spans`).
 """
 
 import tensorflow as tf
 
+from keras_bert_zoo.export.graph_windows import max_context
+from keras_bert_zoo.export.graph_windows import snap_windows_to_words
 from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
@@ -18,6 +22,7 @@ from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.metrics.conlleval import OUTSIDE
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.preprocessing.strided_windows import default_doc_stride
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words_with_offsets
 
 _OUTSIDE, _BEGIN, _INSIDE, _END, _SINGLE = 0, 1, 2, 3, 4
@@ -45,42 +50,71 @@ def _tag_scheme(labels):
     return prefixes, kinds, names
 
 
-def _word_probabilities(words, word_index, probabilities):
+def _pack_word_windows(preprocessor, words, doc_stride):
+    """Every text's words in strided windows, packed as `[CLS] pieces [SEP]`.
+
+    The graph twin of `BertTokenClassifier.sentence_windows` and the packing
+    of its windows: windows of at most the window's pieces every
+    `doc_stride` pieces, snapped to words (`snap_windows_to_words`), packed
+    by the task's own preprocessor; each word is read at its first piece in
+    its max-context window.
+
+    Numpy twin: `BertTokenClassifier.sentence_windows`; parity:
+    `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
+
+    Args:
+        preprocessor: the task's `TokenClassificationPreprocessor`.
+        words: ragged string `[batch, None]`, each text's words.
+        doc_stride: int, pieces between window starts.
+
+    Returns:
+        `(inputs, read_word)`: the packed windows (one row per window, flat
+        over the batch), trimmed to their bucket, and int32
+        `[windows, positions]`, the word (among all texts' words) read at
+        each position, -1 where none is.
+    """
+    pieces_per_word = words.with_flat_values(
+        tf.cast(preprocessor.tokenizer(words.flat_values).row_lengths(), tf.int32))
+    budget = preprocessor.sequence_length - special_token_count(1)
+    windows, word_first_piece = snap_windows_to_words(pieces_per_word, budget, doc_stride)
+    packed = preprocessor(tf.gather(words.flat_values, tf.ragged.range(windows.first_word, windows.end_word)))
+    inputs = trim_to_bucket({k: packed[k] for k in MODEL_INPUTS}, preprocessor.sequence_length)
+    word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
+    is_first_piece = word_index >= 0
+    word = tf.where(is_first_piece, windows.first_word[:, None] + word_index, -1)
+    # Off first pieces a spare last entry is read: the gather stays valid when the batch has no words.
+    piece = tf.gather(tf.concat([word_first_piece, [0]], 0),
+                      tf.where(is_first_piece, word, tf.size(word_first_piece)))
+    read_here = max_context(piece - windows.first_piece[:, None], windows.length, piece, is_first_piece,
+                            tf.reduce_sum(pieces_per_word.flat_values))
+    return inputs, tf.where(read_here, word, -1)
+
+
+def _word_probabilities(word_count, read_word, probabilities):
     """Tag probabilities per word, read off each word's first piece.
 
-    The graph twin of `BertTokenClassifier.predict_word_probabilities` for
-    texts that fit one window; words past the window (and words without
-    pieces) get uniform probabilities, as there, and are not read. Flat over
-    the batch, so memory follows the words sent.
+    The graph twin of `BertTokenClassifier.predict_word_probabilities`:
+    words without pieces get uniform probabilities, as there, and are not
+    read. Flat over the batch, so memory follows the words sent.
 
     Numpy twin: `BertTokenClassifier.predict_word_probabilities`; parity:
     `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
 
     Args:
-        words: ragged string `[batch, None]`, each text's words.
-        word_index: int `[batch, positions]`, the word each position's piece
-            starts (-1 elsewhere), as the preprocessor packs it.
-        probabilities: float32 `[batch, positions, labels]`.
+        word_count: int32 scalar, words in all texts.
+        read_word: int32 `[windows, positions]`, from `_pack_word_windows`.
+        probabilities: float32 `[windows, positions, labels]`.
 
     Returns:
         `(probabilities, read)`: float32 `[words, labels]` and bool `[words]`,
         over all texts' words in order.
     """
     num_labels = probabilities.shape[-1]
-    first_pieces = tf.where(word_index >= 0)
-    flat_word = (tf.gather(words.row_starts(), first_pieces[:, 0])
-                 + tf.cast(tf.gather_nd(word_index, first_pieces), tf.int64))[:, None]
-    word_count = tf.size(words.flat_values)
-    read = tf.scatter_nd(flat_word, tf.ones_like(flat_word[:, 0], tf.int32), [tf.cast(word_count, tf.int64)]) > 0
-    return tf.tensor_scatter_nd_update(tf.fill([word_count, num_labels], 1.0 / num_labels), flat_word,
-                                       tf.gather_nd(probabilities, first_pieces)), read
-
-
-def _truncated(words, tokenizer, sequence_length):
-    """Whether each text's words need more pieces than one window holds."""
-    pieces = tf.reduce_sum(tf.ragged.map_flat_values(
-        lambda w: tf.cast(tokenizer(w).row_lengths(), tf.int32), words), axis=1)
-    return pieces + special_token_count(1) > sequence_length
+    read_positions = tf.where(read_word >= 0)
+    word = tf.cast(tf.gather_nd(read_word, read_positions), tf.int64)[:, None]  # each word at most once
+    read = tf.scatter_nd(word, tf.ones_like(word[:, 0], tf.int32), [tf.cast(word_count, tf.int64)]) > 0
+    return tf.tensor_scatter_nd_update(tf.fill([word_count, num_labels], 1.0 / num_labels), word,
+                                       tf.gather_nd(probabilities, read_positions)), read
 
 
 def _chunk_begins(prefix, kind, words_per_text):
@@ -152,13 +186,15 @@ def token_classifier_signatures(tagger):
     `text` `[batch]` -> entities padded to the batch's largest count:
     `entity_text`, `entity_label` (`""` padding), `start`, `end` (character
     offsets, -1 padding), `score` (mean tag probability, 0 padding), with
-    `entity_count` `[batch]` telling how many are real; and `truncated`
-    (words past the window were left untagged). Chunks follow conlleval.
+    `entity_count` `[batch]` telling how many are real. Chunks follow
+    conlleval. Texts longer than the window are read in strided windows
+    (`doc_stride` half the window, as `predict_entities` reads them).
     """
     prefix_table, kind_table, kind_names = _tag_scheme(tagger.label_names)
     prefix_table, kind_table = tf.constant(prefix_table), tf.constant(kind_table)
     kind_names = tf.constant(kind_names or [""])
     preprocessor = tagger.preprocessor
+    doc_stride = default_doc_stride(preprocessor.sequence_length - special_token_count(1))
     probabilities_spec = tf.TensorSpec([None, None, len(tagger.label_names)], tf.float32)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
@@ -166,15 +202,13 @@ def token_classifier_signatures(tagger):
         text = clean_text(*checked_request(text=text))
         batch = tf.shape(text)[0]
         words, starts, ends = split_words_with_offsets(text)
-        packed = preprocessor(words)
-        inputs = trim_to_bucket({k: packed[k] for k in MODEL_INPUTS}, preprocessor.sequence_length)
-        word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
+        inputs, read_word = _pack_word_windows(preprocessor, words, doc_stride)
+        # The windows of a long text go through the model in bounded chunks, as any other rows.
         probabilities = run_model(tagger, inputs, probabilities_spec,
                                   lambda logits: tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1))
-        per_word, read = _word_probabilities(words, word_index, probabilities)
+        per_word, read = _word_probabilities(tf.size(words.flat_values), read_word, probabilities)
 
-        # A word the model did not read (past the window, or without pieces) is outside any entity, as in
-        # `predict_entities`.
+        # A word the model cannot read (one without pieces) is outside any entity, as in `predict_entities`.
         tag = tf.argmax(per_word, axis=-1, output_type=tf.int32)
         prefix = tf.where(read, tf.gather(prefix_table, tag), _OUTSIDE)
         kind = tf.where(read, tf.gather(kind_table, tag), -1)
@@ -191,7 +225,6 @@ def token_classifier_signatures(tagger):
             "end": _padded(byte_to_char_offsets(text, entity_row, end), rows, batch, -1),
             "score": _padded(entity_score, rows, batch, 0.0),
             "entity_count": tf.math.bincount(entity_row, minlength=batch, maxlength=batch),
-            "truncated": _truncated(words, preprocessor.tokenizer, preprocessor.sequence_length),
         }
 
     return [ServingSignature("entities", entities, {"text": ["Germline BRCA1 mutations cause breast cancer."]})]

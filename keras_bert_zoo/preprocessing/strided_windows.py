@@ -9,6 +9,12 @@ answering and token classification share this one mechanism.
 import numpy as np
 
 
+def default_doc_stride(window):
+    """Half of `window` pieces (at least one): the stride a token classifier
+    reads long sentences with, in Python and in its export alike."""
+    return max(1, window // 2)
+
+
 def window_starts(length, window, stride):
     """Start offsets of windows of `window` pieces covering `length` pieces.
 
@@ -49,6 +55,9 @@ def word_windows(pieces_per_word, window, stride):
     words whose first piece falls inside, so every word's first piece lies in
     at least one window (a long word's tail may be cut; only its first piece
     carries its tag).
+
+    Graph twin: `graph_windows.snap_windows_to_words`; parity:
+    `tests/test_bert_token_classifier.py::test_graph_word_windows_match_word_windows`.
 
     Args:
         pieces_per_word: word-piece count of each word.

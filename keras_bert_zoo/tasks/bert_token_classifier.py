@@ -13,6 +13,7 @@ from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.preprocessing.strided_windows import default_doc_stride
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
@@ -274,9 +275,13 @@ class BertTokenClassifier(Task):
         per window, where `best` marks the window's words that are read from
         it (their max-context window). A sentence that fits is one window.
         `doc_stride` defaults to half the window.
+
+        Graph twin: `token_classifier_signatures._pack_word_windows`; parity:
+        `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
         """
         budget = self.preprocessor.sequence_length - special_token_count(1)
-        doc_stride = max(1, budget // 2) if doc_stride is None else positive_whole_number(doc_stride, "doc_stride")
+        doc_stride = (default_doc_stride(budget) if doc_stride is None
+                      else positive_whole_number(doc_stride, "doc_stride"))
         flat = [w for s in sentences for w in s]
         counts = self.preprocessor.tokenizer(tf.constant(flat, tf.string)).row_lengths().numpy() if flat else []
         windows, offset = [], 0
@@ -296,8 +301,7 @@ class BertTokenClassifier(Task):
         default half the window), each word from its max-context window.
         Words with no word-pieces get uniform probabilities.
 
-        Graph twin: `token_classifier_signatures._word_probabilities` (texts
-        that fit one window); parity:
+        Graph twin: `token_classifier_signatures._word_probabilities`; parity:
         `tests/test_bert_token_classifier.py::test_graph_word_probabilities_match_predict_word_probabilities`.
         """
         return self._read_words(sentences, batch_size, doc_stride)[0]
