@@ -305,3 +305,48 @@ def test_the_command_line_refuses_a_pretrained_checkpoint_as_a_fine_tuned_model(
     save_file({k: v for k, v in state.items() if not k.startswith("classifier.")}, str(bare / "model.safetensors"))
     assert main(["predict", "--model", str(bare), "--input_file", str(lines)]) == 2
     assert f"{bare} holds no task's head. Fine-tune it first" in capsys.readouterr().err
+
+
+def test_a_tagger_with_placeholder_tags_refuses_to_find_entities_and_names_the_fix(tmp_path):
+    # Without id2label, transformers names the tags LABEL_0, ...: no B-/I- prefix, so every word read as outside
+    # any entity, and predict_entities found none, in silence (the export refused "tag 'LABEL_0'" as no BIO tag).
+    directory = _copy("token", tmp_path, id2label=None, label2id=None)
+    tagger = kbz.BertTokenClassifier.from_preset(directory)
+    words = [["the", "brca1", "gene", "binds", "to", "p53", "."]]
+    # Tags alone keep their meaning: the fixture's O, B-Gene, I-Gene by id.
+    named = kbz.BertTokenClassifier.from_preset(os.path.join(FIXTURES, "token"))
+    ids = {"O": 0, "B-Gene": 1, "I-Gene": 2}
+    assert tagger.predict_tags(words) == [[f"LABEL_{ids[tag]}" for tag in named.predict_tags(words)[0]]]
+    fix = (r"transformers' placeholders LABEL_0..LABEL_2 \(its checkpoint's config.json has no id2label\), which "
+           r"name no entity. Give its tags in the order of its head's outputs: BertTokenClassifier.from_preset\(..., "
+           r"label_names=\['O', 'B-<type>', ...\]\)")
+    with pytest.raises(ValueError, match="^predict_entities finds entities by their tags .*" + fix):
+        tagger.predict_entities(["the brca1 gene binds to p53 ."])
+    with pytest.raises(ValueError, match="^evaluate_entities finds entities by their tags .*" + fix):
+        tagger.evaluate_entities(words, [[0, 1, 2, 0, 0, 1, 0]])
+    with pytest.raises(ValueError, match="^The served signature entities finds entities by their tags .*" + fix):
+        tagger.export(str(tmp_path / "export"))
+    # The fix: its tags named, in its head's order, it finds what the checkpoint with id2label finds.
+    text = "the brca1 gene binds to p53 ."
+    renamed = kbz.BertTokenClassifier.from_preset(directory, label_names=["O", "B-Gene", "I-Gene"])
+    assert renamed.predict_entities([text]) == named.predict_entities([text])
+
+
+def test_the_command_line_refuses_a_tagger_with_placeholder_tags_before_tracing(tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+
+    directory = _copy("token", tmp_path, id2label=None, label2id=None)
+    lines = tmp_path / "texts.txt"
+    lines.write_text("the brca1 gene binds to p53 .\n")
+    assert main(["predict", "--model", directory, "--input_file", str(lines)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "keras-bert-zoo predict: error: predict finds entities by their tags (O, B-<type>, I-<type>, ...), but this "
+        "tagger's are transformers' placeholders LABEL_0..LABEL_2")
+    conll = tmp_path / "eval.conll"
+    conll.write_text("the O\nbrca1 B-Gene\ngene I-Gene\n")
+    assert main(["evaluate", "--model", directory, "--eval_file", str(conll)]) == 2
+    assert "evaluate finds entities by their tags" in capsys.readouterr().err  # not "unknown tag 'O'"
+    assert main(["export", "--model", directory, "--output_dir", str(tmp_path / "export"),
+                 "--max_seq_length", "16"]) == 2
+    assert "error: The served signature entities finds entities by their tags" in capsys.readouterr().err
+    assert not (tmp_path / "export" / "bert_token_classifier").exists()

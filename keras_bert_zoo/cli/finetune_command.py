@@ -452,7 +452,9 @@ def run_evaluate(args):
             return task.evaluate_squad(data, args.batch_size)
     elif hasattr(task_class, "evaluate_entities"):
         from keras_bert_zoo.data.conll import read_conll
+        from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
 
+        check_entity_tags(saved.get("label_names"), "evaluate")  # before the file is read against the placeholders
         data = read_conll(args.eval, label_names=saved.get("label_names"), **given(args, "word_column", "tag_column"))
 
         def scores(task):
@@ -584,7 +586,11 @@ def run_predict(args):
         examples = _read_questions(args.input)
     else:
         lines = read_text_lines(args.input, "--input_file")
-        if not hasattr(task_class, "predict_entities"):
+        if hasattr(task_class, "predict_entities"):
+            from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
+
+            check_entity_tags(saved.get("label_names"), "predict")  # before a saved model's weights load
+        else:
             texts = _classifier_texts(args.input, lines, saved.get("text_pairs"))
     task = loaded or Task.from_preset(found)
     if hasattr(task, "predict_answers"):

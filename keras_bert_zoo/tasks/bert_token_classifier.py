@@ -17,6 +17,7 @@ from keras_bert_zoo.preprocessing.strided_windows import default_doc_stride
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
+from keras_bert_zoo.presets.converters.checkpoint import unnamed_labels
 from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
@@ -27,6 +28,27 @@ from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
 from keras_bert_zoo.utils.traced_method import traced_method
 
+
+def check_entity_tags(label_names, reader):
+    """Refuse to find entities with transformers' placeholder tags (`LABEL_0`, ...: a checkpoint without
+    `id2label`): they are no conlleval tags, so every word reads as outside any entity and `reader` would find
+    none, in silence.
+
+    Args:
+        label_names: the tagger's tags; None: not known yet (nothing is checked).
+        reader: what finds the entities, for the message (e.g. `"predict_entities"`).
+
+    Raises:
+        ValueError: naming the placeholders and where to give the real tags.
+    """
+    if label_names is not None and unnamed_labels(label_names):
+        raise ValueError(
+            f"{reader} finds entities by their tags (O, B-<type>, I-<type>, ...), but this tagger's are "
+            f"transformers' placeholders {label_names[0]}..{label_names[-1]} (its checkpoint's config.json has no "
+            "id2label), which name no entity. Give its tags in the order of its head's outputs: "
+            "BertTokenClassifier.from_preset(..., label_names=['O', 'B-<type>', ...]) (save_to_preset then makes a "
+            "--model for the command line), or write them into config.json as id2label. predict_tags gives the "
+            "placeholder tags as they are.")
 
 
 def _without_empty_sentences(sentences, tags):
@@ -347,7 +369,11 @@ class BertTokenClassifier(Task):
 
         Graph twin: `token_classifier_signatures._chunk_spans` (the loop over
         the chunks); parity: `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
+
+        Raises:
+            ValueError: the tags are transformers' placeholders (see `check_entity_tags`).
         """
+        check_entity_tags(self.label_names, "predict_entities")
         texts = check_texts(texts, pairs=False)
         split = split_words(texts)
         probabilities, read = self._read_words([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
@@ -365,6 +391,7 @@ class BertTokenClassifier(Task):
     def evaluate_entities(self, sentences, tags, batch_size=32, doc_stride=None):
         """conlleval entity-level precision / recall / F1 on tagged sentences
         (their tags as `fit` takes them: label names or ids)."""
+        check_entity_tags(self.label_names, "evaluate_entities")
         sentences = self.check_sentences(sentences)
         if not sentences:  # scores of nothing would read as an F1 of 0
             raise ValueError("No sentences: the input list is empty.")
@@ -372,6 +399,7 @@ class BertTokenClassifier(Task):
         return entity_scores(gold, self.predict_tags(sentences, batch_size, doc_stride))
 
     def task_signatures(self, text_preprocessor):
+        check_entity_tags(self.label_names, "The served signature entities")
         return token_classifier_signatures(self)
 
     @classmethod
