@@ -347,7 +347,7 @@ def test_evaluate_checks_the_file_before_the_model_loads(tiny_checkpoint, tmp_pa
     tags.write_text("Familial\tB-Disease\nhypercholesterolemia\tB-Gene\n")
     squad.write_text('{"data": [')
     for model, eval_file, flags, words in (
-            ("clf", labels, [], f"{labels}, line 3: unknown label 'maybe'; expected one of ['neg', 'pos']"),
+            ("clf", labels, [], f"{labels}, line 3: unknown label 'maybe'; expected one of ['neg', 'pos', '0', '1']"),
             ("clf", pairs, ["--text_b_column", "text_b"],
              f"--eval_file {pairs} holds sentence pairs but {tmp_path / 'clf'} was fine-tuned on single texts"),
             ("ner", tags, [], f"{tags}:2: unknown tag 'B-Gene'; expected one of ['O', 'B-Disease', 'I-Disease']"),

@@ -350,3 +350,69 @@ def test_the_command_line_refuses_a_tagger_with_placeholder_tags_before_tracing(
                  "--max_seq_length", "16"]) == 2
     assert "error: The served signature entities finds entities by their tags" in capsys.readouterr().err
     assert not (tmp_path / "export" / "bert_token_classifier").exists()
+
+
+TEXTS = ["the brca1 gene", "p53 binds to the gene", "the gene ."]
+
+
+def _predicted(task, texts=TEXTS):
+    """The output each text's probabilities rank first: the reference the scores below are computed from."""
+    return task.predict_proba(texts).argmax(-1)
+
+
+def test_a_classifier_without_id2label_scores_data_labelled_by_id():
+    # transformers' LABEL_i is class i, so GLUE's labels 0 / 1, as text in a file, are its classes: they were
+    # refused ("'0' is not one of the label_names ['LABEL_0', 'LABEL_1']").
+    classifier = kbz.BertClassifier.from_preset(os.path.join(FIXTURES, "sequence"))
+    gold = np.array([1, 1, 0])
+    expected = np.mean(_predicted(classifier) == gold)
+    assert classifier.evaluate_glue(TEXTS, ["1", "1", "0"])["accuracy"] == pytest.approx(expected)
+    assert classifier.evaluate_glue(TEXTS, ["LABEL_1", "1", "LABEL_0"])["accuracy"] == pytest.approx(expected)
+    with pytest.raises(ValueError, match=r"^Label 1 'positive' is not a class id 0..1 or its placeholder name "
+                                         r"LABEL_0..LABEL_1 \(transformers' names of a checkpoint without id2label\): "
+                                         r"give class ids, or give the classifier label_names=\[...\] in the order "
+                                         "of its outputs.$"):
+        classifier.evaluate_glue(TEXTS, ["1", "positive", "0"])
+    with pytest.raises(ValueError, match=r"Label 0 '2' is not a class id 0..1"):
+        classifier.evaluate_glue(TEXTS[:1], ["2"])
+
+
+def test_a_readers_labels_follow_the_classifiers_names_not_their_positions(tmp_path):
+    # A GLUE file's "0" / "1" were read by their position in its own label list: against the names ["1", "0"],
+    # every "0" was scored as the class named "1", in silence.
+    folder = tmp_path / "SST-2"
+    folder.mkdir()
+    (folder / "dev.tsv").write_text("sentence\tlabel\n" + "".join(f"{text}\t0\n" for text in TEXTS))
+    data = kbz.data.read_glue(str(folder / "dev.tsv"))
+    directory = os.path.join(FIXTURES, "sequence")
+    reversed_names = kbz.BertClassifier.from_preset(directory, label_names=["1", "0"])
+    # The class named "0" is output 1.
+    assert reversed_names.evaluate_glue(data)["accuracy"] == pytest.approx(np.mean(_predicted(reversed_names) == 1))
+    with pytest.raises(ValueError, match=r"Label 0 '2' is not one of the label_names \['1', '0'\] \(numbers, so "
+                                         r"labels are read as names\): relabel the data with these labels."):
+        reversed_names.prepare_labels(["2"])
+    # Names that are no numbers read their names, and ids written as text.
+    named = kbz.BertClassifier.from_preset(directory, label_names=["negative", "positive"])
+    assert named.evaluate_glue(data)["accuracy"] == pytest.approx(np.mean(_predicted(named) == 0))
+    assert named.prepare_labels(["positive", "0", "negative", "1"]).tolist() == [1, 0, 0, 1]
+
+
+@pytest.mark.slow
+def test_the_command_line_evaluates_a_classifier_without_id2label_on_data_labelled_by_id(tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+
+    classifier = os.path.join(FIXTURES, "sequence")
+    labelled = tmp_path / "eval.jsonl"
+    gold = [1, 1, 0]
+    labelled.write_text("".join(json.dumps({"text": t, "label": g}) + "\n" for t, g in zip(TEXTS, gold)))
+    assert main(["evaluate", "--model", classifier, "--eval_file", str(labelled)]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    expected = np.mean(_predicted(kbz.BertClassifier.from_preset(classifier)) == np.array(gold))
+    assert (metrics["eval_examples"], metrics["accuracy"]) == (3, pytest.approx(expected))
+    # Labels that are neither ids nor its names are refused, naming the file.
+    folder = tmp_path / "RTE"
+    folder.mkdir()
+    (folder / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\tthe gene\tp53 binds\tentailment\n")
+    assert main(["evaluate", "--model", classifier, "--eval_file", str(folder / "dev.tsv")]) == 2
+    assert (f"--eval_file {folder / 'dev.tsv'}: the label 'entailment' is not a class id 0..1 or its placeholder "
+            "name LABEL_0..LABEL_1") in capsys.readouterr().err

@@ -188,8 +188,10 @@ def test_bad_class_labels_are_named_before_training(classifier, labels, error, m
 
 def test_string_labels_without_label_names_are_refused(backbone, preprocessor):
     clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
-    with pytest.raises(ValueError, match=r"Label 0 is the string 'pos' but the classifier has no label_names"):
+    with pytest.raises(ValueError, match=r"Label 0 'pos' is not a class id 0..1 \(the classifier has no label_names\): "
+                                         r"give class ids, or give the classifier label_names=\[...\]"):
         clf.evaluate(["the cat"], ["pos"], verbose=0)
+    assert clf.prepare_labels(["1", "0"]).tolist() == [1, 0]  # ids written as text, as a file holds them
 
 
 def test_labels_are_mapped_through_label_names_and_whole_floats_accepted(classifier):

@@ -462,7 +462,7 @@ def run_evaluate(args):
     else:
         from keras_bert_zoo.tasks.bert_classifier import text_form_name
 
-        data = _read(args.eval, args, label_names=saved.get("label_names"), problem_type=saved.get("problem_type"))
+        data = _read_scored(args, saved)
         pairs, text_pairs = isinstance(data.texts[0], tuple), saved.get("text_pairs")
         if text_pairs is not None and pairs != text_pairs:
             raise UsageError(f"--eval_file {args.eval} holds {text_form_name(pairs)} but {args.model} was "
@@ -476,6 +476,24 @@ def run_evaluate(args):
 
         write_json(args.output, metrics)
     print(json.dumps(metrics, indent=2))
+
+
+def _read_scored(args, saved):
+    """The --eval_file of a classifier `saved` (its config), its labels checked before the weights load against
+    those the classifier reads (`class_labels.class_index`: its names, and ids written as text unless its names
+    are numbers)."""
+    from keras_bert_zoo.tasks.class_labels import class_index
+    from keras_bert_zoo.tasks.class_labels import unreadable_label
+
+    names = saved.get("label_names")
+    index = None if names is None else class_index(names, len(names))
+    data = _read(args.eval, args, label_names=None if index is None else list(index),
+                 problem_type=saved.get("problem_type"))
+    # A GLUE file's labels are its task's, whatever the model reads.
+    unknown = [name for name in data.label_names or () if index is not None and name not in index]
+    if unknown:
+        raise unreadable_label(f"--eval_file {args.eval}: the label {unknown[0]!r}", names, len(names))
+    return data
 
 
 def _classification_records(task, texts, batch_size):

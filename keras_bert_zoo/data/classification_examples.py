@@ -29,6 +29,21 @@ class ClassificationExamples(LabelledExamples):
 
     _PARALLEL = ("texts", "labels")
 
+    def named_labels(self):
+        """The labels by their names: each example's (multi-label: the list of its names); regression's
+        numbers as they are. The ids count `label_names` in this file's order, which a classifier's need not
+        follow (`BertClassifier` matches them by name).
+
+        Examples:
+        >>> ClassificationExamples(["good", "bad", "so-so"], [1, 0, 1], ["neg", "pos"]).named_labels()
+        ['pos', 'neg', 'pos']
+        """
+        if self.label_names is None:
+            return self.labels
+        if self.labels and isinstance(self.labels[0], list):  # multi-hot rows
+            return [[name for name, hot in zip(self.label_names, row) if hot] for row in self.labels]
+        return [self.label_names[i] for i in self.labels]
+
 
 class ExampleBuilder:
     """Collects rows, mapping labels to ids and reporting bad rows.

@@ -5,6 +5,7 @@ import warnings
 import keras
 import numpy as np
 
+from keras_bert_zoo.data.classification_examples import ClassificationExamples
 from keras_bert_zoo.export.classifier_signatures import classifier_signatures
 from keras_bert_zoo.metrics.classification_metrics import classification_report
 from keras_bert_zoo.metrics.classification_metrics import multi_label_report
@@ -213,6 +214,14 @@ class BertClassifier(Task):
             # On logits, probability threshold p is logit log(p / (1 - p)).
             return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=float(np.log(self.threshold / (1 - self.threshold))))]
         return [keras.metrics.MeanAbsoluteError(name="mae")]
+
+    def standardize_examples(self, x, y=None):
+        """`Task.standardize_examples`; a reader's labels, where the classifier has `label_names`, by name (read
+        as `class_labels.class_index` reads them): their ids count the file's names in its order, and a GLUE
+        file's "0" / "1" were read by position against the names ["1", "0"]."""
+        if isinstance(x, ClassificationExamples) and y is None and self.label_names is not None:
+            x, y = x.texts, x.named_labels()
+        return super().standardize_examples(x, y)
 
     def prepare_labels(self, y):
         """Labels as the loss takes them, checked (see `class_labels`)."""

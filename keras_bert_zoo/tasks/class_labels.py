@@ -11,6 +11,8 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_zoo.presets.converters.checkpoint import unnamed_labels
+
 
 def check_label_names(label_names):
     """`label_names` (None, or names: strings or whole numbers) as a list, checked where a task is built: a string
@@ -32,18 +34,58 @@ def check_label_names(label_names):
     return names
 
 
-def _class_id(label, index, num_classes, names):
-    """One multi_class label -> its class id, or an error naming it."""
+def _reads_ids(label_names):
+    """Whether a classifier reads a class id written as text: unless its names are numbers too (an id and a
+    name could then mean two classes)."""
+    return not any(isinstance(name, numbers.Integral) or name.isdigit() for name in label_names or ())
+
+
+def class_index(label_names, num_classes):
+    """`{label: class id}` of the labels a classifier reads as text (a file's labels are text).
+
+    A label is read by name first: one of `label_names` is that class (transformers' placeholders `LABEL_0`,
+    `LABEL_1`, ... of a checkpoint without `id2label` too: `LABEL_i` is class i). Otherwise a class id written as
+    text, "0" .. "n-1", is that class, as an id in Python is: data labelled by id (GLUE's SST-2 and MRPC: 0 and
+    1) scores a classifier without names of its own. Where the names are numbers themselves (["1", "0"]), text is
+    read by name alone, so that data labelled "0" / "1" follow the names, not their positions.
+
+    Args:
+        label_names: the classifier's (None: none).
+        num_classes: its number of classes.
+    """
+    index = {name: i for i, name in enumerate(label_names or ())}
+    if _reads_ids(label_names):
+        index.update((str(i), i) for i in range(num_classes))
+    return index
+
+
+def _readable_labels(label_names, num_classes):
+    """What `class_index` reads, as messages name it."""
+    ids = f"a class id 0..{num_classes - 1}"
+    if label_names is None:
+        return ids + " (the classifier has no label_names)"
+    if unnamed_labels(label_names):
+        return (f"{ids} or its placeholder name {label_names[0]}..{label_names[-1]} (transformers' names of a "
+                "checkpoint without id2label)")
+    names = f"one of the label_names {list(label_names)}"
+    return f"{names} or {ids}" if _reads_ids(label_names) else f"{names} (numbers, so labels are read as names)"
+
+
+def unreadable_label(what, label_names, num_classes):
+    """The error of a text label that `class_index` does not read, `what` (e.g. "Label 3 'pos'"), naming the
+    labels read and the fix."""
+    fix = ("relabel the data with these labels" if not unnamed_labels(label_names) else
+           "give class ids, or give the classifier label_names=[...] in the order of its outputs")
+    return ValueError(f"{what} is not {_readable_labels(label_names, num_classes)}: {fix}.")
+
+
+def _class_id(label, index, num_classes, label_names, names):
+    """One multi_class label -> its class id, or an error naming it (`names`: `class_index`)."""
     if isinstance(label, bytes):
         label = label.decode("utf-8", "replace")
     if isinstance(label, str):
-        if names is None:
-            raise ValueError(
-                f"Label {index} is the string {label!r} but the classifier has no label_names: "
-                f"give class ids 0..{num_classes - 1}, or create it with label_names=[...]."
-            )
         if label not in names:
-            raise ValueError(f"Label {index} {label!r} is not one of the label_names {list(names)}.")
+            raise unreadable_label(f"Label {index} {label!r}", label_names, num_classes)
         return names[label]
     if isinstance(label, (list, tuple, np.ndarray)) and np.size(label) == 1:
         label = np.ravel(label).tolist()[0]  # an [n, 1] column
@@ -61,20 +103,20 @@ def _class_id(label, index, num_classes, names):
     return int(label)
 
 
-def _multi_hot(label, index, num_classes, names):
-    """One multi_label label (a multi-hot row, or a list of names) -> a 0/1 row."""
+def _multi_hot(label, index, num_classes, label_names, names):
+    """One multi_label label (a multi-hot row, or a list of names) -> a 0/1 row (`names`: `class_index`)."""
     row = np.ravel(np.asarray(label, dtype=object)).tolist()
-    if names is not None and all(isinstance(v, str) for v in row):
+    if label_names is not None and all(isinstance(v, str) for v in row):
         unknown = [v for v in row if v not in names]
         if unknown:
-            raise ValueError(f"Label {index} names {unknown!r}, not among the label_names {list(names)}.")
+            raise unreadable_label(f"Label {index}'s {unknown[0]!r}", label_names, num_classes)
         hot = np.zeros(num_classes, "float32")
         hot[[names[v] for v in row]] = 1.0
         return hot
     if len(row) != num_classes:
         raise ValueError(
             f"Label {index} has {len(row)} values; multi_label takes num_classes={num_classes} "
-            "multi-hot values (0 or 1) per example" + (", or a list of label names." if names else ".")
+            "multi-hot values (0 or 1) per example" + (", or a list of label names." if label_names else ".")
         )
     bad = [v for v in row if isinstance(v, (str, bytes)) or v not in (0, 1)]
     if bad:
@@ -98,8 +140,9 @@ def class_labels(labels, problem_type, num_classes, label_names=None):
 
     Args:
         labels: one label per example: a class id or name (`multi_class`;
-            whole floats such as 1.0 are ids), a multi-hot row or a list of
-            names (`multi_label`), or number(s) (`regression`).
+            whole floats such as 1.0 are ids; text as `class_index` reads
+            it), a multi-hot row or a list of names (`multi_label`), or
+            number(s) (`regression`).
         problem_type / num_classes / label_names: the classifier's.
 
     Returns:
@@ -114,11 +157,12 @@ def class_labels(labels, problem_type, num_classes, label_names=None):
     if isinstance(labels, np.ndarray):
         labels = labels.tolist()
     labels = list(labels)
-    names = {name: i for i, name in enumerate(label_names)} if label_names is not None else None
+    names = class_index(label_names, num_classes)
     if problem_type == "multi_class":
-        return np.array([_class_id(v, i, num_classes, names) for i, v in enumerate(labels)], "int32")
+        return np.array([_class_id(v, i, num_classes, label_names, names) for i, v in enumerate(labels)], "int32")
     if problem_type == "multi_label":
-        return np.stack([_multi_hot(v, i, num_classes, names) for i, v in enumerate(labels)]).reshape(-1, num_classes)
+        return np.stack([_multi_hot(v, i, num_classes, label_names, names)
+                         for i, v in enumerate(labels)]).reshape(-1, num_classes)
     targets = np.stack([_target(v, i, num_classes) for i, v in enumerate(labels)]).reshape(-1, num_classes)
     return targets[:, 0] if num_classes == 1 else targets
 
@@ -126,17 +170,16 @@ def class_labels(labels, problem_type, num_classes, label_names=None):
 def check_label_tensor(labels, problem_type, num_classes, label_names=None):
     """In-graph label checks for tf.data inputs (they fail when the batch is read).
 
-    String class labels are mapped through `label_names`. Returns the labels
-    the loss takes.
+    String class labels are read as `class_index` reads them. Returns the
+    labels the loss takes.
     """
     if problem_type == "multi_class":
         if labels.dtype == tf.string:
-            if not label_names:
-                raise TypeError("String labels in a tf.data input need a classifier created with label_names=[...].")
-            matches = tf.equal(labels[..., tf.newaxis], tf.constant(list(label_names)))
-            tf.debugging.assert_equal(tf.reduce_any(matches, -1), True,
-                                      message=f"A label is not one of the label_names {list(label_names)}.")
-            return tf.argmax(matches, -1, output_type=tf.int32)
+            names = class_index(label_names, num_classes)
+            matches = tf.equal(labels[..., tf.newaxis], tf.constant(list(names)))
+            tf.debugging.assert_equal(tf.reduce_any(matches, -1), True, message=(
+                f"A label is not {_readable_labels(label_names, num_classes)}."))
+            return tf.gather(tf.constant(list(names.values()), tf.int32), tf.argmax(matches, -1))
         if labels.dtype.is_floating:
             tf.debugging.assert_equal(labels, tf.round(labels), message="A class label is not a whole number.")
         ids = tf.cast(labels, tf.int64)
