@@ -223,17 +223,13 @@ def test_sequence_lengths_too_short_name_the_flag(tiny_checkpoint, files, capsys
                       "--output", files["tmp"] + "/o", "--max_seq_length", "2"], "--max_seq_length 2", "at least 3")
 
 
-# One rule for every command with --max_seq_length and a preset: its default (128; qa 384), longer than the tiny
-# preset's 16 positions, is refused naming the flag and the maximum. finetune and export ran at 16 in silence.
+# Where the library takes a literal default length (encode_texts' 128, ...), the command's default, longer than the
+# tiny preset's 16 positions, is refused naming the flag and the maximum; finetune and export, whose library cuts
+# it to the positions (utils.packed_length), say the length they pack (see the test below).
 DEFAULT_TOO_LONG = {
     "encode": (["encode", "x"], 128),
     "extract-features": (["extract-features", "--input_file", "{corpus}", "--output_file", "{tmp}/f", "--layers=-1"],
                          128),
-    "finetune classify": (["finetune", "--task", "classify", "--train_file", "{train}", "--output_dir", "{tmp}/o"],
-                          128),
-    "finetune ner": (["finetune", "--task", "ner", "--train_file", "{corpus}", "--output_dir", "{tmp}/o"], 128),
-    "finetune qa": (["finetune", "--task", "qa", "--train_file", "{corpus}", "--output_dir", "{tmp}/o"], 384),
-    "export": (["export", "--output_dir", "{tmp}/e", "--model"], 128),
     "pretrain": (["pretrain", "--input_file", "{corpus}", "--output_dir", "{tmp}/p"], 128),
     "create-pretraining-data": (["create-pretraining-data", "--input_file", "{corpus}", "--output_file", "{tmp}/r"],
                                 128),
@@ -252,6 +248,34 @@ def test_a_default_sequence_length_beyond_the_preset_is_refused(command, tiny_ch
                     f"(flags: keras-bert-zoo {argv[0]} --help)"), last
     written = [name for _, _, names in os.walk(files["tmp"]) for name in names]
     assert sorted(written) == ["a_file", "corpus.txt", "train.tsv"] and not os.path.exists(files["tmp"] + "/o")
+
+
+def test_finetune_and_export_cut_their_default_length_to_the_preset_and_say_so(tiny_checkpoint, files, capsys, no_model,
+                                                                              monkeypatch):
+    # Refused as "The default --max_seq_length 128 is more than the 16 positions": from_preset packs the default
+    # cut to the positions, and export builds its model so.
+    import importlib
+
+    export_for_serving = importlib.import_module("keras_bert_zoo.export.export_for_serving")  # the module
+    said = (f"warning: --max_seq_length not given: 16, the 16 positions of the preset {tiny_checkpoint} (the "
+            "default, {default}, is more).")
+    with pytest.raises(AssertionError, match="a model was loaded"):  # past the checks (no_model)
+        main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", files["train"],
+              "--output_dir", files["tmp"] + "/o"])
+    assert f"keras-bert-zoo finetune: {said.format(default=128)}" in capsys.readouterr().err
+    # QA's lengths are checked at the length packed.
+    _refused(capsys, ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
+                      "--output_dir", files["tmp"] + "/o"],
+             "--max_seq_length 16 leaves no room for the context after a --max_query_length 64 question")
+    exported = {}
+    monkeypatch.setattr(export_for_serving, "export_for_serving",
+                        lambda model, base, preprocessor=None, **kwargs: exported.update(preprocessor=preprocessor))
+    assert main(["export", "--model", tiny_checkpoint, "--output_dir", files["tmp"] + "/e"]) == 0
+    assert f"keras-bert-zoo export: {said.format(default=128)}" in capsys.readouterr().err
+    assert exported["preprocessor"].sequence_length == 16
+    # Given, a length beyond the positions is still refused.
+    _refused(capsys, ["export", "--model", tiny_checkpoint, "--output_dir", files["tmp"] + "/e", "--max_seq_length",
+                      "17"], "--max_seq_length 17 is more than the 16 positions", "pass at most 16")
 
 
 def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):

@@ -416,3 +416,31 @@ def test_the_command_line_evaluates_a_classifier_without_id2label_on_data_labell
     assert main(["evaluate", "--model", classifier, "--eval_file", str(folder / "dev.tsv")]) == 2
     assert (f"--eval_file {folder / 'dev.tsv'}: the label 'entailment' is not a class id 0..1 or its placeholder "
             "name LABEL_0..LABEL_1") in capsys.readouterr().err
+
+
+def test_a_length_not_given_is_cut_to_the_positions_and_one_given_beyond_them_is_refused():
+    # The fixtures have 16 positions: the tasks' defaults (128; QA 384) are cut to them. A length given beyond them
+    # was cut too, in silence.
+    for kind, task_cls in TASKS.items():
+        assert task_cls.from_preset(os.path.join(FIXTURES, kind)).preprocessor.sequence_length == 16
+    with pytest.raises(ValueError, match="sequence_length=32 is longer than the model's 16 position embeddings"):
+        kbz.BertTokenClassifier.from_preset(os.path.join(FIXTURES, "token"), sequence_length=32)
+
+
+@pytest.mark.slow
+def test_the_command_line_exports_a_model_with_fewer_positions_than_the_default_length(tmp_path, capsys):
+    # Refused: "The default --max_seq_length 128 is more than the 16 positions"; the model's positions are all
+    # it can read, and the export says it packs them.
+    import tensorflow as tf
+
+    from keras_bert_zoo.cli.main import main
+    from keras_bert_zoo.export.export_for_serving import load_export
+
+    directory = os.path.join(FIXTURES, "token")
+    assert main(["export", "--model", directory, "--output_dir", str(tmp_path)]) == 0
+    assert (f"keras-bert-zoo export: warning: --max_seq_length not given: 16, the 16 positions of the preset "
+            f"{directory} (the default, 128, is more).") in capsys.readouterr().err
+    served = load_export(str(tmp_path / "bert_token_classifier")).signatures["entities"]
+    # Words of a piece each: 14 with [CLS] and [SEP] fill the 16 positions; 15 do not fit.
+    texts = [" ".join(["gene"] * count) for count in (14, 15)]
+    assert served(text=tf.constant(texts))["truncated"].numpy().tolist() == [False, True]

@@ -189,7 +189,7 @@ def _free_port():
 TINY_EXPORTS = {
     "mrpc": "kbz.BertClassifier.from_preset(tiny, num_classes=2, sequence_length=16)",
     "ner": "kbz.BertTokenClassifier.from_preset(tiny, label_names=['O', 'B-Disease', 'I-Disease'], sequence_length=16)",
-    "qa": "kbz.BertQuestionAnswerer.from_preset(tiny, sequence_length=32, max_query_length=8)",
+    "qa": "kbz.BertQuestionAnswerer.from_preset(tiny, sequence_length=16, max_query_length=8)",
 }
 
 

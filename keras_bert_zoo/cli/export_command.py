@@ -6,9 +6,8 @@ from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.usage_error import UsageError
-
-DEFAULT_SEQUENCE_LENGTH = 128
 
 
 def add_parser(subparsers):
@@ -31,8 +30,11 @@ def add_parser(subparsers):
     parser.add_argument("--model_name", help="Default: the task's name (e.g. bert_classifier).")
     parser.add_argument("--max_seq_length", type=positive_int,
                         help="Packed length for a pretrained model, a bare preset or one fine-tuned with "
-                             f"transformers: at most its positions (default {DEFAULT_SEQUENCE_LENGTH}; a "
-                             "transformers question answerer: 384). A `finetune` model exports at its own length.")
+                             "transformers: at most its positions (default: "
+                             f"{library_default('tasks.task', 'Task', 'default_sequence_length')}; a transformers "
+                             "question answerer: "
+                             f"{library_default('tasks.bert_question_answerer', 'BertQuestionAnswerer', 'default_sequence_length')}"
+                             "; cut to the model's positions). A `finetune` model exports at its own length.")
     parser.add_argument("--dtype", choices=("float32", "bfloat16", "mixed_bfloat16", "mixed_float16"),
                         help="The export's weights and compute (default: the model's own). bfloat16 halves the "
                              "export and ran 1.3-1.9x faster on a CPU with AMX (amx_bf16); on CPUs without AMX it "
@@ -58,6 +60,7 @@ def _load(model, max_seq_length, dtype):
     from keras_bert_zoo.presets.loader import saved_task_class
     from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+    from keras_bert_zoo.tasks.task import Task
 
     saved = fine_tuned_model_dir(model)
     # `pretrain` saves its model as `finetune` does: it exports with its masked-LM head (it was refused).
@@ -74,15 +77,16 @@ def _load(model, max_seq_length, dtype):
     except PresetNotFoundError as e:
         raise UsageError(f"--model {model} is neither a fine-tuned model (a `finetune` --output_dir or its "
                          f"model/) nor a preset: {e}") from None
-    check_sequence_length(max_seq_length, DEFAULT_SEQUENCE_LENGTH, preset, config=config)
-    length = max_seq_length or DEFAULT_SEQUENCE_LENGTH
-    if pretrained:
-        return BertPretrainer.from_preset(preset, sequence_length=length, dtype=dtype), None
     task_cls = saved_task_class(preset)
-    if task_cls is not None and not issubclass(task_cls, BertPretrainer):
-        # A task fine-tuned elsewhere (an HF BertForTokenClassification): it exports with its head, at
-        # --max_seq_length or its task's default (it was exported as an embedding model, its head dropped).
-        return task_cls.from_preset(preset, sequence_length=max_seq_length, dtype=dtype), None
+    # A pretrained model exports with its masked-LM head; a task fine-tuned elsewhere (an HF
+    # BertForTokenClassification) with its head (it was exported as an embedding model, its head dropped); any
+    # other preset (a converted checkpoint's pretraining heads too) as an embedding model.
+    exported = BertPretrainer if pretrained else \
+        task_cls if task_cls is not None and not issubclass(task_cls, BertPretrainer) else None
+    length = check_sequence_length(max_seq_length, (exported or Task).default_sequence_length, preset,
+                                   config=config, fitted=True)
+    if exported is not None:
+        return exported.from_preset(preset, sequence_length=length, dtype=dtype), None
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)
 
 

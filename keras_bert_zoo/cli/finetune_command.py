@@ -277,9 +277,9 @@ def _finetune_qa(args):
 FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _finetune_qa}
 
 
-def _check_qa_lengths(args):
-    """run_squad.py's lengths must leave room for the context, and windows must move forward."""
-    length = args.max_seq_length or _default_sequence_length("qa")
+def _check_qa_lengths(args, length):
+    """run_squad.py's lengths must leave room for the context, and windows must move forward (`length`: the
+    packed length)."""
     query = args.max_query_length or library_default(*QA, "max_query_length")
     stride = args.doc_stride or library_default(*QA, "doc_stride")
     specials = special_token_count(2)
@@ -328,9 +328,10 @@ def check_finetune(args):
     for flag in ("word_column", "tag_column"):
         if getattr(args, flag) is None:
             setattr(args, flag, library_default(*CONLL, flag))
-    check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
+    # Without the flag, from_preset packs its task's default cut to the preset's positions, as checked here.
+    length = check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset, fitted=True)
     if args.task == "qa":
-        _check_qa_lengths(args)
+        _check_qa_lengths(args, length)
 
 
 def run_finetune(args):

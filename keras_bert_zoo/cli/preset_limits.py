@@ -1,7 +1,10 @@
 """Flags checked against a preset's config, before any model is built."""
 
+import warnings
+
 from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
+from keras_bert_zoo.utils.packed_length import packed_length
 
 
 def _config(preset):
@@ -27,14 +30,16 @@ def _default_positions():
     return inspect.signature(BertBackbone).parameters["max_sequence_length"].default
 
 
-def check_sequence_length(value, default, preset=None, config=None, segments=1):
+def check_sequence_length(value, default, preset=None, config=None, segments=1, fitted=False):
     """Refuse a packed length beyond the model's positions (instead of silently clamping it), or too short for
-    any text.
+    any text; return the length the command packs.
 
-    The rule of every command with --max_seq_length and a preset: the command's own default is checked as a
-    given value is, so a preset with fewer positions gets an error naming the flag and its maximum, not a run
-    at another length than --help says. A preset named is read even when there is no length to check, so a
-    mistyped name is refused here, before TensorFlow loads.
+    The rule of every command with --max_seq_length and a preset. A command's own default is checked as a given
+    value is, so a preset with fewer positions gets an error naming the flag and its maximum, not a run at
+    another length than --help says; unless the command's library cuts its default to the positions
+    (`fitted`: `utils.packed_length`, as `Task.from_preset` does), where a warning says the length packed. A
+    preset named is read even when there is no length to check, so a mistyped name is refused here, before
+    TensorFlow loads.
 
     Args:
         value: the flag's value (None: not given).
@@ -43,29 +48,35 @@ def check_sequence_length(value, default, preset=None, config=None, segments=1):
         preset: the preset whose config says the limit; or
         config: a `BertBackbone` config dict (default positions if unset). Neither: no limit but the shortest.
         segments: the texts packed in a sequence (2: pretraining's pairs).
+        fitted: whether `default` is cut to the model's positions.
+
+    Returns:
+        `value`, else the default (None where there is none).
     """
     flag = "--max_seq_length"
     given = value is not None
     if config is None and preset is not None:
         config = _config(preset)
+    if not given and default is None:
+        return None
+    limit = None if config is None else config.get("max_sequence_length") or _default_positions()
+    where = f"the preset {preset}" if preset is not None else "the model config"
     if not given:
-        if default is None:
-            return
-        value = default
+        value = packed_length(None, default, limit if fitted else None)
+        if value != default:
+            warnings.warn(f"{flag} not given: {value}, the {limit} positions of {where} (the default, {default}, is "
+                          "more).")
     shortest = shortest_sequence_length(segments)  # a piece in each segment, as the library requires
     if value < shortest:
         tokens = "[CLS] a [SEP]" if segments == 1 else "[CLS] a [SEP] b [SEP]"
         raise UsageError(f"{flag} {value} leaves no room for text: {tokens} needs {shortest} positions; "
                          f"pass at least {shortest}.")
-    if config is None:
-        return
-    limit = config["max_sequence_length"] if "max_sequence_length" in config else _default_positions()
-    if value > limit:
-        where = f"the preset {preset}" if preset is not None else "the model config"
+    if limit is not None and value > limit:
         if given:
             raise UsageError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
         raise UsageError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
                          f"pass {flag} {limit} or less.")
+    return value
 
 
 def check_layers(layers, preset, flag="--layers", default=None):

@@ -48,6 +48,7 @@ from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import is_preset_name
 from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.atomic import scratch_directory
+from keras_bert_zoo.utils.packed_length import packed_length
 from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
@@ -647,7 +648,7 @@ def _preset_preprocessor(resolved, cls, sequence_length, max_sequence_length):
     if not cls.needs_preprocessor and not _has_tokenizer(resolved):
         return None
     tokenizer = _tokenizer_of(resolved, cls.preprocessor_cls.tokenizer_cls)
-    length = min(sequence_length or cls.default_sequence_length, max_sequence_length)
+    length = packed_length(sequence_length, cls.default_sequence_length, max_sequence_length)
     return cls.make_preprocessor(tokenizer, length, max_sequence_length)
 
 

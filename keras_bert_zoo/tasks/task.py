@@ -929,8 +929,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             preset: a preset name, a directory (saved preset, HF or Google
                 checkpoint), an `hf://` handle or an archive URL.
             load_weights: load the preset's weights (else random init).
-            sequence_length: the preprocessor's packed length (default
-                `default_sequence_length`, at most the backbone's positions).
+            sequence_length: the preprocessor's packed length, at most the
+                backbone's positions (default: `default_sequence_length`,
+                cut to the positions; see `utils.packed_length`).
             **kwargs: the task's arguments (for a saved task, they replace
                 its saved ones, e.g. a question answerer's `doc_stride`;
                 its `label_names` in another order reorder its outputs);

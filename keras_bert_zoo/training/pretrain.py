@@ -38,6 +38,7 @@ from keras_bert_zoo.training.training_logs import tensorboard_callback
 from keras_bert_zoo.utils.job_record import content_digest
 from keras_bert_zoo.utils.job_record import file_fingerprint
 from keras_bert_zoo.utils.job_record import running_job
+from keras_bert_zoo.utils.packed_length import packed_length
 
 
 class _ResumedAt(keras.callbacks.Callback):
@@ -119,7 +120,7 @@ def _model(preset, config, tokenizer, dtype=None):
                              "model (--config), as SciBERT was trained.")
     positions = model.backbone.max_sequence_length
     model.preprocessor = model.make_preprocessor(
-        tokenizer, min(model.default_sequence_length, positions), positions)
+        tokenizer, packed_length(None, model.default_sequence_length, positions), positions)
     return model
 
 
