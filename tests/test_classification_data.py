@@ -166,3 +166,22 @@ def test_jsonl_regression_reads_the_scores(tmp_path):
     path.write_text(json.dumps({"text": "x", "label": "high"}) + "\n")
     with pytest.raises(DataFormatError, match=r"sts.jsonl, line 1: label 'high' is not a number"):
         read_classification(str(path), regression=True)
+
+
+def test_a_row_without_a_label_is_refused_not_taught_as_a_class(tmp_path):
+    """An empty label cell (or JSON null) became a class named '', a list label the class "['x']", and JSON's 1.0
+    another class than 1: a model was fine-tuned on classes nobody named, in silence."""
+    path = tmp_path / "notes.csv"
+    path.write_text("text,label\nGood drug,pos\nBad drug,neg\nNot labelled yet,\n")
+    with pytest.raises(DataFormatError, match=r"notes.csv, line 4: empty label\. Label the row or remove it"):
+        read_classification(str(path))
+    skipped = read_classification(str(path), on_error="skip")
+    assert (skipped.label_names, skipped.labels, skipped.skipped) == (["neg", "pos"], [1, 0], 1)
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"text": "a", "label": 1}\n{"text": "b", "label": 1.0}\n{"text": "c", "label": 0}\n')
+    data = read_classification(str(path))
+    assert (data.label_names, data.labels) == (["0", "1"], [1, 1, 0])
+    for label, message in (("null", "empty label"), ('["x", "y"]', r"is a list, not one label\. For any number")):
+        path.write_text(f'{{"text": "a", "label": 1}}\n{{"text": "b", "label": {label}}}\n')
+        with pytest.raises(DataFormatError, match=rf"notes.jsonl, line 2: .*{message}"):
+            read_classification(str(path))

@@ -45,6 +45,9 @@ class ClassificationExamples(LabelledExamples):
         return [self.label_names[i] for i in self.labels]
 
 
+_SKIP_ROWS = "skip bad rows (on_error='skip'; --skip_bad_rows on the command line)."
+
+
 class ExampleBuilder:
     """Collects rows, mapping labels to ids and reporting bad rows.
 
@@ -83,7 +86,7 @@ class ExampleBuilder:
             if text is not None and not isinstance(text, str):
                 return self.fail(line, f"the text {text!r} ({type(text).__name__}) is not a string.")
             if text is None or not text.strip():
-                return self.fail(line, "empty text. Remove the row, or skip bad rows (on_error='skip'; --skip_bad_rows on the command line).")
+                return self.fail(line, "empty text. Remove the row, or " + _SKIP_ROWS)
         if self.multi_label:
             names = label if isinstance(label, list) else str(label or "").split(",")
             value = tuple(sorted({str(name).strip() for name in names} - {""}))
@@ -93,7 +96,15 @@ class ExampleBuilder:
                                        "Fix the row or the label list.")
             self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
             return
+        if isinstance(label, (list, dict)):
+            return self.fail(line, f"the label {label!r:.60} is a {type(label).__name__}, not one label. For any "
+                                   "number of labels per example, read the file as multi-label (multi_label=True; "
+                                   "--problem_type multi_label on the command line).")
+        if isinstance(label, float) and label.is_integer():
+            label = int(label)  # JSON has one kind of number: 1.0 (pandas' float column) and 1 are one class
         label = str(label).strip() if label is not None else ""
+        if not label:  # an unlabelled row would otherwise be taught as a class named ''
+            return self.fail(line, "empty label. Label the row or remove it, or " + _SKIP_ROWS)
         if self.regression:
             try:
                 value = float(label)
