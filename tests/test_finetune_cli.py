@@ -377,3 +377,29 @@ def test_undefined_correlation_is_written_as_null(tiny_checkpoint, tmp_path, cap
                  str(tmp_path / "m.json")]) == 0
     assert strict((tmp_path / "m.json").read_text()) == {k: metrics[k] for k in ("eval_examples", "pearson",
                                                                                  "spearman", "mse")}
+
+
+def test_questions_of_one_id_are_refused_before_training(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    """SQuAD scores are keyed by id: a file whose ids repeat (numbered per paragraph) trained a model, then failed
+    scoring it, leaving a finished model/ without metrics that a rerun refused to replace."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.tasks.task import Task
+
+    kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16).save_to_preset(str(tmp_path / "qa"))
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the model loaded before the question ids were checked")
+
+    monkeypatch.setattr(Task, "from_preset", no_loading)
+    context = "The Broncos won Super Bowl 50 in Santa Clara."
+    qas = [{"id": "1", "question": "Who won?", "answers": [{"text": "The Broncos", "answer_start": 0}]},
+           {"id": "1", "question": "Where?", "answers": [{"text": "Santa Clara", "answer_start": 33}]}]
+    squad = tmp_path / "sq.json"
+    squad.write_text(json.dumps({"data": [{"paragraphs": [{"context": context, "qas": qas}]}]}))
+    for command in (["finetune", "--task", "qa", "--train_file", str(squad), "--eval_file", str(squad),
+                     "--output_dir", str(tmp_path / "run")],
+                    ["evaluate", "--model", str(tmp_path / "qa"), "--eval_file", str(squad)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"{squad}: Examples 0 and 1 have one id, '1': give each question its own 'id'" in err, err
+    assert not (tmp_path / "run").exists()

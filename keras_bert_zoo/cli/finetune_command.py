@@ -266,6 +266,7 @@ def _finetune_qa(args):
     from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
 
     train, evaluation = _split_or_read_eval(args, lambda path, names=None: read_squad(path))
+    evaluation.check_unique_ids()  # scored after training: refused now, not once training is done
     task = BertQuestionAnswerer.from_preset(
         args.preset, sequence_length=args.max_seq_length,
         **given(args, "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
@@ -448,6 +449,7 @@ def run_evaluate(args):
         from keras_bert_zoo.data.squad import read_squad
 
         data = read_squad(args.eval)
+        data.check_unique_ids()
 
         def scores(task):
             return task.evaluate_squad(data, args.batch_size)

@@ -31,6 +31,17 @@ class QAExamples(ParallelExamples):
 
     _PARALLEL = ("ids", "questions", "contexts", "answers")
 
+    def check_unique_ids(self):
+        """Refuse two questions of one id: SQuAD scores are keyed by id, so the two would be scored as one.
+        `evaluate_squad` checks this, and `finetune` before it trains (a set to score after training)."""
+        first = {}
+        for index, example_id in enumerate(self.ids):
+            if first.setdefault(example_id, index) != index:
+                raise DataFormatError(
+                    (f"{self.source}: " if self.source else "") + f"Examples {first[example_id]} and {index} have "
+                    f"one id, {example_id!r}: give each question its own 'id' to score it (an example without one "
+                    "takes its index).")
+
 
 def _locate(context, text, start, window=64):
     """`(start, text)` of the answer in `context` nearest to `start`, or None.

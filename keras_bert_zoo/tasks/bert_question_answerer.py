@@ -271,11 +271,7 @@ class BertQuestionAnswerer(Task):
         examples = _as_examples(x)
         if not len(examples):
             raise ValueError("No examples: the input list is empty.")
-        first = {}
-        for index, example_id in enumerate(examples.ids):  # scores are keyed by id: the two would count as one
-            if first.setdefault(example_id, index) != index:
-                raise ValueError(f"Examples {first[example_id]} and {index} have one id, {example_id!r}: give each "
-                                 "question its own 'id' to score it (an example without one takes its index).")
+        examples.check_unique_ids()
         predictions = self.predict_answers(examples, batch_size)
         return squad_scores(
             {i: p["answer"] for i, p in zip(examples.ids, predictions)},
