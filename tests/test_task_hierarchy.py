@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import shutil
 import warnings
 
@@ -227,3 +228,8 @@ def test_the_cli_loads_any_saved_task_class_and_refuses_a_pretrainer(tiny_preset
     with pytest.raises(ValueError, match="is a pretrained BERT, not a fine-tuned classifier, NER or QA model: .* "
                                          "holds a 'BertPretrainer'. Fine-tune it first"):
         _load_task(tiny_preset)
+    # A `pretrain` --output_dir: the hint names its model/, which --preset takes (the directory itself it refuses).
+    shutil.copytree(tiny_preset, tmp_path / "pt" / "model")
+    with pytest.raises(ValueError, match=re.escape(f"Fine-tune it first: keras-bert-zoo finetune --preset "
+                                                   f"{tmp_path / 'pt' / 'model'} ...")):
+        _load_task(str(tmp_path / "pt"))

@@ -408,7 +408,7 @@ def _fine_tuned_task(path):
     if saved is None or issubclass(saved, BertPretrainer):
         holds = "no task's head" if saved is None else f"a '{saved.__name__}'"
         raise UsageError(f"--model {path} is a pretrained BERT, not a fine-tuned classifier, NER or QA model: "
-                         f"{found} holds {holds}. Fine-tune it first: keras-bert-zoo finetune --preset {path} ...")
+                         f"{found} holds {holds}. Fine-tune it first: keras-bert-zoo finetune --preset {found} ...")
     return found, saved
 
 
