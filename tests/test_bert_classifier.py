@@ -289,3 +289,19 @@ def test_a_dataset_of_two_strings_is_a_pair_unless_a_label_name_can_be_read(tiny
     clf.text_pairs = True
     with pytest.raises(ValueError, match="fine-tuned on sentence pairs .* given single texts"):
         clf.predict(tf.data.Dataset.from_tensor_slices((["all work"],)))
+
+
+def test_fit_and_evaluate_warn_of_the_texts_they_cut():
+    """In-memory texts are packed by a traced function, where the preprocessor's truncation warning never fired:
+    a model was fine-tuned and scored on cut texts without a word. predict_proba reads them whole (windows)."""
+    clf, pairs = (kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=8) for _ in "ab")
+    texts, labels = ["all work and no play makes jack a dull boy", "jack"], [0, 1]
+    for call in (lambda: clf.fit(texts, labels, epochs=1, verbose=0),
+                 lambda: clf.evaluate(texts, labels, verbose=0),
+                 lambda: pairs.fit([("all work", "and no play makes jack a dull boy")], [1], epochs=1, verbose=0)):
+        with pytest.warns(kbz.TruncationWarning, match=r"of \d inputs are longer than sequence_length=8 word-pieces"):
+            call()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kbz.TruncationWarning)
+        clf.fit(["jack", "a dull boy"], labels, epochs=1, verbose=0)  # they fit: no warning
+        clf.predict_proba(texts)

@@ -102,6 +102,11 @@ class BertPreprocessor(TextPreprocessor):
         trimmed = tf_text.ShrinkLongestTrimmer(budget).trim(list(reversed(segments)))
         return tuple(reversed(trimmed))
 
+    def warn_if_truncating(self, inputs):
+        """Warn (`TruncationWarning`) of texts, given as `call` takes them, longer than `sequence_length`.
+        `call` warns itself only when it runs eagerly: a task that packs in a traced function calls this."""
+        self._warn_if_truncating(tuple(self.tokenizer(s) for s in _as_segments(inputs)))
+
     def _warn_if_truncating(self, token_segments):
         lengths = sum(s.row_lengths() for s in token_segments) + special_token_count(len(token_segments))
         over = int(tf.reduce_sum(tf.cast(lengths > self.sequence_length, tf.int32)))

@@ -633,6 +633,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                     raise ValueError(f"{len(x)} examples but {len(y)} labels.")
                 y = np.asarray(self.prepare_labels(y))
             columns = text_columns(x)
+            # Packed by a traced function, in which the preprocessor cannot warn of the texts it cuts.
+            self.preprocessor.warn_if_truncating(columns)
             # A 1-tuple, so that a pair of texts is one argument of `preprocess`.
             examples = (columns,) if y is None else (columns, y)
             if sample_weight is not None and y is not None:
