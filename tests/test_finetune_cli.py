@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -84,6 +85,15 @@ def test_predict_lines_are_read_as_the_model_was_trained(tmp_path):
     assert _classifier_texts("f", ["a\tb", "c\td"], True) == [("a", "b"), ("c", "d")]
     assert _classifier_texts("f", ["a\tb", "c\td"], None) == [("a", "b"), ("c", "d")]
     assert _classifier_texts("f", ["a", "c"], None) == ["a", "c"]
+    # A labelled TSV given to a single-text model: read whole (a text may hold a tab), with a warning.
+    with pytest.warns(UserWarning, match=r"--input_file f: every line holds a tab, as a TSV's rows do \(line 1: "
+                                         r"'sentence\\tlabel'\); the model, fine-tuned on single texts, reads each"):
+        assert _classifier_texts("f", ["sentence\tlabel", "a good film\t1"], False) == ["sentence\tlabel",
+                                                                                          "a good film\t1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _classifier_texts("f", ["a\tb", "c"], False) == ["a\tb", "c"]
+        assert _classifier_texts("f", [], False) == []
     for lines, pairs, words in ((["a\tb", "c"], True, "line 2: 0 tabs, where the model, fine-tuned on sentence "
                                                       "pairs, needs one per line"),
                                 (["a\tb", "c\td\te"], True, "line 2: 2 tabs"),

@@ -574,6 +574,11 @@ def _classifier_texts(path, lines, text_pairs):
     A model fine-tuned on single texts reads each line whole, tabs and all; one fine-tuned on pairs needs one tab
     on every line; one that has not recorded its form reads pairs where every line holds one tab."""
     if text_pairs is False:
+        if lines and all("\t" in line for line in lines):
+            # A labelled TSV (a GLUE dev file) given to predict: its header and label columns become text.
+            warnings.warn(f"--input_file {path}: every line holds a tab, as a TSV's rows do (line 1: {lines[0]!r:.80}); "
+                          "the model, fine-tuned on single texts, reads each line whole as one text, tabs and all. "
+                          "Give the texts alone (one per line), or score a labelled file with keras-bert-zoo evaluate.")
         return lines
     fields = [line.split("\t") for line in lines]
     if text_pairs:
