@@ -185,3 +185,42 @@ def test_a_row_without_a_label_is_refused_not_taught_as_a_class(tmp_path):
         path.write_text(f'{{"text": "a", "label": 1}}\n{{"text": "b", "label": {label}}}\n')
         with pytest.raises(DataFormatError, match=rf"notes.jsonl, line 2: .*{message}"):
             read_classification(str(path))
+
+
+def test_a_dev_file_read_alone_is_scored_by_the_models_label_ids(tmp_path):
+    """A reader numbers its own file's labels: a dev set without one of the training labels numbered the others
+    otherwise, and a classifier scored (and validated) it by those ids: "c" (dev id 1) counted as the model's "b"."""
+    import keras_bert_zoo as kbz
+    from tests.conftest import TINY_CHECKPOINT
+
+    (tmp_path / "dev.csv").write_text("text,label\nall work,a\njack,c\nplay,c\n")
+    (tmp_path / "tags.csv").write_text("text,label\nall work,\"a,c\"\njack,c\n")
+    dev = read_classification(str(tmp_path / "dev.csv"))
+    tags = read_classification(str(tmp_path / "tags.csv"), multi_label=True)
+    assert (dev.label_names, dev.labels, tags.labels) == (["a", "c"], [0, 1, 1], [[1, 1], [0, 1]])
+    for problem_type, names, examples, expected in (
+            ("multi_class", ["a", "b", "c"], dev, [0, 2, 2]),
+            ("multi_label", ["c", "b", "a"], tags, [[1, 0, 1], [1, 0, 0]])):
+        clf = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=3, label_names=names,
+                                             problem_type=problem_type, sequence_length=8)
+        texts, labels = clf.standardize_examples(examples)
+        assert texts == examples.texts
+        assert clf.prepare_labels(labels).tolist() == expected
+    clf = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, label_names=["a", "b"], sequence_length=8)
+    with pytest.raises(ValueError, match=r"Label 1 'c' is not one of the label_names \['a', 'b'\]"):
+        clf.prepare_labels(clf.standardize_examples(dev)[1])
+
+
+def test_a_header_the_column_flags_cannot_name_says_what_is_wrong(tmp_path):
+    """'Name the columns with text_column ...' was the one advice for a header of Excel's ';'-separated CSV (one
+    field, 'text;label'), a file without a header (its first example) and an empty file ('in the header None')."""
+    for name, content, words in (
+            ("semi.csv", "text;label\nGood drug;pos\n", r"in the header \['text;label'\]\. The header is one field: "
+                                                        r"the file is read as separated by ',', but the header holds "
+                                                        r"';'\. Save it separated by ','\."),
+            ("rows.tsv", "great movie\t1\nbad movie\t0\n", r"Name the columns with text_column / text_b_column / "
+                                                           r"label_column; a file without a header needs one"),
+            ("empty.csv", "", r"empty.csv is empty: a header line naming its columns, then one example per line\.")):
+        (tmp_path / name).write_text(content)
+        with pytest.raises(DataFormatError, match=words):
+            read_classification(str(tmp_path / name))

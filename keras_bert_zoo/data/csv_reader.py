@@ -37,12 +37,14 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
         # Quotes in a TSV are text (run_classifier.py: quotechar=None): a text opening with '"' swallowed the rows
         # after it up to the next quote.
         reader = csv.DictReader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE if tabs else csv.QUOTE_MINIMAL)
+        if not reader.fieldnames:
+            raise DataFormatError(f"{path} is empty: a header line naming its columns, then one example per line.")
         wanted = [c for c in (text_column, text_b_column, label_column) if c]
-        missing = [c for c in wanted if c not in (reader.fieldnames or [])]
+        missing = [c for c in wanted if c not in reader.fieldnames]
         if missing:
             raise DataFormatError(
                 f"{path}, line 1: no column(s) {missing} in the header {reader.fieldnames}. "
-                "Name the columns with text_column / text_b_column / label_column." + _glue_hint(reader.fieldnames)
+                + _header_hint(reader.fieldnames, delimiter) + _glue_hint(reader.fieldnames)
             )
         csv_quoted = None  # the first line whose field looks quoted by a CSV writer
         for row in reader:
@@ -85,10 +87,22 @@ def _delimiter(path, header_line):
     return "\t" if "\t" in header_line else ","
 
 
+def _header_hint(header, delimiter):
+    """What to do about a header without the named columns: name them, unless it is not one the flags can name
+    (one field holding another separator, as Excel's ';'; a data row, in a file without a header)."""
+    separator = "a tab" if delimiter == "\t" else repr(delimiter)
+    others = [c for c in ";|\t," if c != delimiter and c in header[0]]
+    if len(header) == 1 and others:
+        return (f"The header is one field: the file is read as separated by {separator}, but the header holds "
+                f"{others[0]!r}. Save it separated by {separator}.")
+    return ("Name the columns with text_column / text_b_column / label_column; a file without a header needs one: "
+            "a first line naming its columns (text, label).")
+
+
 def _glue_hint(header):
     """A header that is a GLUE task's is read by `read_glue`: say so."""
     tasks = [name for name, task in GLUE_TASKS.items()
-             if task.header and {task.text_a, task.label} <= set(header or [])]
+             if task.header and {task.text_a, task.label} <= set(header)]
     if not tasks:
         return ""
     return (f" The header is GLUE's ({' or '.join(tasks)}): read it with read_glue "
