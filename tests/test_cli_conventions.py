@@ -218,6 +218,16 @@ def test_a_missing_required_flag_names_its_snake_case_name(tmp_path, capsys):
         "(flags: keras-bert-zoo finetune --help)"]
 
 
+def test_an_unknown_flag_is_named_under_its_command_with_the_flag_meant(tmp_path, capsys):
+    """argparse named it under keras-bert-zoo, pointing to the top-level --help (a list of commands)."""
+    base = ["finetune", "--task", "classify", "--train_file", __file__, "--output_dir", str(tmp_path / "o")]
+    for extra, meant in ((["--num_epochs", "2"], "; did you mean --num_train_epochs?"), (["--lr", "1e-4"], "")):
+        code, out = _run(capsys, base + extra)
+        assert code == 2 and out.err.splitlines() == [
+            f"keras-bert-zoo finetune: error: unrecognized arguments: {' '.join(extra)}{meant} "
+            "(flags: keras-bert-zoo finetune --help)"], out.err
+
+
 # Each command's required flags (a group: one of them), as its usage line must show them: outside brackets.
 REQUIRED = {
     "finetune": ["--task {classify,ner,qa}", "--train_file TRAIN_FILE", "--output_dir OUTPUT_DIR"],

@@ -15,6 +15,7 @@ TensorFlow's start-up. `run` comes only after it and may use what it read
 """
 
 import argparse
+import difflib
 import os
 import re
 import sys
@@ -146,7 +147,13 @@ def parse_arguments(argv, parser):
     with one whose path checks see placeholder files.
     """
     argv = attach_negative_lists(snake_case_flags(argv, parser))
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse names them under the top-level command, whose --help lists commands, not these flags.
+        command = parser.choices_of(args.command)
+        flags = _option_strings(command) - {"-h", "--help"}
+        close = difflib.get_close_matches(unknown[0].partition("=")[0], flags, n=1, cutoff=0.75)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}" + (f"; did you mean {close[0]}?" if close else ""))
     args.argv = argv
     return args
 
