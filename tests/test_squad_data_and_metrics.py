@@ -49,3 +49,17 @@ def test_official_normalisation_and_scores():
         assert squad_scores({"a": "Carolina"}, {"a": ["Carolina"]})["f1"] == 100.0
     assert [str(w.message) for w in caught] == [
         "Scoring 1 question: scores on so few say little about the model; score a larger held-out set."]
+
+
+def test_is_impossible_must_be_true_or_false(tmp_path):
+    """A string "false" (a converted spreadsheet's) read as true: the question's answers were dropped in silence."""
+    qa = {"id": "q1", "question": "Who won?", "is_impossible": "false",
+          "answers": [{"text": "The Broncos", "answer_start": 0}]}
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "The Broncos won.", "qas": [qa]}]}]}))
+    with pytest.raises(DataFormatError, match=r"v2.json: data\[0\].paragraphs\[0\].qas\[0\] \(question q1\): "
+                                              r"'is_impossible' is 'false', not true or false\."):
+        read_squad(str(path))
+    qa["is_impossible"] = False
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "The Broncos won.", "qas": [qa]}]}]}))
+    assert read_squad(str(path)).answers == [[("The Broncos", 0)]]

@@ -6,6 +6,7 @@ import numbers
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
@@ -146,7 +147,9 @@ def read_squad(path):
                 where = f"data[{a}].paragraphs[{p}].qas[{q}]"
                 qa_id = _field(qa, "id", (str, int), path, where)
                 question = _field(qa, "question", str, path, where)
-                impossible = bool(qa.get("is_impossible", False))
+                # A string "false" would read as true, and the question's answers be dropped.
+                check_bool_fields(qa, f"{path}: {where} (question {qa_id})", ("is_impossible",), DataFormatError)
+                impossible = qa.get("is_impossible", False)
                 gold = []
                 for n, answer in enumerate([] if impossible else _field(qa, "answers", list, path, where)):
                     answer_path = f"{where}.answers[{n}]"
