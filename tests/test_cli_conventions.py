@@ -164,7 +164,7 @@ def test_finetune_qa_trains_at_the_question_answerers_own_rate(tmp_path, capsys,
             raise Compiled(f"compiled with {kwargs}")
 
     monkeypatch.setitem(finetune_command.FINETUNERS, "qa",
-                        lambda args: (FakeTask(), [1], None, None, 0))
+                        lambda args: (FakeTask, [1], None, None, 0))
     train = tmp_path / "train.json"
     train.write_text("{}")
     argv = ["finetune", "--task", "qa", "--train_file", str(train), "--output_dir", str(tmp_path / "out")]

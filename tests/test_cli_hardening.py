@@ -490,15 +490,37 @@ def test_overwrite_output_dir_clears_the_other_jobs_work(tmp_path, capsys, monke
 
 
 def test_a_finished_model_is_not_replaced(tmp_path, capsys, monkeypatch):
+    from keras_bert_zoo.utils.job_record import finish_job
+
     train, out, seen = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run"), []
-    _killed_after_a_backup(monkeypatch, "model")
+    _killed_after_a_backup(monkeypatch, "model", "metrics.json")
     assert main(_finetune(train, out)) == 130
+    finish_job(out)  # as if it had gone on to the end: scored, metrics written
+    finished = json.load(open(os.path.join(out, JOB_FILE)))["finished"]
     monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
-    _refused(capsys, _finetune(train, out), f"{out} already holds a finished finetune (model",
+    _refused(capsys, _finetune(train, out), f"{out} already holds a finished finetune (model, written {finished})",
              "--overwrite_output_dir")
     _reached(monkeypatch, seen)
     main(_finetune(train, out, "--overwrite_output_dir"))
     assert seen == [[JOB_FILE]]
+
+
+def test_a_model_not_recorded_as_written_whole_is_not_taken_over(tmp_path, capsys, monkeypatch):
+    """A job stopped after writing its model but before recording it (or by a version that did not record it):
+    nothing says the model is this job's, whole."""
+    train, out = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run")
+    _killed_after_a_backup(monkeypatch, "model")
+    assert main(_finetune(train, out)) == 130
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    _refused(capsys, _finetune(train, out), f"{out} holds model of a finetune job that did not finish",
+             "does not record model as written whole", "--overwrite_output_dir")
+    # Killed (kill -9): recorded as running, its process gone, no end time; it was told as "written ?".
+    job = json.load(open(os.path.join(out, JOB_FILE)))
+    job.update(status="running", pid=_dead_pid())
+    del job["finished"]
+    with open(os.path.join(out, JOB_FILE), "w") as f:
+        json.dump(job, f)
+    assert "written ?" not in _refused(capsys, _finetune(train, out), "does not record model as written whole")
 
 
 def test_work_of_an_unknown_job_is_not_taken_over(tmp_path, capsys, no_model):

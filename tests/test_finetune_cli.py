@@ -163,6 +163,47 @@ def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     assert not (tmp_path / "runs").exists() and os.listdir(tmp_path / "kept") == ["notes.txt"]
 
 
+@pytest.mark.slow
+def test_a_run_stopped_while_scoring_is_finished_by_scoring_its_model(tiny_checkpoint, tmp_path, capsys,
+                                                                       monkeypatch):
+    """Its model was saved whole: the same command scores it and writes metrics.json, without training again."""
+    from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+    from keras_bert_zoo.training import finetune
+
+    train, out = _glue_file(tmp_path, 60), tmp_path / "run"
+    command = ["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", train,
+               "--output_dir", str(out), "--num_train_epochs", "1", "--max_seq_length", "8"]
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(BertClassifier, "evaluate_glue", stopped)
+        assert main(command) == 130
+    assert (out / "model").is_dir() and not (out / "metrics.json").exists()
+    assert json.loads((out / "job.json").read_text())["status"] == "interrupted"
+    capsys.readouterr()
+
+    # Another job is refused as before, naming what differs.
+    assert main(command + ["--seed", "1"]) == 2
+    assert "--seed differs" in capsys.readouterr().err
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(finetune, "finetune", trained)
+    assert main(command) == 0
+    err = capsys.readouterr().err
+    assert "model written whole before it stopped" in err and f"Scoring {out / 'model'} (not training again)" in err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["eval_examples"] == 6 and 0.0 <= metrics["accuracy"] <= 1.0
+    job = json.loads((out / "job.json").read_text())
+    assert job["status"] == "finished" and job["resumed"] is True and "model" in job["written"]
+    # Now finished: the same command is refused.
+    assert main(command) == 2
+    assert f"{out} already holds a finished finetune (model, written {job['finished']})" in capsys.readouterr().err
+
+
 @pytest.mark.subprocess
 def test_killed_run_resumes_from_last_epoch(tiny_checkpoint, tmp_path):
     train = _glue_file(tmp_path, 3000)

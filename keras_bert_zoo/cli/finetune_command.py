@@ -229,17 +229,21 @@ def _finetune_classifier(args):
     if problem_type in (None, "multi_class") and len(train.label_names) < 2:
         raise UsageError(f"{args.train} holds one label ({train.label_names[0]!r}): a classifier learns to tell two "
                          "or more apart. Add examples of the others, or --problem_type regression for scores.")
-    task = BertClassifier.from_preset(
-        args.preset,
-        num_classes=1 if problem_type == "regression" else len(train.label_names),
-        label_names=train.label_names,
-        sequence_length=args.max_seq_length,
-        **({"problem_type": problem_type} if problem_type else {}),
-    )
+
+    def build():
+        return BertClassifier.from_preset(
+            args.preset,
+            num_classes=1 if problem_type == "regression" else len(train.label_names),
+            label_names=train.label_names,
+            sequence_length=args.max_seq_length,
+            **({"problem_type": problem_type} if problem_type else {}),
+        )
+
     # A held-out split carries its file's count (train's): only an --eval_file has one of its own.
     skipped = _skipped_rows(args, train=train, eval=evaluation if args.eval else None)
-    return (task, train.texts, train.labels,
-            lambda: {**skipped, **task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args))}, len(evaluation))
+    return (build, train.texts, train.labels,
+            lambda task: {**skipped, **task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args))},
+            len(evaluation))
 
 
 def _finetune_ner(args):
@@ -252,13 +256,16 @@ def _finetune_ner(args):
     if len(train.label_names) < 2:
         raise UsageError(f"{args.train} holds one tag ({train.label_names[0]!r}): a tagger learns entities from their "
                          "B-/I- tags. Is --tag_column the tags' column (CoNLL-2003 and SciERC files hold others)?")
-    task = BertTokenClassifier.from_preset(args.preset, label_names=train.label_names, sequence_length=args.max_seq_length)
 
-    def evaluate():
+    def build():
+        return BertTokenClassifier.from_preset(args.preset, label_names=train.label_names,
+                                               sequence_length=args.max_seq_length)
+
+    def evaluate(task):
         scores = task.evaluate_entities(evaluation.words, evaluation.tags, _eval_batch_size(args))
         return {"entity_" + k: v for k, v in scores.items()}
 
-    return task, train.words, train.tags, evaluate, len(evaluation)
+    return build, train.words, train.tags, evaluate, len(evaluation)
 
 
 def _finetune_qa(args):
@@ -267,14 +274,18 @@ def _finetune_qa(args):
 
     train, evaluation = _split_or_read_eval(args, lambda path, names=None: read_squad(path))
     evaluation.check_unique_ids()  # scored after training: refused now, not once training is done
-    task = BertQuestionAnswerer.from_preset(
-        args.preset, sequence_length=args.max_seq_length,
-        **given(args, "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
-                "version_2_with_negative", "null_score_diff_threshold"),
-    )
-    return task, train, None, lambda: task.evaluate_squad(evaluation, _eval_batch_size(args)), len(evaluation)
+
+    def build():
+        return BertQuestionAnswerer.from_preset(
+            args.preset, sequence_length=args.max_seq_length,
+            **given(args, "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
+                    "version_2_with_negative", "null_score_diff_threshold"),
+        )
+
+    return build, train, None, lambda task: task.evaluate_squad(evaluation, _eval_batch_size(args)), len(evaluation)
 
 
+# Each reads and checks --task's data, returning (build the task from --preset, x, y, score a task, eval count).
 FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _finetune_qa}
 
 
@@ -338,19 +349,28 @@ def check_finetune(args):
 def run_finetune(args):
     import keras
 
+    from keras_bert_zoo.tasks.task import Task
     from keras_bert_zoo.training.finetune import METRICS_FILE
+    from keras_bert_zoo.training.finetune import MODEL_DIR
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
+    from keras_bert_zoo.utils.job_record import written_results
 
     with output_job(args, file_flags=("train", "eval")):
         # Before the task is built: its head's initial weights and its dropout layers' seed generators are drawn then.
         keras.utils.set_random_seed(args.seed)
-        task, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
+        build, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
-        task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)
-        finetune(task, x, y, args.output, seed=args.seed, claim_output_dir=False, **given(args, "epochs", "batch_size"))
+        if MODEL_DIR in written_results(args.output):  # this job trained and saved it, then stopped while scoring
+            print(f"Scoring {os.path.join(args.output, MODEL_DIR)} (not training again).", file=sys.stderr)
+            task = Task.from_preset(os.path.join(args.output, MODEL_DIR))
+        else:
+            task = build()
+            task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)
+            finetune(task, x, y, args.output, seed=args.seed, claim_output_dir=False,
+                     **given(args, "epochs", "batch_size"))
         metrics = _json_scores({"task": args.task, "preset": args.preset, "train_examples": len(x),
-                                "eval_examples": eval_count, **evaluate()})
+                                "eval_examples": eval_count, **evaluate(task)})
         write_json(os.path.join(args.output, METRICS_FILE), metrics)
     print(json.dumps(metrics, indent=2))
 

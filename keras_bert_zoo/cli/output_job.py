@@ -18,7 +18,8 @@ def add_output_arguments(parser, help):
     add_flag(parser, "--output_dir", "--output", dest="output", type=output_directory, required=True, help=help)
     parser.add_argument("--overwrite_output_dir", action="store_true",
                         help="Replace the work of another job (or a finished model) in --output_dir instead of "
-                             "refusing. Without it, only the same job can continue there (resuming its backup).")
+                             "refusing. Without it, only the same job can continue there (where it stopped: its "
+                             "backup, or a saved model not yet scored).")
 
 
 def flag_names(parser):

@@ -13,6 +13,7 @@ from keras_bert_zoo.training.training_logs import LOGS_DIR
 from keras_bert_zoo.training.training_logs import tensorboard_callback
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.job_record import content_digest
+from keras_bert_zoo.utils.job_record import record_written
 from keras_bert_zoo.utils.job_record import running_job
 
 MODEL_DIR = "model"
@@ -108,4 +109,6 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
             callbacks=[backup, tensorboard_callback(output_dir)], verbose=verbose,
         )
         task.save_to_preset(os.path.join(output_dir, MODEL_DIR))
+        # The command line scores the model next: a run stopped then is finished by scoring it, not training again.
+        record_written(output_dir, MODEL_DIR)
     return history

@@ -2,8 +2,10 @@
 
 A job is identified by its fingerprint: what decides the result (task,
 preset, data files by size and SHA-256, hyper-parameters). Rerunning the
-same job resumes from its backup; a different job, or any job over a
-finished model, is refused unless the caller allows overwriting.
+same job resumes from its backup, or, stopped after writing a result whole
+(a model, before it was scored), goes on from there; a different job, or any
+job over a finished one's results, is refused unless the caller allows
+overwriting.
 """
 
 import contextlib
@@ -186,11 +188,13 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
         added_items: fingerprint items earlier versions did not record (see `fingerprint_difference`).
 
     Returns:
-        True when the job resumes from a backup of the same job, else False.
+        True when the job resumes work of the same job (its backup, or the
+        results `written_results` names), else False.
 
     Raises:
         OutputDirectoryError: the directory is a file, holds a finished
-            result, holds work of another (or an unknown) job, or a live
+            job's results (or results not recorded as written whole), holds
+            work of another (or an unknown) job, or a live
             process on this host is writing it (of another job, or of this
             one outside a multi-worker cluster).
     """
@@ -229,19 +233,50 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
         if difference:
             raise OutputDirectoryError(f"{difference}; pass {overwrite_flag} to replace its work, or choose "
                                        "another output directory.")
-        done = [name for name in finished if name in present]
-        if done:
-            raise OutputDirectoryError(
-                f"{output_dir} already holds a finished {command} ({done[0]}, written {job.get('finished', '?')}): "
-                f"pass {overwrite_flag} to replace it, or choose another output directory.")
+        _refuse_finished(output_dir, command, job, [name for name in finished if name in present], overwrite_flag)
         resume = True
     os.makedirs(output_dir, exist_ok=True)
     write_job(output_dir, {
         "command": command, "args": args or {}, "fingerprint": fingerprint, "versions": _versions(),
         "started": _now(), "status": "running", "resumed": resume, "host": socket.gethostname(),
-        "pid": os.getpid(),
+        "pid": os.getpid(), **({"written": job.get("written", {})} if resume else {}),
     })
     return resume
+
+
+def _refuse_finished(output_dir, command, job, done, overwrite_flag):
+    """Refuse a rerun over the finished results `done` unless the job stopped after writing them (each recorded
+    by `record_written`) and before finishing: then the rerun does the rest."""
+    if not done:
+        return
+    written = job.get("written", {})
+    if job.get("status") == "finished":
+        raise OutputDirectoryError(
+            f"{output_dir} already holds a finished {command} ({done[0]}, written {job.get('finished')}): pass "
+            f"{overwrite_flag} to replace it, or choose another output directory.")
+    unrecorded = [name for name in done if name not in written]
+    if unrecorded:
+        # Written by a version that did not record its results, or killed between writing one and recording it.
+        raise OutputDirectoryError(
+            f"{output_dir} holds {unrecorded[0]} of a {command} job that did not finish, and its {JOB_FILE} does "
+            f"not record {unrecorded[0]} as written whole: pass {overwrite_flag} to run the job again, or choose "
+            "another output directory.")
+
+
+def record_written(output_dir, name):
+    """Record in `output_dir/job.json` that the job has written its result `name` whole (atomically), so that a
+    rerun of the same job stopped after it goes on from there (see `claim_output_dir`)."""
+    record = read_job(output_dir)
+    if record is None:
+        return
+    record.setdefault("written", {})[name] = _now()
+    write_job(output_dir, record)
+
+
+def written_results(output_dir):
+    """The results the job in `output_dir` has written whole, as recorded by `record_written` (a resumed job
+    carries them over)."""
+    return set((read_job(output_dir) or {}).get("written", {}))
 
 
 def finished_job_record(command, **fields):
@@ -296,7 +331,10 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
     resume = claim_output_dir(output_dir, command, fingerprint, args=args, owned=owned, overwrite=overwrite,
                               overwrite_flag=overwrite_flag, added_items=added_items)
     if resume:
-        print(f"Resuming the same {command} job from {output_dir}'s backup.", file=sys.stderr)
+        written = sorted(written_results(output_dir))
+        print(f"Resuming the same {command} job in {output_dir}: " +
+              (f"{', '.join(written)} written whole before it stopped, not written again." if written else
+               "from its backup."), file=sys.stderr)
     try:
         yield resume
     except KeyboardInterrupt:
