@@ -402,6 +402,32 @@ def test_a_job_that_fails_before_writing_leaves_no_output_directory(files, capsy
     assert not os.path.exists(out)
 
 
+def test_max_train_examples_draws_examples_of_every_class(tmp_path, capsys, monkeypatch):
+    """--max_train_examples took the file's first N rows: of a file sorted by label, one class, without a word."""
+    rows = [f"bad film {i}\t0" for i in range(20)] + [f"good film {i}\t1" for i in range(20)]
+    train, dev = _tsv(str(tmp_path / "SST-2"), rows), _tsv(str(tmp_path / "dev" / "SST-2"))
+    out, read, drawn = str(tmp_path / "run"), finetune_command.FINETUNERS["classify"], []
+
+    def run(args):
+        drawn.append(read(args)[2])
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", run)
+    _refused(capsys, _finetune(train, out, "--eval_file", dev, "--max_train_examples", "8"), "stopped by the test")
+    assert len(drawn[0]) == 8 and set(drawn[0]) == {0, 1}
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", read)
+    _refused(capsys, _finetune(train, out, "--eval_file", dev, "--max_train_examples", "1"),
+             "--max_train_examples 1: the examples drawn (by --seed 0) are all of one class, '",
+             f"where the 40 training examples of {train} hold 2 (0, 1): raise --max_train_examples, or pass another "
+             "--seed")
+    assert not os.path.exists(out)
+    conll = tmp_path / "ner.tsv"
+    conll.write_text("\n\n".join(["aspirin\tB-Chemical"] * 3 + ["fever\tO"] * 3) + "\n")
+    _refused(capsys, ["finetune", "--task", "ner", "--train_file", str(conll), "--output_dir", out,
+                      "--max_train_examples", "1"], "the examples drawn (by --seed 0) are all of one class",
+             "hold 2 (B-Chemical, O)")
+
+
 # --- 2 and 3: an output directory belongs to one job; only that job resumes there ---
 
 class _Stop(Exception):

@@ -80,7 +80,8 @@ def add_parser(subparsers):
              help="Evaluation file (default: hold out --eval_fraction of --train_file).")
     parser.add_argument("--eval_fraction", type=fraction, default=0.1)
     parser.add_argument("--max_train_examples", type=positive_int,
-                        help="Train on the first N examples only (quick runs).")
+                        help="Train on N of the training examples only (quick runs), drawn at random by --seed: "
+                             "the first N rows of a file sorted by label would be one class.")
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
     parser.add_argument("--problem_type", choices=("multi_class", "multi_label", "regression"),
                         help=default_help("classify: multi_class (one label per example), multi_label (any "
@@ -196,7 +197,10 @@ def _eval_batch_size(args):
     return args.batch_size or library_default(*FINETUNE, "batch_size")
 
 
-def _split_or_read_eval(args, read):
+def _split_or_read_eval(args, read, classes=None):
+    """`(train, evaluation)`: --train_file, cut to --max_train_examples, and --eval_file or a held-out split of
+    --train_file. `classes(examples)`: the classes examples hold, where a task tells classes apart: a cut holding
+    one, of training examples holding several, is refused."""
     train = read(args.train)
     if args.eval:
         # Scored against the training file's labels (tags); QA examples have none to share.
@@ -210,7 +214,14 @@ def _split_or_read_eval(args, read):
                              f"{len(train)} to train on and {len(evaluation)} to score: pass --eval_file, or another "
                              "--eval_fraction, or more examples.")
     if args.max_train_examples:
-        train = train.head(args.max_train_examples)
+        whole, train = train, train.sample(args.max_train_examples, seed=args.seed)
+        held, drawn = (sorted(classes(whole)), sorted(classes(train))) if classes else ([], [])
+        if len(drawn) < 2 <= len(held):
+            raise UsageError(f"--max_train_examples {args.max_train_examples}: the examples drawn (by --seed "
+                             f"{args.seed}) are all of one class, {drawn[0]!r}, where the "
+                             f"{len(whole)} training examples of {args.train} hold {len(held)} ({', '.join(held[:5])}"
+                             f"{', ...' if len(held) > 5 else ''}): raise --max_train_examples, or pass another "
+                             "--seed.")
     return train, evaluation
 
 
@@ -218,7 +229,8 @@ def _finetune_classifier(args):
     from keras_bert_zoo.tasks.bert_classifier import BertClassifier
 
     train, evaluation = _split_or_read_eval(
-        args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type)
+        args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type),
+        classes=_single_labels if args.problem_type in (None, "multi_class") else None,
     )
     problem_type = args.problem_type
     if train.label_names is None:  # scores, by the reader's own knowledge of the file (GLUE STS-B), as run_glue.py
@@ -246,12 +258,18 @@ def _finetune_classifier(args):
             len(evaluation))
 
 
+def _single_labels(examples):
+    """The labels single-label examples hold, by name (none for scores)."""
+    return set() if examples.label_names is None else set(examples.named_labels())
+
+
 def _finetune_ner(args):
     from keras_bert_zoo.data.conll import read_conll
     from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
     train, evaluation = _split_or_read_eval(
-        args, lambda path, names=None: read_conll(path, label_names=names, **given(args, "word_column", "tag_column"))
+        args, lambda path, names=None: read_conll(path, label_names=names, **given(args, "word_column", "tag_column")),
+        classes=lambda examples: {tag for tags in examples.tags for tag in tags},
     )
     if len(train.label_names) < 2:
         raise UsageError(f"{args.train} holds one tag ({train.label_names[0]!r}): a tagger learns entities from their "

@@ -19,6 +19,13 @@ class ParallelExamples:
         """The first `count` examples."""
         return self._take(range(min(count, len(self))))
 
+    def sample(self, count, seed=0):
+        """`count` examples drawn at random (seeded), in the order drawn: a subset that stands for the whole, where
+        the first `count` of a file sorted by label are one class."""
+        order = list(range(len(self)))
+        random.Random(seed).shuffle(order)
+        return self._take(order[:count])
+
     def split(self, fraction, seed=0):
         """Split off `fraction` of a seeded shuffle: `(rest, held_out)`."""
         order = list(range(len(self)))
