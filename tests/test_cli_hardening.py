@@ -671,6 +671,27 @@ def test_export_refuses_max_seq_length_for_a_fine_tuned_model_before_loading(tmp
              "--max_seq_length is for a pretrained model's or a bare preset's export", "drop the flag")
 
 
+@pytest.mark.parametrize("task", ["BertClassifier", "BertTokenClassifier", "BertQuestionAnswerer"])
+def test_predict_refuses_an_input_file_with_no_text(task, tmp_path, capsys):
+    """It wrote nothing and exited 0, as if every text had been answered; evaluate and finetune refuse an empty
+    file. The file is read before the model's weights load (the ones here are empty)."""
+    from keras_bert_zoo.cli.finetune_command import MODEL_DIR, TASK_CONFIG_FILE
+    from keras_bert_zoo.cli.library_defaults import library_constant
+
+    saved = tmp_path / "run" / library_constant(*MODEL_DIR)
+    saved.mkdir(parents=True)
+    (saved / library_constant(*TASK_CONFIG_FILE)).write_text(json.dumps({"registered_name": f"keras_bert_zoo>{task}"}))
+    (saved / "config.json").write_text("{}")
+    (saved / "model.weights.h5").write_text("")
+    what = "question" if task == "BertQuestionAnswerer" else "text"
+    for content in ("", "\n \n"):
+        empty = tmp_path / "empty.txt"
+        empty.write_text(content)
+        _refused(capsys, ["predict", "--model", str(saved), "--input_file", str(empty), "--output_file",
+                          str(tmp_path / "p.jsonl")], f"--input_file {empty} holds no {what}")
+    assert not (tmp_path / "p.jsonl").exists()
+
+
 # --- A killed export's temporaries are removed by the next write; live or foreign ones are kept ---
 
 def _dead_pid():

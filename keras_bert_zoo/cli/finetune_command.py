@@ -593,8 +593,12 @@ def _read_questions(path):
         raise UsageError(f"--input_file {path} is a SQuAD file ({{'data': ...}}); predict reads JSON lines, one "
                          '{"question": ..., "context": ...} per line (kbz.data.read_squad reads SQuAD files).')
     # JSON lines, cut at "\n" only (splitlines would cut at U+2028 inside a string too); blank ones separate nothing.
-    return [_question(path, number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), 1)
-            if line.strip()]
+    questions = [_question(path, number, line.removesuffix("\r")) for number, line in enumerate(text.split("\n"), 1)
+                 if line.strip()]
+    if not questions:
+        raise UsageError(f"--input_file {path} holds no question: a question answering model reads one "
+                         '{"question": ..., "context": ...} per line.')
+    return questions
 
 
 def _saved_task_config(model_dir):

@@ -16,13 +16,17 @@ def read_text_lines(path, flag):
     lines at the end shift nothing and are left out.
 
     Raises:
-        ValueError: an empty (or blank) line before the last text.
+        ValueError: an empty (or blank) line before the last text, or no
+            text at all.
     """
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig", newline="")
     with utf8_errors_named(path) if path != "-" else contextlib.nullcontext(), stream:
         lines = [line.removesuffix("\r") for line in stream.read().split("\n")]
     while lines and not lines[-1].strip():
         lines.pop()
+    if not lines:
+        # An empty output, exit status 0, would read as every text answered.
+        raise ValueError(f"{flag} {path} holds no text: give one text per line.")
     empty = [number for number, line in enumerate(lines, 1) if not line.strip()]
     if empty:
         raise ValueError(f"{flag} {path}: line {empty[0]} is empty ({len(empty)} empty lines in all). Each line is "
