@@ -392,6 +392,22 @@ def test_qa_answers_malformed_and_hf_style(qa):
     assert examples.answers == [[("ran", 4)]]
 
 
+def test_evaluate_glue_says_how_it_takes_labels(classifier):
+    """`evaluate_glue((texts, labels))` was refused as taking "(texts, labels) or a reader's result"."""
+    texts, labels = ["the cat sat .", "a dog ran ."], ["pos", "neg"]
+    for x, extra in (((texts, labels), "A tuple (texts, labels) as x is not unpacked"), (texts, None),
+                     (("the cat sat .", "a dog ran ."), None)):
+        with pytest.raises(ValueError, match=re.escape("evaluate_glue needs the labels: pass them as y, "
+                                                       "evaluate_glue(texts, labels)")) as error:
+            classifier.evaluate_glue(x)
+        assert "(texts, labels) or a reader's result" not in str(error.value)
+        assert (extra in str(error.value)) if extra else "tuple" not in str(error.value)
+    with pytest.raises(ValueError, match=r"for a tf\.data\.Dataset, use evaluate\(\)"):
+        classifier.evaluate_glue(tf.data.Dataset.from_tensor_slices((texts, [1, 0])))
+    assert set(classifier.evaluate_glue(texts, labels)) == {"accuracy", "f1", "macro_f1", "mcc"}
+    assert set(classifier.evaluate_glue(tuple(texts), labels)) == {"accuracy", "f1", "macro_f1", "mcc"}
+
+
 def test_pairs_of_the_wrong_arity_are_named(classifier):
     with pytest.raises(ValueError, match=r"Text 1 is a 3-item tuple; a pair must be exactly \(text_a, text_b\)"):
         classifier.fit([("a", "b"), ("a", "b", "c")], [0, 1], verbose=0)

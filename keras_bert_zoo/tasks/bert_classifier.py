@@ -312,8 +312,11 @@ class BertClassifier(Task):
         windows).
 
         Args:
-            x, y: labelled examples held in memory: texts or pairs and their
-                labels (names or ids), or a reader's result.
+            x, y: labelled examples held in memory, as Keras' `evaluate(x, y)`
+                takes them: texts or pairs as `x`, their labels (names or
+                ids) as `y`; or a reader's result alone as `x`. A tuple
+                `(texts, labels)` as `x` is not unpacked: to a pair
+                classifier it is two text columns.
 
         Returns:
             Multi-class: `accuracy` and `macro_f1`, with `f1` (of class 1)
@@ -328,10 +331,18 @@ class BertClassifier(Task):
         >>> sorted(clf.evaluate_glue(["a good film", "a dull film"], [1, 0]))
         ['accuracy', 'f1', 'macro_f1', 'mcc']
         """
+        columns = isinstance(x, tuple) and len(x) == 2 and not any(isinstance(c, str) for c in x)
         x, y = self.standardize_examples(x, y)
-        if y is None or not isinstance(x, (list, np.ndarray)):
-            raise ValueError("evaluate_glue scores examples held in memory, with their labels: "
-                             "(texts, labels) or a reader's result; use evaluate() for other forms.")
+        if not isinstance(x, (list, tuple, np.ndarray)):
+            raise ValueError(f"evaluate_glue scores examples held in memory (texts or pairs, and their labels); for "
+                             f"a {'dict of packed inputs' if isinstance(x, dict) else 'tf.data.Dataset'}, use "
+                             "evaluate().")
+        if y is None:
+            raise ValueError(
+                "evaluate_glue needs the labels: pass them as y, evaluate_glue(texts, labels), as Keras' "
+                "evaluate(x, y) takes them, or a reader's result alone, evaluate_glue(read_glue(path))."
+                + (" A tuple (texts, labels) as x is not unpacked: to a pair classifier it is two text columns."
+                   if columns else ""))
         labels = self.prepare_labels(y)
         outputs = self._probabilities(self.predict(x, batch_size=batch_size))
         if self.problem_type == "regression":
