@@ -473,3 +473,30 @@ def test_an_iobes_or_bilou_tagger_serves_the_entities_it_predicts(tiny_checkpoin
                                                              out["start"][i][:n].numpy())]
               for i, n in enumerate(out["entity_count"].numpy())]
     assert served == [[(e["text"], e["label"], e["start"]) for e in row] for row in expected]
+
+
+def test_the_served_entities_of_a_long_text_do_not_copy_it_per_entity():
+    """Each entity's offsets and text were cut from a copy of its whole text (a gather, then Substr): memory grew
+    as entities x text bytes, so with long texts read in windows a 100 KB text took 5.6 GB and a 1 MB text ran
+    the server out of memory. The text is decoded once; the offsets and texts still match predict_entities on
+    accents, CJK, combining marks, invalid UTF-8 and empty texts."""
+    keras.utils.set_random_seed(5)
+    backbone = kbz.BertBackbone(vocabulary_size=len(SPELLING_VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8,
+                                intermediate_dim=16, max_sequence_length=16)
+    labels = ["O", "B-X", "I-X", "B-Y", "I-Y"]
+    ner = kbz.BertTokenClassifier(backbone, TokenClassificationPreprocessor(kbz.BertTokenizer(SPELLING_VOCABULARY),
+                                                                            10), label_names=labels)
+    ner.output_dense.kernel.assign(np.random.default_rng(0).normal(size=ner.output_dense.kernel.shape) * 20)
+    signature = token_classifier_signatures(ner)[0].function
+    graph = signature.get_concrete_function().graph
+    assert not [op.name for op in graph.get_operations() if op.type == "Substr"]
+    texts = ["Café  résumé the cat " * 6, "", "中文 the cat 中 sat on the mat", "cafe\u0301 the ca\u0301t sat",
+             b"the \xff\xfe cat on the mat \xc3".decode("utf-8", "replace"), "the mat " * 20]
+    expected = ner.predict_entities(texts)
+    out = signature(tf.constant(texts))
+    count = out["entity_count"].numpy()
+    assert count.tolist() == [len(row) for row in expected] and count.sum() > 20
+    served = [[(out["entity_text"][i, j].numpy().decode(), int(out["start"][i, j]), int(out["end"][i, j]))
+               for j in range(n)] for i, n in enumerate(count)]
+    assert served == [[(e["text"], e["start"], e["end"]) for e in row] for row in expected]
+    assert all(texts[i][a:b] == t for i, row in enumerate(served) for t, a, b in row)

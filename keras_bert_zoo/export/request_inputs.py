@@ -75,6 +75,37 @@ def pack_texts(preprocessor, *columns):
     return trim_to_bucket(preprocessor.pack(tokens), preprocessor.sequence_length), truncated
 
 
+def text_spans(texts, rows, byte_starts, byte_ends):
+    """The substrings `texts[rows][start:end]` and their character offsets, in the graph.
+
+    For many spans of one long text (a tagger's entities): each text is decoded once and each span's
+    characters gathered, so memory follows the texts plus the spans. (`byte_to_char_offsets` copies its
+    text per span: the entities of a 100 KB text took gigabytes, and a 1 MB text ran out of memory.)
+
+    Args:
+        texts: string `[batch]`, valid UTF-8 (`clean_text`).
+        rows: int `[spans]`, each span's text.
+        byte_starts / byte_ends: int `[spans]`, byte offsets at character boundaries.
+
+    Returns:
+        `(text, start, end)`: string `[spans]`, and int32 `[spans]` character offsets.
+    """
+    codepoints, char_bytes = tf.strings.unicode_decode_with_offsets(texts, "UTF-8")
+    # Each character's byte offset among all texts' bytes: one ascending sequence to search.
+    byte_base = tf.cumsum(tf.cast(tf.strings.length(texts), tf.int64), exclusive=True)
+    flat_bytes = char_bytes.flat_values + tf.gather(byte_base, char_bytes.value_rowids())
+    rows = tf.cast(rows, tf.int64)
+
+    def flat_char(byte_offsets):  # a text's end is the next text's first character
+        return tf.searchsorted(flat_bytes, tf.gather(byte_base, rows) + tf.cast(byte_offsets, tf.int64),
+                               side="left", out_type=tf.int64)
+
+    first, end = flat_char(byte_starts), flat_char(byte_ends)
+    text = tf.strings.unicode_encode(tf.gather(codepoints.flat_values, tf.ragged.range(first, end)), "UTF-8")
+    char_base = tf.gather(char_bytes.row_starts(), rows)
+    return text, tf.cast(first - char_base, tf.int32), tf.cast(end - char_base, tf.int32)
+
+
 def byte_to_char_offsets(texts, rows, byte_offsets):
     """Character offsets of `byte_offsets` into `texts[rows]` (in the graph)."""
     prefixes = tf.strings.substr(tf.gather(texts, rows), tf.zeros_like(byte_offsets), byte_offsets)

@@ -13,9 +13,9 @@ import tensorflow as tf
 
 from keras_bert_zoo.export.graph_windows import max_context
 from keras_bert_zoo.export.graph_windows import snap_windows_to_words
-from keras_bert_zoo.export.request_inputs import byte_to_char_offsets
 from keras_bert_zoo.export.request_inputs import checked_request
 from keras_bert_zoo.export.request_inputs import clean_text
+from keras_bert_zoo.export.request_inputs import text_spans
 from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.row_chunks import run_model
 from keras_bert_zoo.export.serving_signature import ServingSignature
@@ -216,13 +216,13 @@ def token_classifier_signatures(tagger):
         entity_row, entity_kind, start, end, entity_score = _chunk_spans(
             begins, prefix, kind, tf.reduce_max(per_word, axis=-1), tf.cast(words.value_rowids(), tf.int32),
             starts.flat_values, ends.flat_values)
-        entity_text = tf.strings.substr(tf.gather(text, entity_row), start, end - start)
+        entity_text, start, end = text_spans(text, entity_row, start, end)  # a text not copied per entity
         rows = tf.cast(entity_row, tf.int64)
         return {
             "entity_text": _padded(entity_text, rows, batch, ""),
             "entity_label": _padded(tf.gather(kind_names, entity_kind), rows, batch, ""),
-            "start": _padded(byte_to_char_offsets(text, entity_row, start), rows, batch, -1),
-            "end": _padded(byte_to_char_offsets(text, entity_row, end), rows, batch, -1),
+            "start": _padded(start, rows, batch, -1),
+            "end": _padded(end, rows, batch, -1),
             "score": _padded(entity_score, rows, batch, 0.0),
             "entity_count": tf.math.bincount(entity_row, minlength=batch, maxlength=batch),
         }
