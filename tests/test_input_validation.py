@@ -602,3 +602,22 @@ def test_label_names_that_are_no_list_of_names_are_refused_by_what_they_are(back
     # Names as numbers, numpy's included, stay names.
     assert kbz.BertClassifier(backbone, preprocessor, num_classes=3,
                               label_names=np.array([0, 1, 2])).label_names == [0, 1, 2]
+
+
+def test_text_labels_follow_names_that_are_numbers(backbone, preprocessor):
+    from keras_bert_zoo.data.classification_examples import ClassificationExamples
+
+    # Names that are whole numbers (label_names=[1, 0]) read a file's "1" / "0" by name: a reader's result (GLUE's
+    # names "0", "1") was refused ("'0' is not one of the label_names [1, 0]"), as were a Dataset's strings.
+    ints = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=[1, 0])
+    glue = ClassificationExamples(["the cat", "a dog", "a cat"], [0, 1, 1], ["0", "1"])
+    assert ints.prepare_labels(ints.standardize_examples(glue)[1]).tolist() == [1, 0, 0]
+    assert ints.prepare_labels(["1", "0", b"1"]).tolist() == [0, 1, 0]
+    dataset = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], ["0", "1"])).batch(2)
+    assert np.isfinite(ints.evaluate(dataset, verbose=0)[0])
+    # Names written as floats ("1.0", "0.0": a file exported with floats) are numbers too: a file's "1" was read as
+    # the class id 1, the class named "0.0", in silence.
+    floats = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["1.0", "0.0"])
+    assert floats.prepare_labels(["1.0", "0.0"]).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"Label 0 '1' is not one of the label_names \['1.0', '0.0'\] \(numbers"):
+        floats.prepare_labels(["1", "0"])

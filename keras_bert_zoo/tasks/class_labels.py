@@ -34,10 +34,23 @@ def check_label_names(label_names):
     return names
 
 
+def _is_number(name):
+    """Whether a label name is a number, or one written as text ("1", "-1", "1.0", as a file exported with
+    floats holds them)."""
+    if isinstance(name, numbers.Integral):
+        return True
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return True
+
+
 def _reads_ids(label_names):
     """Whether a classifier reads a class id written as text: unless its names are numbers too (an id and a
-    name could then mean two classes)."""
-    return not any(isinstance(name, numbers.Integral) or name.isdigit() for name in label_names or ())
+    name could then mean two classes: against the names ["1.0", "0.0"], "1" read as id 1 was the class named
+    "0.0")."""
+    return not any(_is_number(name) for name in label_names or ())
 
 
 def class_index(label_names, num_classes):
@@ -47,13 +60,15 @@ def class_index(label_names, num_classes):
     `LABEL_1`, ... of a checkpoint without `id2label` too: `LABEL_i` is class i). Otherwise a class id written as
     text, "0" .. "n-1", is that class, as an id in Python is: data labelled by id (GLUE's SST-2 and MRPC: 0 and
     1) scores a classifier without names of its own. Where the names are numbers themselves (["1", "0"]), text is
-    read by name alone, so that data labelled "0" / "1" follow the names, not their positions.
+    read by name alone, so that data labelled "0" / "1" follow the names, not their positions. The keys are text:
+    a name that is a whole number (`0`) is read as "0".
 
     Args:
         label_names: the classifier's (None: none).
         num_classes: its number of classes.
     """
-    index = {name: i for i, name in enumerate(label_names or ())}
+    # Names that are whole numbers (label_names=[0, 1]) are read as their text, as a file writes them.
+    index = {str(name): i for i, name in enumerate(label_names or ())}
     if _reads_ids(label_names):
         index.update((str(i), i) for i in range(num_classes))
     return index
