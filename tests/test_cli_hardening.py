@@ -266,7 +266,13 @@ def test_finetune_and_export_cut_their_default_length_to_the_preset_and_say_so(t
     # QA's lengths are checked at the length packed.
     _refused(capsys, ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
                       "--output_dir", files["tmp"] + "/o"],
-             "--max_seq_length 16 leaves no room for the context after a --max_query_length 64 question")
+             "The packed length 16 (--max_seq_length not given) leaves no room for the context after a "
+             "--max_query_length 64 (the default) question and 3 special tokens: pass --max_query_length 12 or less.")
+    # It said "raise it" (--max_seq_length, already the preset's 16 positions); the stride's default is named.
+    _refused(capsys, ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
+                      "--output_dir", files["tmp"] + "/o", "--max_query_length", "4"],
+             "--doc_stride 128 (the default) must be less than the packed length 16 (--max_seq_length not "
+             "given) (it is the step between context windows): pass --doc_stride 4 or less.")
     exported = {}
     monkeypatch.setattr(export_for_serving, "export_for_serving",
                         lambda model, base, preprocessor=None, **kwargs: exported.update(preprocessor=preprocessor))

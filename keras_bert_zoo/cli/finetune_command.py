@@ -313,13 +313,20 @@ def _check_qa_lengths(args, length):
     query = args.max_query_length or library_default(*QA, "max_query_length")
     stride = args.doc_stride or library_default(*QA, "doc_stride")
     specials = special_token_count(2)
+    # Without --max_seq_length the length is the default cut to the preset's positions: it cannot be raised, and
+    # the defaults of the other flags are named as such.
+    packed = f"--max_seq_length {length}" if args.max_seq_length is not None else \
+        f"The packed length {length} (--max_seq_length not given)"
     if length <= query + specials:
-        raise UsageError(f"--max_seq_length {length} leaves no room for the context after a --max_query_length "
-                         f"{query} question and {specials} special tokens: raise it or lower "
-                         "--max_query_length.")
+        fix = f"pass --max_query_length {length - specials - 1} or less" + (
+            " or raise --max_seq_length" if args.max_seq_length is not None else "")
+        raise UsageError(f"{packed} leaves no room for the context after a --max_query_length {query}"
+                         f"{'' if args.max_query_length else ' (the default)'} question and {specials} special "
+                         f"tokens: {fix}.")
     if stride >= length:
-        raise UsageError(f"--doc_stride {stride} must be less than --max_seq_length {length} "
-                         "(it is the step between context windows).")
+        raise UsageError(f"--doc_stride {stride}{'' if args.doc_stride else ' (the default)'} must be less than "
+                         f"{packed[0].lower() + packed[1:]} (it is the step between context windows): pass "
+                         f"--doc_stride {max(1, (length - query - specials) // 2)} or less.")
 
 
 # Flags that only one task reads; given to another, they would be ignored in silence.
