@@ -621,3 +621,36 @@ def test_text_labels_follow_names_that_are_numbers(backbone, preprocessor):
     assert floats.prepare_labels(["1.0", "0.0"]).tolist() == [0, 1]
     with pytest.raises(ValueError, match=r"Label 0 '1' is not one of the label_names \['1.0', '0.0'\] \(numbers"):
         floats.prepare_labels(["1", "0"])
+
+
+def test_a_readers_class_ids_as_text_are_class_ids_to_a_classifier_without_names(backbone, preprocessor, tmp_path):
+    # A reader's ids count the names of its one file, sorted as text: to a classifier without label_names a file's
+    # "2" was class 4 among "0".."11" ("10", "11" sort first), and class 1 of a held-out file without a "1": in
+    # silence, the scores of another labelling than training's.
+    train = tmp_path / "train.csv"
+    train.write_text("text,label\n" + "".join(f"the cat {i},{i}\n" for i in range(12)))
+    clf = kbz.BertClassifier(backbone, preprocessor, num_classes=12)
+    examples = read_csv(str(train), "text", "label")
+    assert clf.prepare_labels(clf.standardize_examples(examples)[1]).tolist() == list(range(12))
+    dev = tmp_path / "dev.csv"
+    dev.write_text("text,label\nthe cat,0\na dog,2\n")
+    three = kbz.BertClassifier(backbone, preprocessor, num_classes=3)
+    assert three.prepare_labels(three.standardize_examples(read_csv(str(dev), "text", "label"))[1]).tolist() == [0, 2]
+    assert np.isfinite(three.evaluate(read_csv(str(dev), "text", "label"), verbose=0)[0])
+    # An id beyond the classes is refused, not read by its place in the file's names.
+    with pytest.raises(ValueError, match=r"Label 1 '2' is not a class id 0..1"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=2).evaluate(read_csv(str(dev), "text", "label"))
+    # Names that are no ids keep the reader's ids: the classifier has no names to match them to.
+    named = tmp_path / "named.csv"
+    named.write_text("text,label\nthe cat,pos\na dog,neg\n")
+    two = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
+    assert two.prepare_labels(two.standardize_examples(read_csv(str(named), "text", "label"))[1]).tolist() == [1, 0]
+
+
+def test_a_multi_label_readers_rows_still_fit_a_classifier_without_names(backbone, preprocessor, tmp_path):
+    data = tmp_path / "tags.csv"
+    data.write_text('text,label\nthe cat,"0,2"\na dog,\nthe dog,1\n')
+    examples = read_csv(str(data), "text", "label", multi_label=True)
+    tags = kbz.BertClassifier(backbone, preprocessor, num_classes=3, problem_type="multi_label")
+    assert tags.prepare_labels(tags.standardize_examples(examples)[1]).tolist() == \
+        [[1, 0, 1], [0, 0, 0], [0, 1, 0]]

@@ -1,5 +1,6 @@
 """Sentence and sentence-pair classification (and regression) on [CLS]."""
 
+import re
 import warnings
 
 import keras
@@ -216,10 +217,16 @@ class BertClassifier(Task):
         return [keras.metrics.MeanAbsoluteError(name="mae")]
 
     def standardize_examples(self, x, y=None):
-        """`Task.standardize_examples`; a reader's labels, where the classifier has `label_names`, by name (read
-        as `class_labels.class_index` reads them): their ids count the file's names in its order, and a GLUE
-        file's "0" / "1" were read by position against the names ["1", "0"]."""
-        if isinstance(x, ClassificationExamples) and y is None and self.label_names is not None:
+        """`Task.standardize_examples`; a reader's labels by name (read as `class_labels.class_index` reads
+        them) where the classifier has `label_names`, or where it has none and the file's labels are class ids
+        written as text ("0", "2"): the reader's ids count the names of that one file, sorted as text, so they
+        are no class ids of the classifier (a GLUE file's "0" / "1" were read by position against the names
+        ["1", "0"]; a file's "2" was class 4 among "0".."11" ("10" sorts before "2"), and class 1 of a file
+        without a "1"). Other names, to a classifier without any, keep the reader's ids (multi-label rows too:
+        a list of ids is no multi-hot row)."""
+        if isinstance(x, ClassificationExamples) and y is None and x.label_names is not None and (
+                self.label_names is not None or self.problem_type == "multi_class"
+                and all(re.fullmatch("[0-9]+", name) for name in x.label_names)):
             x, y = x.texts, x.named_labels()
         return super().standardize_examples(x, y)
 
