@@ -31,7 +31,8 @@ class ClassificationExamples(LabelledExamples):
 
     def named_labels(self):
         """The labels by their names: each example's (multi-label: the list of its names); regression's
-        numbers as they are. The ids count `label_names` in this file's order, which a classifier's need not
+        numbers as they are. The ids count `label_names`: the names this one file holds, sorted as text ("10"
+        before "2"), or its GLUE task's, which a classifier's need not
         follow (`BertClassifier` matches them by name).
 
         Examples:
