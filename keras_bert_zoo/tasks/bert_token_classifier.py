@@ -17,7 +17,6 @@ from keras_bert_zoo.preprocessing.strided_windows import default_doc_stride
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
-from keras_bert_zoo.presets.converters.checkpoint import unnamed_labels
 from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
@@ -25,6 +24,7 @@ from keras_bert_zoo.tasks.task import positive_whole_number
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
+from keras_bert_zoo.utils.placeholder_labels import unnamed_labels
 from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
 from keras_bert_zoo.utils.traced_method import traced_method
 

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
-from keras_bert_zoo.presets.converters.checkpoint import unnamed_labels
+from keras_bert_zoo.utils.placeholder_labels import unnamed_labels
 
 
 def check_label_names(label_names):

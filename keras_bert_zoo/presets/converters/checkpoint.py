@@ -40,15 +40,6 @@ class Checkpoint:
         return self.read_weights(self.source)
 
 
-# How transformers names the labels of a config without `id2label` (`LABEL_0`, `LABEL_1`, ...).
-UNNAMED_LABELS = "LABEL_{}"
-
-
-def unnamed_labels(names):
-    """Whether a head's label `names` are no names of its own: None, or transformers' `LABEL_0`, ...."""
-    return names is None or list(names) == [UNNAMED_LABELS.format(i) for i in range(len(names))]
-
-
 # The names under which `Checkpoint.weights()` holds a fine-tuned task's output layer (Keras' orientation:
 # kernel [hidden, units]).
 TASK_HEAD_KERNEL, TASK_HEAD_BIAS = "task_head/kernel", "task_head/bias"

@@ -14,8 +14,8 @@ import numpy as np
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_KERNEL
 from keras_bert_zoo.presets.converters.checkpoint import is_float_dtype
-from keras_bert_zoo.presets.converters.checkpoint import unnamed_labels
 from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.placeholder_labels import unnamed_labels
 
 # Checkpoint entries that hold no model weight: optimizer slots, step
 # counters, HF buffers, and the MLM decoder matrix that is tied to the

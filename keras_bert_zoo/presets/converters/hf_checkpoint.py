@@ -10,7 +10,6 @@ import numpy as np
 
 from keras_bert_zoo.layers.activations import hf_activation
 from keras_bert_zoo.presets.converters.checkpoint import TASK_HEAD_BIAS
-from keras_bert_zoo.presets.converters.checkpoint import UNNAMED_LABELS
 from keras_bert_zoo.presets.converters.checkpoint import Checkpoint
 from keras_bert_zoo.presets.converters.checkpoint import TaskHead
 from keras_bert_zoo.presets.converters.checkpoint import task_head_weights
@@ -21,6 +20,7 @@ from keras_bert_zoo.presets.converters.checkpoint import read_vocabulary
 from keras_bert_zoo.presets.converters.checkpoint_weights import UNTIED_DECODER
 from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.placeholder_labels import UNNAMED_LABELS
 from keras_bert_zoo.utils.text_files import check_bool_fields
 from keras_bert_zoo.utils.text_files import read_json_object
 
