@@ -441,6 +441,11 @@ def test_the_command_line_exports_a_model_with_fewer_positions_than_the_default_
     assert (f"keras-bert-zoo export: warning: --max_seq_length not given: 16, the 16 positions of the preset "
             f"{directory} (the default, 128, is more).") in capsys.readouterr().err
     served = load_export(str(tmp_path / "bert_token_classifier")).signatures["entities"]
-    # Words of a piece each: 14 with [CLS] and [SEP] fill the 16 positions; 15 do not fit.
-    texts = [" ".join(["gene"] * count) for count in (14, 15)]
-    assert served(text=tf.constant(texts))["truncated"].numpy().tolist() == [False, True]
+    # Words of a piece each: 14 with [CLS] and [SEP] fill the 16 positions; 40 take strided windows of 14.
+    texts = [" ".join(["gene"] * count) for count in (14, 40)]
+    expected = kbz.BertTokenClassifier.from_preset(directory).predict_entities(texts)
+    out = served(text=tf.constant(texts))
+    count = out["entity_count"].numpy().tolist()
+    assert count == [len(row) for row in expected] and count[1] > 0
+    assert [[(int(out["start"][i, j]), int(out["end"][i, j])) for j in range(n)] for i, n in enumerate(count)] \
+        == [[(e["start"], e["end"]) for e in row] for row in expected]
