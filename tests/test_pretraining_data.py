@@ -3,6 +3,7 @@
 import hashlib
 import os
 import re
+import time
 
 import numpy as np
 import pytest
@@ -113,6 +114,22 @@ def test_same_seed_same_instances(tokenizer, wikitext):
     for name in first:
         np.testing.assert_array_equal(first[name], again[name])
     assert not np.array_equal(first["token_ids"], other["token_ids"])
+
+
+def test_a_very_long_line_is_cut_to_an_instance_in_linear_time(tokenizer):
+    # One sentence of 400,000 pieces: cut piece by piece from a list's front, it took 20 s or more per instance.
+    line = list(range(1000, 401_000))
+    documents = [[line], [[500, 501, 502]], [[600, 601]]]
+    config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
+    start = time.perf_counter()
+    instances = create_pretraining_instances(documents, tokenizer, config)
+    assert time.perf_counter() - start < 3
+    originals = _originals(instances)
+    for row in range(len(originals)):
+        ids = originals[row][instances["padding_mask"][row] == 1]
+        segment = [i for i in ids if 1000 <= i < 401_000]
+        if segment:  # the line's pieces kept are one run of it, as the front / back cuts leave them
+            assert segment == list(range(segment[0], segment[0] + len(segment)))
 
 
 def test_sharded_records_read_back_with_fixed_int32_shapes(tokenizer, wikitext, tmp_path):
