@@ -209,6 +209,24 @@ def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tm
     assert exit_info.value.code == 2 and "--input_file" in capsys.readouterr().err
 
 
+def test_cli_reads_several_input_files_as_an_unquoted_glob_passes_them(default_preset_dir, tmp_path, capsys):
+    from keras_bert_zoo.cli.main import main
+
+    sample = open(shared_path("corpus", "bert_sample_text", "sample_text.txt"), encoding="utf-8").read()
+    shards = [tmp_path / f"corpus-{i}.txt" for i in range(3)]
+    for shard in shards:
+        shard.write_text(sample, encoding="utf-8")
+    out = tmp_path / "records.tfrecord"
+    # As the shell expands corpus-*.txt, with a comma-separated one beside: pretrain's --input_file takes both.
+    argv = ["create-pretraining-data", "--input_file", str(shards[0]), f"{shards[1]},{shards[2]}",
+            "--output_file", str(out), "--preset", default_preset_dir, "--max_seq_length", "32",
+            "--max_predictions_per_seq", "5", "--dupe_factor", "1"]
+    assert main(argv) == 0
+    assert "instances from 9 documents" in capsys.readouterr().out
+    assert main(argv[:4] + [str(out)] + argv[4:]) != 0  # an input among them that is also the output
+    assert "is also an --input_file" in capsys.readouterr().err
+
+
 def test_dynamic_masking_draws_fresh_masks_each_epoch(tokenizer, wikitext):
     from keras_bert_zoo.data.pretraining_records import dynamic_masking
 

@@ -58,8 +58,9 @@ def add_parser(subparsers):
                     "files (each with its own --output_file and --random_seed) and train on all the records "
                     "with a glob; reading streams.",
     )
-    parser.add_argument("--input_file", required=True, type=file_patterns,
-                        help="Corpus file(s), comma-separated (globs allowed).")
+    # Several values as well as commas, as pretrain's --input_file: an unquoted glob expands to several.
+    parser.add_argument("--input_file", required=True, type=file_patterns, nargs="+", action="extend",
+                        help="Corpus file(s) or globs, comma-separated or several.")
     parser.add_argument("--output_file", required=True, type=output_files,
                         help="Output TFRecord file, or comma-separated files (shards), written atomically. With "
                              "--num_shards, files named as its shards of another count (perhaps an earlier run's) "
@@ -114,7 +115,7 @@ def check(args):
     it is parsed)."""
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
-    inputs = {os.path.realpath(path) for pattern in args.input_file.split(",") for path in glob.glob(pattern)}
+    inputs = {os.path.realpath(path) for pattern in ",".join(args.input_file).split(",") for path in glob.glob(pattern)}
     for output in args.output_file.split(","):
         if os.path.realpath(output) in inputs:
             raise UsageError(f"--output_file {output} is also an --input_file: the records would replace the "
@@ -136,7 +137,7 @@ def run(args):
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 
     config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
-    inputs = record_files(args.input_file)
+    inputs = record_files(",".join(args.input_file))
     single = "," not in args.output_file
     outputs = shard_paths(args.output_file, args.num_shards) if single else args.output_file.split(",")
     taken = {os.path.realpath(path) for path in inputs} & {os.path.realpath(path) for path in outputs}
