@@ -150,6 +150,10 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
              "--config", "no such file")
     _refused(capsys, ["create-pretraining-data", "--input_file", tmp + "/shard-*.txt", "--output_file", tmp + "/r",
                       "--vocab_file", files["file"]], "--input_file", "no file matches")
+    for command in (["create-pretraining-data", "--output_file", tmp + "/r", "--vocab_file", files["file"]],
+                    ["pretrain", "--preset", tiny_checkpoint, "--output_dir", tmp + "/p"]):
+        _refused(capsys, command + ["--input_file", tmp], "--input_file", f"'{tmp}' is a directory; pass its files: "
+                 f"'{os.path.join(tmp, '*')}'")
     _refused(capsys, ["encode", "--input", missing], "--input", "no such file")
     _refused(capsys, ["extract-features", "--input_file", missing, "--output_file", tmp + "/f"], "--input_file")
     _refused(capsys, ["predict", "--model", tmp + "/nowhere", "--input", files["corpus"]], "--model",

@@ -106,6 +106,9 @@ def file_patterns(text):
         if "://" in pattern:
             continue
         if not any(os.path.isfile(path) for path in glob.glob(pattern)):
+            if os.path.isdir(pattern):  # it exists: "no file matches" sent users looking for a typo
+                raise argparse.ArgumentTypeError(f"'{pattern}' is a directory; pass its files: "
+                                                 f"'{os.path.join(pattern, '*')}'")
             raise argparse.ArgumentTypeError(f"no file matches '{pattern}'")
     return text
 
