@@ -298,3 +298,23 @@ def test_a_dead_runs_reused_id_or_unreaped_process_is_no_running_job(tmp_path):
         for process in (later, zombie):
             process.kill()
             process.wait()
+
+
+def test_a_rerun_says_whether_it_resumes_a_backup_or_starts_over(tmp_path, capsys):
+    from keras_bert_zoo.utils.job_record import running_job
+
+    out, owned = str(tmp_path / "run"), (("model",), ("backup",))
+
+    def run(backup_files):
+        with pytest.raises(KeyboardInterrupt), running_job(out, "pretrain", {"steps": 40}, owned=owned):
+            os.makedirs(os.path.join(out, "backup"), exist_ok=True)  # as fit's backup callback does at its start
+            for name in backup_files:
+                open(os.path.join(out, "backup", name), "w").close()
+            raise KeyboardInterrupt  # Ctrl-C
+
+    run([])  # stopped before the first backup was written
+    run([])
+    assert "it stopped before its first backup, so training starts from the beginning" in capsys.readouterr().err
+    run(["training_metadata.json"])
+    run([])
+    assert "Resuming the same pretrain job in " + out + ": from its backup." in capsys.readouterr().err

@@ -332,9 +332,14 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
                               overwrite_flag=overwrite_flag, added_items=added_items)
     if resume:
         written = sorted(written_results(output_dir))
+        # A run stopped before its first backup leaves the backup directory empty: "from its backup" there told
+        # the user a restart was a resume.
+        backed_up = any(os.listdir(path) for name in (owned[1] if owned else ())
+                        if os.path.isdir(path := os.path.join(output_dir, name)))
         print(f"Resuming the same {command} job in {output_dir}: " +
               (f"{', '.join(written)} written whole before it stopped, not written again." if written else
-               "from its backup."), file=sys.stderr)
+               "from its backup." if backed_up else
+               "it stopped before its first backup, so training starts from the beginning."), file=sys.stderr)
     try:
         yield resume
     except KeyboardInterrupt:
