@@ -654,3 +654,25 @@ def test_a_multi_label_readers_rows_still_fit_a_classifier_without_names(backbon
     tags = kbz.BertClassifier(backbone, preprocessor, num_classes=3, problem_type="multi_label")
     assert tags.prepare_labels(tags.standardize_examples(examples)[1]).tolist() == \
         [[1, 0, 1], [0, 0, 0], [0, 1, 0]]
+
+
+def test_a_readers_result_unpacked_is_read_as_it_is_whole(backbone, preprocessor, tmp_path):
+    # Unpacked (texts, labels = read_glue(path)), the labels were the reader's own ids, which count one file's
+    # names sorted as text (or its GLUE task's): fit(texts, labels) and evaluate(texts, examples.y) scored other
+    # classes than fit(examples) against names in another order, in silence. They are the names now.
+    glue = read_glue(_write(tmp_path, "SST-2/dev.tsv", "sentence\tlabel\nthe cat\t0\na dog\t1\na cat\t1\n"))
+    dev = read_csv(_write(tmp_path, "dev.csv", "text,label\nthe cat,a\na dog,c\n"), "text", "label")
+    for names, examples, expected in ((["1", "0"], glue, [1, 0, 0]), (["c", "b", "a"], dev, [2, 0])):
+        clf = kbz.BertClassifier(backbone, preprocessor, num_classes=len(names), label_names=names)
+        texts, labels = examples
+        assert (texts, labels) == (examples.x, examples.y) == (examples.texts, examples.named_labels())
+        assert clf.prepare_labels(labels).tolist() == expected
+        assert clf.prepare_labels(clf.standardize_examples(examples)[1]).tolist() == expected
+    clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["1", "0"])
+    assert clf.evaluate(*glue, verbose=0) == pytest.approx(clf.evaluate(glue, verbose=0))
+    # Names that are no class ids, to a classifier without names, are refused unpacked, naming the fix (whole,
+    # the reader's ids are its only labelling).
+    named = read_csv(_write(tmp_path, "named.csv", "text,label\nthe cat,pos\na dog,neg\n"), "text", "label")
+    with pytest.raises(ValueError, match=r"Label 0 'pos' is not a class id 0..1 \(the classifier has no "
+                                         r"label_names\): give class ids, or give the classifier label_names="):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=2).fit(*named, verbose=0)

@@ -10,12 +10,14 @@ from keras_bert_zoo.data.parallel_examples import LabelledExamples
 @dataclasses.dataclass
 class ClassificationExamples(LabelledExamples):
     """Examples for `BertClassifier`: pass them whole to its `fit` /
-    `evaluate`, or unpack them: `texts, labels = read_glue(path)`.
+    `evaluate`, or unpack them: `texts, labels = read_glue(path)`, the
+    labels by name (`y`, `named_labels`), as the classifier reads them whole.
 
     Attributes:
         texts: strings, or `(text_a, text_b)` tuples.
-        labels: class ids (floats for regression; multi-hot 0/1 rows for
-            multi-label).
+        labels: the reader's own class ids, counting `label_names` (floats
+            for regression; multi-hot 0/1 rows for multi-label): no
+            classifier's ids, unless its names are these in this order.
         label_names: the class names, index = id (None for regression).
         skipped: rows skipped as bad (only with `on_error="skip"`).
         source: the file they came from.
@@ -28,6 +30,13 @@ class ClassificationExamples(LabelledExamples):
     source: str = ""
 
     _PARALLEL = ("texts", "labels")
+
+    @property
+    def y(self):
+        """The labels by name (`named_labels`): unpacked, `fit(texts, labels)` reads them by the classifier's
+        own names (or ids as text) as `fit(examples)` does; the reader's ids (`labels`) count names of one file,
+        sorted as text, which scored other classes against a classifier's names in another order."""
+        return self.named_labels()
 
     def named_labels(self):
         """The labels by their names: each example's (multi-label: the list of its names); regression's

@@ -39,14 +39,14 @@ class LabelledExamples(ParallelExamples):
 
     They go whole into their task's `fit` and `evaluate`, or unpack into
     `(x, y)` as Keras takes them. `len()` counts the examples; iterating
-    gives the two lists.
+    gives the two lists (a classifier's labels by name).
 
     Examples:
     >>> from keras_bert_zoo.data.classification_examples import ClassificationExamples
     >>> examples = ClassificationExamples(["good", "bad"], [1, 0], ["neg", "pos"])
     >>> texts, labels = examples
     >>> texts, labels, len(examples), examples.y
-    (['good', 'bad'], [1, 0], 2, [1, 0])
+    (['good', 'bad'], ['pos', 'neg'], 2, ['pos', 'neg'])
     """
 
     @property

@@ -217,17 +217,17 @@ class BertClassifier(Task):
         return [keras.metrics.MeanAbsoluteError(name="mae")]
 
     def standardize_examples(self, x, y=None):
-        """`Task.standardize_examples`; a reader's labels by name (read as `class_labels.class_index` reads
-        them) where the classifier has `label_names`, or where it has none and the file's labels are class ids
-        written as text ("0", "2"): the reader's ids count the names of that one file, sorted as text, so they
-        are no class ids of the classifier (a GLUE file's "0" / "1" were read by position against the names
+        """`Task.standardize_examples`; a reader's labels by name (its `y`, read as `class_labels.class_index`
+        reads them), as they are unpacked: the reader's ids count the names of its one file, sorted as text, so
+        they are no class ids of the classifier (a GLUE file's "0" / "1" were read by position against the names
         ["1", "0"]; a file's "2" was class 4 among "0".."11" ("10" sorts before "2"), and class 1 of a file
-        without a "1"). Other names, to a classifier without any, keep the reader's ids (multi-label rows too:
-        a list of ids is no multi-hot row)."""
-        if isinstance(x, ClassificationExamples) and y is None and x.label_names is not None and (
-                self.label_names is not None or self.problem_type == "multi_class"
-                and all(re.fullmatch("[0-9]+", name) for name in x.label_names)):
-            x, y = x.texts, x.named_labels()
+        without a "1"). Names that are no class ids, to a classifier without names of its own, keep the
+        reader's ids: there are no names to match them to (multi-label rows too: a list of ids is no multi-hot
+        row)."""
+        if isinstance(x, ClassificationExamples) and y is None and self.label_names is None \
+                and x.label_names is not None and not (
+                    self.problem_type == "multi_class" and all(re.fullmatch("[0-9]+", n) for n in x.label_names)):
+            x, y = x.texts, x.labels
         return super().standardize_examples(x, y)
 
     def prepare_labels(self, y):
