@@ -676,3 +676,18 @@ def test_a_readers_result_unpacked_is_read_as_it_is_whole(backbone, preprocessor
     with pytest.raises(ValueError, match=r"Label 0 'pos' is not a class id 0..1 \(the classifier has no "
                                          r"label_names\): give class ids, or give the classifier label_names="):
         kbz.BertClassifier(backbone, preprocessor, num_classes=2).fit(*named, verbose=0)
+
+
+def test_a_multi_label_readers_class_ids_as_text_are_class_ids_to_a_classifier_without_names(
+        backbone, preprocessor, tmp_path):
+    # The reader's multi-hot rows count the names of its one file, sorted as text: a row "2" among "0".."11" was
+    # class 4 ("10", "11" sort first), in silence. Names that are class ids are those ids, as for one label each.
+    rows = "".join(f"the cat {i},{i}\n" for i in range(12)) + 'a dog,"10,2"\n'
+    examples = read_csv(_write(tmp_path, "tags.csv", "text,label\n" + rows), "text", "label", multi_label=True)
+    tags = kbz.BertClassifier(backbone, preprocessor, num_classes=12, problem_type="multi_label")
+    expected = np.eye(12, dtype=int).tolist() + [[int(i in (2, 10)) for i in range(12)]]
+    assert tags.prepare_labels(tags.standardize_examples(examples)[1]).tolist() == expected
+    assert tags.prepare_labels(list(examples)[1]).tolist() == expected  # unpacked, as whole
+    with pytest.raises(ValueError, match=r"Label 0 names '1' twice; a list of names names each class once"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=3, problem_type="multi_label").prepare_labels(
+            [["1", "0", "1"]])

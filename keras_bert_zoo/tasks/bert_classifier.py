@@ -221,12 +221,10 @@ class BertClassifier(Task):
         reads them), as they are unpacked: the reader's ids count the names of its one file, sorted as text, so
         they are no class ids of the classifier (a GLUE file's "0" / "1" were read by position against the names
         ["1", "0"]; a file's "2" was class 4 among "0".."11" ("10" sorts before "2"), and class 1 of a file
-        without a "1"). Names that are no class ids, to a classifier without names of its own, keep the
-        reader's ids: there are no names to match them to (multi-label rows too: a list of ids is no multi-hot
-        row)."""
+        without a "1"; multi-label rows as well). Names that are no class ids, to a classifier without names
+        of its own, keep the reader's ids: there are no names to match them to."""
         if isinstance(x, ClassificationExamples) and y is None and self.label_names is None \
-                and x.label_names is not None and not (
-                    self.problem_type == "multi_class" and all(re.fullmatch("[0-9]+", n) for n in x.label_names)):
+                and x.label_names is not None and not all(re.fullmatch("[0-9]+", n) for n in x.label_names):
             x, y = x.texts, x.labels
         return super().standardize_examples(x, y)
 

@@ -121,17 +121,21 @@ def _class_id(label, index, num_classes, label_names, names):
 def _multi_hot(label, index, num_classes, label_names, names):
     """One multi_label label (a multi-hot row, or a list of names) -> a 0/1 row (`names`: `class_index`)."""
     row = np.ravel(np.asarray(label, dtype=object)).tolist()
-    if label_names is not None and all(isinstance(v, str) for v in row):
+    if all(isinstance(v, str) for v in row):  # names, or ids as text, read as one label of them is
         unknown = [v for v in row if v not in names]
         if unknown:
             raise unreadable_label(f"Label {index}'s {unknown[0]!r}", label_names, num_classes)
+        if len(set(row)) != len(row):  # a multi-hot row written as text ("1", "0", "1") is no list of names
+            repeated = next(v for v in row if row.count(v) > 1)
+            raise ValueError(f"Label {index} names {repeated!r} twice; a list of names names each class once "
+                             "(multi-hot values are the numbers 0 and 1).")
         hot = np.zeros(num_classes, "float32")
         hot[[names[v] for v in row]] = 1.0
         return hot
     if len(row) != num_classes:
         raise ValueError(
             f"Label {index} has {len(row)} values; multi_label takes num_classes={num_classes} "
-            "multi-hot values (0 or 1) per example" + (", or a list of label names." if label_names else ".")
+            "multi-hot values (0 or 1) per example, or a list of label names or class ids as text."
         )
     bad = [v for v in row if isinstance(v, (str, bytes)) or v not in (0, 1)]
     if bad:
