@@ -269,14 +269,20 @@ def test_a_classifier_takes_only_the_form_it_was_fine_tuned_on(tiny_checkpoint, 
     assert clf.text_pairs is None
 
 
-def test_a_dataset_of_two_strings_is_a_pair_unless_a_label_name_can_be_read(tiny_checkpoint):
-    """Two strings side by side are (text_a, text_b) or (text, label_name). Without label_names they can only be a
-    pair: fit refuses them as texts without labels (it blamed the missing label_names, in the graph), and a
-    classifier fine-tuned on single texts refuses them in predict (it dropped text_b in silence)."""
+def test_a_dataset_of_two_strings_is_a_text_and_its_label_where_labels_are_wanted(tiny_checkpoint):
+    """Two strings side by side are (text_a, text_b) or (text, label). fit and evaluate read them as Keras reads
+    (x, y), the label as `class_labels.class_index` reads text: a class id "0" without label_names, as in a list
+    (a Dataset of them was refused as texts without labels). A classifier fine-tuned on single texts refuses them
+    in predict, where no names tell a label from text_b (it dropped text_b in silence)."""
     clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12)
-    two = tf.data.Dataset.from_tensor_slices((["all work", "no play"], ["jack", "a dull boy"]))
-    with pytest.raises(ValueError, match=r"holds texts but no labels .*labels as ids \(no label_names here\)"):
+    texts = ["all work", "no play"]
+    ids = tf.data.Dataset.from_tensor_slices((texts, ["0", "1"]))
+    np.testing.assert_allclose(clf.evaluate(ids, verbose=0), clf.evaluate(texts, [0, 1], verbose=0), rtol=1e-5)
+    two = tf.data.Dataset.from_tensor_slices((texts, ["jack", "a dull boy"]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"A label is not a class id 0\.\.1 \(the classifier "
+                       r"has no label_names\)\. \(A Dataset of two strings is read as \(text, label\)"):
         clf.fit(two, verbose=0)
+    assert clf.text_pairs is None
     clf.fit(["all work", "no play"] * 2, [0, 1] * 2, epochs=1, verbose=0)
     with pytest.raises(ValueError, match="fine-tuned on single texts .* given sentence pairs"):
         clf.predict(two)

@@ -155,8 +155,10 @@ class BertClassifier(Task):
     def weighed_classes(self):
         return (self.label_names, self.num_classes) if self.problem_type == "multi_class" else None
 
-    def takes_label_names(self):
-        return self.label_names is not None
+    def takes_text_labels(self, labeled=True):
+        # fit / evaluate read text as class_labels.class_index does: names, or (multi_class) ids as text, names or
+        # none. predict drops a label: only names tell it from a pair's text_b, which was dropped in silence.
+        return self.label_names is not None or labeled and self.problem_type == "multi_class"
 
     def check_example_form(self, x, labeled=True):
         """Refuse single texts to a classifier trained on pairs, and pairs to

@@ -197,7 +197,8 @@ def check_label_tensor(labels, problem_type, num_classes, label_names=None):
             names = class_index(label_names, num_classes)
             matches = tf.equal(labels[..., tf.newaxis], tf.constant(list(names)))
             tf.debugging.assert_equal(tf.reduce_any(matches, -1), True, message=(
-                f"A label is not {_readable_labels(label_names, num_classes)}."))
+                f"A label is not {_readable_labels(label_names, num_classes)}. (A Dataset of two strings is read "
+                "as (text, label), as Keras reads (x, y); pairs are ((text_a, text_b), label).)"))
             return tf.gather(tf.constant(list(names.values()), tf.int32), tf.argmax(matches, -1))
         if labels.dtype.is_floating:
             tf.debugging.assert_equal(labels, tf.round(labels), message="A class label is not a whole number.")

@@ -471,8 +471,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         `takes_pairs`."""
         return self.takes_pairs
 
-    def takes_label_names(self):
-        """Whether labels may be strings (names): a classifier's only with `label_names`."""
+    def takes_text_labels(self, labeled=True):
+        """Whether a Dataset's second string may be a label: where labels are wanted (`labeled`: `fit`,
+        `evaluate`), a task whose labels may be text (a tagger's tags; a classifier's names, or ids as text);
+        in `predict`, which drops it, a task whose labels are names."""
         return True
 
     def weighed_classes(self):
@@ -507,10 +509,11 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """Whether a Dataset's elements are `(x, y[, w])` rather than examples alone.
 
         A nested first part, or a later part that is not text (a label, a
-        weight), makes `(x, y[, w])`. Two strings are a text and its label's
-        name where labels are wanted (`fit`, `evaluate`: as Keras reads any
-        tuple) and names are taken; in `predict`, only where pairs are not
-        taken now (a classifier fine-tuned on single texts) and names are.
+        weight), makes `(x, y[, w])`. Two strings are a text and its label
+        as text where labels are wanted (`fit`, `evaluate`: as Keras reads
+        any tuple) and `takes_text_labels`; in `predict`, only where pairs
+        are not taken now (a classifier fine-tuned on single texts) and
+        `takes_text_labels(labeled=False)`.
         Otherwise they are a `(text_a, text_b)` pair.
         """
         if not isinstance(element_spec, tuple) or len(element_spec) < 2:
@@ -519,7 +522,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             return True
         if not _two_strings(element_spec):
             return labeled  # three strings or more: as Keras reads them
-        return self.takes_label_names() and (labeled or not self.takes_pairs_now())
+        return self.takes_text_labels(labeled) and (labeled or not self.takes_pairs_now())
 
     def examples_are_pairs(self, x, labeled=False):
         """Whether standardized examples (see `standardize_examples`) are
@@ -704,7 +707,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 and not self.holds_labels(x.element_spec, labeled):
             raise ValueError(f"The Dataset holds texts but no labels (its elements: {x.element_spec}); fit and "
                              "evaluate take a Dataset of (text, label) or ((text_a, text_b), label)"
-                             + ("" if self.takes_label_names() else ", labels as ids (no label_names here)") + ".")
+                             + ("" if self.takes_text_labels() else ", labels as numbers") + ".")
         self.check_example_form(x, labeled)
         if isinstance(x, dict):
             return x, None if y is None else self.prepare_labels(y)
