@@ -691,3 +691,15 @@ def test_a_multi_label_readers_class_ids_as_text_are_class_ids_to_a_classifier_w
     with pytest.raises(ValueError, match=r"Label 0 names '1' twice; a list of names names each class once"):
         kbz.BertClassifier(backbone, preprocessor, num_classes=3, problem_type="multi_label").prepare_labels(
             [["1", "0", "1"]])
+
+
+def test_class_weight_keys_as_text_are_read_as_labels_as_text_are(backbone, preprocessor):
+    # class_weight read its keys its own way: {"0": 2.0} was refused by a classifier without names, and by one with
+    # names that are no numbers, which read a label "0" as class 0.
+    for names, key, expected in ((None, "1", [1.0, 2.0]), (["neg", "pos"], "0", [2.0, 1.0]),
+                                 (["neg", "pos"], "pos", [1.0, 2.0]), (["1", "0"], "1", [2.0, 1.0])):
+        clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
+        assert clf.class_weights({key: 2.0}) == expected
+        assert clf.prepare_labels([key]).tolist() == [expected.index(2.0)]  # as a label of that text is read
+    with pytest.raises(ValueError, match=r"class_weight names '2', which is no class of this model: give class ids"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=2).class_weights({"2": 2.0})

@@ -15,6 +15,7 @@ from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
+from keras_bert_zoo.tasks.class_labels import class_index
 from keras_bert_zoo.tasks.class_labels import class_labels
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
@@ -153,7 +154,9 @@ class BertClassifier(Task):
         return self._expected_form() is not False
 
     def weighed_classes(self):
-        return (self.label_names, self.num_classes) if self.problem_type == "multi_class" else None
+        if self.problem_type != "multi_class":
+            return None
+        return self.label_names, self.num_classes, class_index(self.label_names, self.num_classes)
 
     def takes_text_labels(self, labeled=True):
         # fit / evaluate read text as class_labels.class_index does: names, or (multi_class) ids as text, names or

@@ -247,7 +247,7 @@ class BertTokenClassifier(Task):
             return tags.with_flat_values(tf.cast(tf.identity(flat), tf.int32))
 
     def weighed_classes(self):
-        return self.label_names, len(self.label_names)
+        return self.label_names, len(self.label_names), {name: i for i, name in enumerate(self.label_names)}
 
     def checked_tag_ids(self, sentences, tags):
         """Tag ids for checked `sentences`: one tag sequence per sentence and one

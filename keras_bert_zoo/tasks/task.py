@@ -478,8 +478,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         return True
 
     def weighed_classes(self):
-        """`(label names or None, class count)` of the classes `fit`'s `class_weight` weighs; None for a task
-        whose labels are no classes (it refuses `class_weight`)."""
+        """`(label names or None, class count, {text: class id})` of the classes `fit`'s `class_weight` weighs,
+        the last reading its keys given as text as the task reads labels as text; None for a task whose labels
+        are no classes (it refuses `class_weight`)."""
         return None
 
     def class_weights(self, class_weight):
@@ -492,10 +493,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                              "weigh examples with sample_weight.")
         if not isinstance(class_weight, dict):
             raise TypeError(f"class_weight must be a dict {{class: weight}}; got {type(class_weight).__name__}.")
-        names, count = classes
+        names, count, text_index = classes
         weights = [1.0] * count
         for key, weight in class_weight.items():
-            index = names.index(key) if names and isinstance(key, str) and key in names else key
+            index = text_index.get(key, key) if isinstance(key, str) else key
             if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
                 raise ValueError(f"class_weight names {key!r}, which is no class of this model: give class ids "
                                  f"0..{count - 1}" + (f" or label names {names}" if names else "") + ".")
