@@ -398,7 +398,10 @@ def test_evaluate_checks_the_file_before_the_model_loads(tiny_checkpoint, tmp_pa
     tags.write_text("Familial\tB-Disease\nhypercholesterolemia\tB-Gene\n")
     squad.write_text('{"data": [')
     for model, eval_file, flags, words in (
-            ("clf", labels, [], f"{labels}, line 3: unknown label 'maybe'; expected one of ['neg', 'pos', '0', '1']"),
+            # The reader's "expected one of ['neg', 'pos', '0', '1']. Fix the row or the label list" listed ids as
+            # names, and the model's labels as a list to fix.
+            ("clf", labels, [], f"--eval_file {labels}, line 3: the label 'maybe' is not one of the label_names "
+                                "['neg', 'pos'] or a class id 0..1: relabel the data with these labels."),
             ("clf", pairs, ["--text_b_column", "text_b"],
              f"--eval_file {pairs} holds sentence pairs but {tmp_path / 'clf'} was fine-tuned on single texts"),
             ("ner", tags, [], f"{tags}:2: unknown tag 'B-Gene'; expected one of ['O', 'B-Disease', 'I-Disease']"),

@@ -531,13 +531,19 @@ def _read_scored(args, saved):
     """The --eval_file of a classifier `saved` (its config), its labels checked before the weights load against
     those the classifier reads (`class_labels.class_index`: its names, and ids written as text unless its names
     are numbers)."""
+    from keras_bert_zoo.data.errors import UnknownLabelError
     from keras_bert_zoo.tasks.class_labels import class_index
     from keras_bert_zoo.tasks.class_labels import unreadable_label
 
     names = saved.get("label_names")
     index = None if names is None else class_index(names, len(names))
-    data = _read(args.eval, args, label_names=None if index is None else list(index),
-                 problem_type=saved.get("problem_type"))
+    try:
+        data = _read(args.eval, args, label_names=None if index is None else list(index),
+                     problem_type=saved.get("problem_type"))
+    except UnknownLabelError as e:
+        # The reader's "expected one of" listed the ids read as text among the names, as if names.
+        raise unreadable_label(f"--eval_file {args.eval}, line {e.line}: the label {e.label!r}", names,
+                               len(names)) from None
     # A GLUE file's labels are its task's, whatever the model reads.
     unknown = [name for name in data.label_names or () if index is not None and name not in index]
     if unknown:

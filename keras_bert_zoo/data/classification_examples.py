@@ -4,6 +4,7 @@ import dataclasses
 import math
 
 from keras_bert_zoo.data.errors import DataFormatError
+from keras_bert_zoo.data.errors import UnknownLabelError
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
 
 
@@ -84,11 +85,13 @@ class ExampleBuilder:
         self.rows = []
         self.skipped = 0
 
-    def fail(self, line, message):
+    def fail(self, line, message, unknown_label=None):
+        """Skip the row, or raise naming it (`unknown_label`: the label none of `label_names` is)."""
         if self.on_error == "skip":
             self.skipped += 1
             return
-        raise DataFormatError(f"{self.source}, line {line}: {message}")
+        where = f"{self.source}, line {line}: {message}"
+        raise DataFormatError(where) if unknown_label is None else UnknownLabelError(where, line, unknown_label)
 
     def add(self, line, texts, label):
         """Add one row; `texts` is a tuple of one or two strings."""
@@ -103,7 +106,7 @@ class ExampleBuilder:
             unknown = [name for name in value if self.label_names is not None and name not in self.label_names]
             if unknown:
                 return self.fail(line, f"unknown label '{unknown[0]}'; expected some of {self.label_names}. "
-                                       "Fix the row or the label list.")
+                                       "Fix the row or the label list.", unknown[0])
             self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
             return
         if isinstance(label, (list, dict)):
@@ -124,8 +127,8 @@ class ExampleBuilder:
                 return self.fail(line, f"label '{label}' is not a finite number (regression task).")
         elif self.label_names is not None and label not in self.label_names:
             return self.fail(
-                line, f"unknown label '{label}'; expected one of {self.label_names}. Fix the row or the label list."
-            )
+                line, f"unknown label '{label}'; expected one of {self.label_names}. Fix the row or the label list.",
+                label)
         else:
             value = label
         self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
