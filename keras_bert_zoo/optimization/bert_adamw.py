@@ -28,6 +28,10 @@ def bert_adamw(
 ):
     """Create AdamW with warm-up + linear decay and BERT's decay exclusions.
 
+    Adam's moments are bias-corrected, as in Keras and torch; google-research/bert's
+    `AdamWeightDecayOptimizer` omits the correction, so its steps are larger early on
+    (`(1 - beta_1^t) / sqrt(1 - beta_2^t)`: ~3x at step 100, 1.26x at step 1,000).
+
     Args:
         learning_rate: peak learning rate (paper: 2e-5..5e-5 fine-tuning,
             1e-4 pretraining).
