@@ -217,3 +217,42 @@ def test_an_undecayed_variable_is_not_touched_by_the_decay():
     assert np.isposinf(got[0]) and np.isposinf(want[0])
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
 
+
+
+@pytest.mark.parametrize("fusion", [True, False], ids=["one_pass", "apply_adam"])
+def test_without_bias_correction_the_step_is_google_research_berts(fusion):
+    """google-research/bert's AdamWeightDecayOptimizer (optimization.py), written out in numpy: clip by the global
+    norm, m and v without bias correction, `update = m / (sqrt(v) + eps) + wd * w` on decayed variables,
+    `w -= lr * update`. Its early steps are ~3x Keras' (bias-corrected) ones, so a correction left in fails."""
+    rng = np.random.default_rng(2)
+    gradients = [tuple(g.astype("float32") for g in (rng.normal(size=(3, 4)) * 5, rng.normal(size=4) * 5,
+                                                     rng.normal(size=(3, 4)) * 5)) for _ in range(3)]
+    schedule = WarmupLinearDecay(0.05, total_steps=10, warmup_steps=2)
+    want = [np.linspace(-1, 1, 12).reshape(3, 4), np.full(4, 0.5), np.ones((6, 4))]
+    moments = [[np.zeros_like(w), np.zeros_like(w)] for w in want]
+    for step, (kernel, bias, rows) in enumerate(gradients):
+        embedding = np.zeros((6, 4))
+        np.add.at(embedding, [1, 4, 1], rows)  # the rows the embedding's IndexedSlices sum to (`dense`)
+        grads = [kernel, bias, embedding]
+        norm = np.sqrt(sum(np.sum(np.square(g.astype("float64"))) for g in grads))
+        grads = [g * min(1.0, 1.0 / norm) for g in grads]
+        rate = float(schedule(step))
+        for i, (w, g, (m, v)) in enumerate(zip(want, grads, moments)):
+            m[...] = 0.9 * m + 0.1 * g
+            v[...] = 0.999 * v + 0.001 * np.square(g)
+            update = m / (np.sqrt(v) + 1e-6) + (0.1 * w if i != 1 else 0.0)  # the bias is not decayed
+            want[i] = w - rate * update
+    with xla_fusion(fusion):
+        got = _apply_steps(FusedAdamW, gradients, dense=True, weight_decay=0.1,
+                           global_clipnorm=1.0, bias_correction=False)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-6)
+
+
+def test_bias_correction_round_trips_and_is_refused_where_keras_steps():
+    optimizer = bert_adamw(1e-4, total_steps=10, bias_correction=False)
+    assert keras.optimizers.deserialize(keras.optimizers.serialize(optimizer)).bias_correction is False
+    with pytest.raises(ValueError, match="without amsgrad"):
+        FusedAdamW(amsgrad=True, bias_correction=False)
+    with pytest.raises(TypeError, match="True or False; got 'no'"):
+        FusedAdamW(bias_correction="no")

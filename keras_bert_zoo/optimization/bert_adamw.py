@@ -25,12 +25,14 @@ def bert_adamw(
     warmup_steps=None,
     weight_decay=0.01,
     global_clipnorm=1.0,
+    bias_correction=True,
 ):
     """Create AdamW with warm-up + linear decay and BERT's decay exclusions.
 
-    Adam's moments are bias-corrected, as in Keras and torch; google-research/bert's
-    `AdamWeightDecayOptimizer` omits the correction, so its steps are larger early on
-    (`(1 - beta_1^t) / sqrt(1 - beta_2^t)`: ~3x at step 100, 1.26x at step 1,000).
+    Adam's moments are bias-corrected by default, as in Keras and torch;
+    google-research/bert's `AdamWeightDecayOptimizer` omits the correction, so
+    its steps are larger early on (`(1 - beta_1^t) / sqrt(1 - beta_2^t)`: ~3x
+    at step 100, 1.26x at step 1,000): `bias_correction=False` steps as it does.
 
     Args:
         learning_rate: peak learning rate (paper: 2e-5..5e-5 fine-tuning,
@@ -41,6 +43,8 @@ def bert_adamw(
         warmup_steps: warm-up steps, overriding `warmup_ratio`.
         weight_decay: decoupled weight decay (0.01).
         global_clipnorm: clip gradients by global norm (1.0, as BERT).
+        bias_correction: Adam's bias correction (see above); `False` steps
+            as google-research/bert's optimizer does.
 
     Returns:
         A `FusedAdamW`: Keras' AdamW, its step one pass per variable.
@@ -60,6 +64,7 @@ def bert_adamw(
         beta_2=0.999,
         epsilon=1e-6,
         global_clipnorm=global_clipnorm,
+        bias_correction=bias_correction,
     )
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
     return optimizer

@@ -34,6 +34,15 @@ class FusedAdamW(keras.optimizers.AdamW):
     gradient dense, squares a repeated row's slices apart. `amsgrad=True`
     and other backends run Keras' step.
 
+    Args:
+        bias_correction: whether Adam's moments are bias-corrected (Keras',
+            torch's: `lr_t = lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`).
+            `False` is google-research/bert's `AdamWeightDecayOptimizer`
+            (`lr_t = lr`), whose early steps are larger (~3x at step 100,
+            1.26x at step 1,000): for reproducing its runs. Not with
+            `amsgrad=True`.
+        **kwargs: `keras.optimizers.AdamW`'s.
+
     Examples:
     >>> optimizer = FusedAdamW(learning_rate=0.1, weight_decay=0.0)
     >>> variable = keras.Variable([1.0, 2.0])
@@ -41,6 +50,18 @@ class FusedAdamW(keras.optimizers.AdamW):
     >>> [round(float(w), 4) for w in variable.numpy()]
     [0.9, 2.1]
     """
+
+    def __init__(self, *args, bias_correction=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not isinstance(bias_correction, bool):
+            raise TypeError(f"bias_correction must be True or False; got {bias_correction!r}.")
+        if not bias_correction and (self.amsgrad or keras.backend.backend() != "tensorflow"):
+            raise ValueError("bias_correction=False runs on the TensorFlow backend without amsgrad (its step is "
+                             "TensorFlow's Adam kernel or the fused pass; Keras' own step always corrects).")
+        self.bias_correction = bias_correction
+
+    def get_config(self):
+        return {**super().get_config(), "bias_correction": self.bias_correction}
 
     # The step being traced: whether it runs the one pass (decided once: under a distribution strategy the
     # clipping and the decay run in a replica's thread, the update in the caller's, and `xla_fusion` is per
@@ -85,7 +106,9 @@ class FusedAdamW(keras.optimizers.AdamW):
         dtype = variable.dtype
         step = tf.cast(self.iterations + 1, dtype)
         beta_1, beta_2 = tf.cast(self.beta_1, dtype), tf.cast(self.beta_2, dtype)
-        adam = dict(beta1_power=tf.pow(beta_1, step), beta2_power=tf.pow(beta_2, step),
+        # Powers of 0 make both kernels' lr_t the plain rate: no bias correction (google-research/bert's Adam).
+        powers = (tf.pow(beta_1, step), tf.pow(beta_2, step)) if self.bias_correction else (0.0, 0.0)
+        adam = dict(beta1_power=tf.cast(powers[0], dtype), beta2_power=tf.cast(powers[1], dtype),
                     lr=tf.cast(learning_rate, dtype), beta1=beta_1, beta2=beta_2, epsilon=tf.cast(self.epsilon, dtype),
                     # An embedding's gradient arrives as IndexedSlices; Adam moves every row's moments anyway.
                     grad=tf.cast(tf.convert_to_tensor(gradient), dtype))
