@@ -224,3 +224,19 @@ def test_a_header_the_column_flags_cannot_name_says_what_is_wrong(tmp_path):
         (tmp_path / name).write_text(content)
         with pytest.raises(DataFormatError, match=words):
             read_classification(str(tmp_path / name))
+
+
+def test_head_sample_and_split_refuse_counts_and_fractions_that_would_slice_from_the_wrong_end():
+    """sample(-1) gave all examples but one and split(1.5) a held-out set of the wrong size, in silence."""
+    from keras_bert_zoo.data.classification_examples import ClassificationExamples
+
+    examples = ClassificationExamples([f"text {i}" for i in range(10)], [i % 2 for i in range(10)], ["a", "b"])
+    assert [len(examples.head(3)), len(examples.sample(3, seed=1)), len(examples.head(0))] == [3, 3, 0]
+    assert sorted(examples.sample(10, seed=1).texts) == sorted(examples.texts)
+    assert [len(part) for part in examples.split(0.3)] == [7, 3]
+    for method, bad in (("head", -1), ("sample", -1), ("sample", 2.5), ("head", True)):
+        with pytest.raises(ValueError, match=rf"{method} takes a whole number of examples, 0 or more; got"):
+            getattr(examples, method)(bad)
+    for bad in (1.5, -0.5, float("nan"), "0.2"):
+        with pytest.raises(ValueError, match="split takes a fraction between 0 and 1 to hold out"):
+            examples.split(bad)

@@ -1,6 +1,7 @@
 """Slicing for example sets held as parallel lists (texts and labels, ...)."""
 
 import dataclasses
+import numbers
 import random
 
 
@@ -17,17 +18,21 @@ class ParallelExamples:
 
     def head(self, count):
         """The first `count` examples."""
-        return self._take(range(min(count, len(self))))
+        return self._take(range(min(_checked_count(count, "head"), len(self))))
 
     def sample(self, count, seed=0):
         """`count` examples drawn at random (seeded), in the order drawn: a subset that stands for the whole, where
         the first `count` of a file sorted by label are one class."""
+        count = _checked_count(count, "sample")
         order = list(range(len(self)))
         random.Random(seed).shuffle(order)
         return self._take(order[:count])
 
     def split(self, fraction, seed=0):
         """Split off `fraction` of a seeded shuffle: `(rest, held_out)`."""
+        if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 <= fraction <= 1:
+            # 1.5 or -0.5 would slice from the wrong end: a held-out set of the wrong size, in silence.
+            raise ValueError(f"split takes a fraction between 0 and 1 to hold out; got {fraction!r}.")
         order = list(range(len(self)))
         random.Random(seed).shuffle(order)
         cut = len(order) - int(round(len(order) * fraction))
@@ -61,3 +66,10 @@ class LabelledExamples(ParallelExamples):
 
     def __iter__(self):
         return iter((self.x, self.y))
+
+
+def _checked_count(count, method):
+    # A negative count would slice from the end (sample(-1): all but one example), in silence.
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+        raise ValueError(f"{method} takes a whole number of examples, 0 or more; got {count!r}.")
+    return int(count)
