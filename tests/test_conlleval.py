@@ -3,8 +3,11 @@
 import pytest
 
 from keras_bert_zoo.data.conll import read_conll
+from keras_bert_zoo.metrics.conlleval import TAG_PREFIXES
+from keras_bert_zoo.metrics.conlleval import check_tag_scheme
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
+from keras_bert_zoo.metrics.conlleval import is_entity_tag
 from tests.conftest import shared_path
 
 
@@ -84,3 +87,54 @@ def test_scoring_one_sentence_warns_once_naming_the_count():
         assert entity_scores([["B-D", "I-D", "O"]], [["B-D", "I-D", "O"]])["f1"] == 1.0
     assert [str(w.message) for w in caught] == [
         "Scoring 1 sentence: scores on so few say little about the model; score a larger held-out set."]
+
+
+# --- One rule for which tags name entities ---
+
+def test_the_tags_taken_are_those_conlleval_reads_as_entities():
+    """Each tag `is_entity_tag` takes is read by a rule of a scheme: alone (and between O's) it is one entity of
+    its type, or none for O; the export's decoder reads the same prefixes."""
+    from keras_bert_zoo.export.token_classifier_signatures import _PREFIXES
+
+    assert set(_PREFIXES) == set(TAG_PREFIXES) == {"B", "I", "E", "S", "L", "U"}
+    taken = [prefix + suffix for prefix in TAG_PREFIXES for suffix in ("", "-Chem", "-A-B")]
+    for tag in taken:
+        kind = tag.partition("-")[2]
+        assert is_entity_tag(tag), tag
+        assert extract_chunks([tag]) == [(kind, 0, 1)], tag
+        assert extract_chunks(["O", tag, "O"]) == [(kind, 1, 2)], tag
+    assert is_entity_tag("O") and extract_chunks(["O"]) == []
+    # A bare type is read by no rule of a scheme: between O's conlleval finds nothing in it at all.
+    for tag in ("PER", "Chemical", "O-PER", "MISC"):
+        assert not is_entity_tag(tag), tag
+        assert extract_chunks(["O", tag, tag, "O"]) == [], tag
+    # Nor is another prefix, a prefix of another case, an empty tag or a number (a tag id, not a tag).
+    assert not any(is_entity_tag(tag) for tag in ("X-PER", "b-PER", "i", "", " O", 0, 1, None))
+
+
+def test_schemes_of_every_kind_are_scored():
+    for tags in (["O", "B-PER", "I-PER"], ["O", "I-PER", "I-LOC"], ["O", "B", "I"],
+                 ["O", "B-X", "I-X", "E-X", "S-X"], ["O", "B-X", "I-X", "L-X", "U-X"]):
+        assert check_tag_scheme(tags, "entity_scores") is None, tags
+    # IO tags: conlleval joins consecutive I-PER words into one entity. Hand count: gold PER(0,2) LOC(3,4);
+    # predicted PER(0,2) -> 1 correct of 1 predicted, of 2 gold.
+    scores = entity_scores([["I-PER", "I-PER", "O", "I-LOC"], ["O"]], [["I-PER", "I-PER", "O", "O"], ["O"]])
+    assert (scores["precision"], scores["recall"], scores["gold_entities"]) == (1.0, 0.5, 2)
+
+
+def test_entity_scores_refuses_tags_that_name_no_entity():
+    # Bare types: no entity found in gold or predictions, F1 0, in silence.
+    with pytest.raises(ValueError, match=(
+            r"^entity_scores finds entities by conlleval tags, but 2 of the tags given are not conlleval tags: "
+            r"'PER', 'LOC'\. conlleval reads O and tags of a prefix B-, I-, E-, S- \(IOBES\) or L-, U- \(BILOU\).* "
+            r"Write an entity type without a prefix \('PER'\) as 'I-PER' on each of an entity's words \(IO tags: "
+            r"conlleval joins consecutive I-PER words into one entity\), or 'B-PER' on its first word and 'I-PER' "
+            r"on the rest\.$")):
+        entity_scores([["PER", "PER", "O"], ["LOC"]], [["PER", "O", "O"], ["LOC"]])
+    # In the predictions alone too; many are named by the first few and their count.
+    with pytest.raises(ValueError, match=r"1 of the tags given is not a conlleval tag: 'Chem'\. "):
+        entity_scores([["B-Chem", "O"], ["O"]], [["Chem", "O"], ["O"]])
+    many = [f"T{i}" for i in range(8)]
+    with pytest.raises(ValueError, match=r"8 of the tags given are not conlleval tags: 'T0', 'T1', 'T2', 'T3', 'T4' "
+                                         r"and 3 more\. "):
+        entity_scores([many, ["O"]], [many, ["O"]])

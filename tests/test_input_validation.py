@@ -126,7 +126,10 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
     ("MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n", read_glue,
      r"train.tsv, line 3: expected 5 tab-separated columns \(as line 1\), found 6; does a text hold a tab"),
     ("sciie.txt", "English NN O I-Material\nis VB O O\n", lambda p: read_conll(p, tag_column=1),
-     r"sciie.txt:1: 'NN' is not an entity tag .*is tag_column=1 the column of the tags"),
+     r"sciie.txt:1: 'NN' is not an entity tag: is tag_column=1 the column of the tags"),
+    # IO data without its I-: the reader asked only whether tag_column was wrong, not how conlleval reads types.
+    ("io.tsv", "Ann\tO\nSmith\tPER\n", read_conll,
+     r"io.tsv:2: 'PER' is not an entity tag: .* Write an entity type without a prefix \('PER'\) as 'I-PER' on each"),
     ("ner.tsv", "BRCA1\tB-Gene\n", lambda p: read_conll(p, word_column=0, tag_column=-2),
      r"ner.tsv:1: word_column=0 and tag_column=-2 are the same of the 2 columns"),
     ("r.csv", "text,score\na,0.5\nb,nan\n", lambda p: read_csv(p, "text", "score", regression=True),

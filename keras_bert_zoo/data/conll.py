@@ -4,6 +4,8 @@ import dataclasses
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
+from keras_bert_zoo.metrics.conlleval import entity_tag_help
+from keras_bert_zoo.metrics.conlleval import is_entity_tag
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
@@ -14,7 +16,8 @@ class TaggedSentences(LabelledExamples):
 
     Attributes:
         words: a list of sentences, each a list of words.
-        tags: the same shape, tag strings (IOB/BIO).
+        tags: the same shape, tag strings of an entity scheme (BIO/IOB, IO,
+            IOBES, BILOU: `metrics.conlleval.is_entity_tag`).
         label_names: all tags, "O" first, then sorted.
         source: the file they came from.
     """
@@ -25,10 +28,6 @@ class TaggedSentences(LabelledExamples):
     source: str = ""
 
     _PARALLEL = ("words", "tags")
-
-
-# BIO / IOB tags, and IOBES' and BILOU's prefixes (scored by conlleval.pl's IOBES rules; L- and U- as E- and S-).
-_TAG_PREFIXES = ("B", "I", "E", "S", "L", "U")
 
 
 def _split(line, layout):
@@ -57,7 +56,8 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
         DataFormatError: naming file and line: a line whose columns differ
             from the first token line's, an empty word or tag, a word or tag
             column the layout lacks (or both the same), a tag that is not an
-            entity tag (a POS tag: the wrong column), or an unknown tag.
+            entity tag (a POS tag: the wrong column; a type without a
+            prefix, `PER` for `I-PER`), or an unknown tag.
     """
     words, tags, sentence_words, sentence_tags = [], [], [], []
     layout = None  # ("tab" | "space", column count, line number that set it)
@@ -100,10 +100,11 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                     f"{path}:{number}: expected one word and one tag, found word {word!r} and tag {tag!r} "
                     "(one token per line, without spaces)."
                 )
-            if tag != "O" and tag.partition("-")[0] not in _TAG_PREFIXES:
+            if not is_entity_tag(tag):
+                # A POS tag (the wrong column) and a bare type ("PER") alike: entity F1 would be 0, in silence.
                 raise DataFormatError(
-                    f"{path}:{number}: {tag!r} is not an entity tag (O, B-<type>, I-<type>, or B / I without a "
-                    f"type): is tag_column={tag_column} the column of the tags in {line!r}?"
+                    f"{path}:{number}: {tag!r} is not an entity tag: is tag_column={tag_column} the column of the "
+                    f"tags in {line!r}? {entity_tag_help(tag)}"
                 )
             if label_names is not None and tag not in label_names:
                 raise DataFormatError(f"{path}:{number}: unknown tag '{tag}'; expected one of {list(label_names)}.")
