@@ -25,6 +25,7 @@ from keras_bert_zoo.preprocessing.strided_windows import window_starts
 from keras_bert_zoo.preprocessing.strided_windows import word_windows
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import TokenClassificationPreprocessor
 from keras_bert_zoo.preprocessing.token_classification_preprocessor import split_words
+from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
 from tests.conftest import shared_path
 from tests.round_trip import keras_file_round_trip, preset_round_trip
 
@@ -345,6 +346,53 @@ def test_labels_is_the_deprecated_name_of_label_names(tiny_checkpoint):
     assert kbz.BertTokenClassifier.from_config(dict(config, label_names=renamed)).label_names == renamed
     with pytest.raises(ValueError, match="Pass label_names only"):
         kbz.BertTokenClassifier.from_preset(tiny_checkpoint, labels=LABELS, label_names=LABELS, sequence_length=8)
+
+
+def test_a_tagger_of_bare_types_tags_but_refuses_to_find_entities(tiny_checkpoint, tmp_path):
+    """Types without a prefix ("PER") name no entity for conlleval: predict_entities found none and
+    evaluate_entities scored F1 0, in silence, where the export refused them in words of its own."""
+    bare = ["O", "PER", "LOC"]
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=bare, sequence_length=8)
+    sentences, tags = [["Ann", "Smith", "ran"], ["to", "Paris"]], [["PER", "PER", "O"], ["O", "LOC"]]
+    ner.fit(sentences, tags, epochs=1, verbose=0)  # a tagger of any tags trains and tags (POS tags, say)
+    ner.output_dense.kernel.assign(np.zeros(ner.output_dense.kernel.shape, "float32"))
+    ner.output_dense.bias.assign([0.0, 5.0, 0.0])  # every word: PER
+    assert ner.predict_tags(sentences) == [["PER"] * 3, ["PER"] * 2]
+    refused = (r"finds entities by conlleval tags, but 2 of this tagger's tags are not conlleval tags: 'PER', 'LOC'\. "
+               r"conlleval reads O and tags of a prefix B-, I-, E-, S- \(IOBES\) or L-, U- \(BILOU\).* Write an entity "
+               r"type without a prefix \('PER'\) as 'I-PER' on each of an entity's words .* Or rename this tagger's "
+               r"tags in the order of its outputs \(its trained weights stay\): tagger.label_names = "
+               r"\['O', 'I-PER', 'I-LOC'\] .*predict_tags gives its tags as they are\.$")
+    with pytest.raises(ValueError, match="^predict_entities " + refused):
+        ner.predict_entities(["Ann Smith ran"])
+    with pytest.raises(ValueError, match="^evaluate_entities " + refused):
+        ner.evaluate_entities(sentences, tags)
+    with pytest.raises(ValueError, match="^The served signature entities " + refused):
+        ner.export(str(tmp_path / "export"))
+    assert not (tmp_path / "export").exists()
+    # The exported decoder's own check is the same rule, in the same words.
+    with pytest.raises(ValueError, match=r"^The served signature entities finds entities by conlleval tags, but 2 of "
+                                         r"the tagger's tags are not conlleval tags: 'PER', 'LOC'\. conlleval reads"):
+        token_classifier_signatures(ner)
+    # The fix named: renamed in its outputs' order, every word is I-PER, one entity per text (IO: conlleval joins
+    # consecutive I-PER words), spanning it whole.
+    ner.label_names = ["O", "I-PER", "I-LOC"]
+    assert [[(e["text"], e["label"], e["start"], e["end"]) for e in found]
+            for found in ner.predict_entities(["Ann Smith ran", "to Paris"])] == [
+        [("Ann Smith ran", "PER", 0, 13)], [("to Paris", "PER", 0, 8)]]
+    assert ner.evaluate_entities(sentences, [["I-PER", "I-PER", "O"], ["O", "I-LOC"]])["predicted_entities"] == 2
+
+
+def test_entity_tags_of_every_scheme_are_taken_and_others_named():
+    for tags in (["O", "B-PER", "I-PER"], ["O", "I-PER", "I-LOC"], ["O", "B", "I"], ["O", "B-X", "I-X", "E-X", "S-X"],
+                 ["O", "B-X", "I-X", "L-X", "U-X"]):
+        assert check_entity_tags(tags, "predict_entities") is None, tags
+    assert check_entity_tags(None, "predict_entities") is None  # not known yet
+    # A bare type beside its I- (renamed, two outputs would share a name) and tag ids get no renaming to copy.
+    for tags, named in ((["O", "PER", "I-PER"], "'PER'"), ([0, 1, 2], "0, 1, 2")):
+        with pytest.raises(ValueError, match=rf"are not conlleval tags: {named}\.|is not a conlleval tag: {named}\."
+                                             r".*tagger.label_names = \['O', 'B-<type>', 'I-<type>', '...'\] "):
+            check_entity_tags(tags, "predict_entities")
 
 
 def test_a_tagger_of_one_tag_is_refused(tiny_checkpoint):

@@ -20,6 +20,7 @@ from keras_bert_zoo.export.request_inputs import trim_to_bucket
 from keras_bert_zoo.export.row_chunks import run_model
 from keras_bert_zoo.export.serving_signature import ServingSignature
 from keras_bert_zoo.metrics.conlleval import OUTSIDE
+from keras_bert_zoo.metrics.conlleval import check_tag_scheme
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import default_doc_stride
@@ -31,7 +32,13 @@ _PREFIXES = {"B": _BEGIN, "I": _INSIDE, "E": _END, "S": _SINGLE, "L": _END, "U":
 
 
 def _tag_scheme(labels):
-    """Per tag: its prefix code and entity type index; the type names."""
+    """Per tag: its prefix code and entity type index; the type names.
+
+    Raises:
+        ValueError: a tag conlleval does not read (`conlleval.check_tag_scheme`:
+            the same refusal as `predict_entities`').
+    """
+    check_tag_scheme(labels, "The served signature entities", whose="the tagger's tags")
     prefixes, kinds, names = [], [], []
     for label in labels:
         if label == OUTSIDE:
@@ -39,10 +46,6 @@ def _tag_scheme(labels):
             kinds.append(-1)
             continue
         prefix, _, kind = label.partition("-")  # "B" / "I" alone: the empty type, as conlleval reads them
-        if prefix not in _PREFIXES:
-            raise ValueError(f"Cannot export tag '{label}': the exported decoder reads BIO/IOB, IOBES and BILOU "
-                             "tags ('O', 'B-<type>', 'I-<type>', 'E-<type>', 'S-<type>', 'L-<type>', 'U-<type>', "
-                             "or the prefixes alone without a type).")
         if kind not in names:
             names.append(kind)
         prefixes.append(_PREFIXES[prefix])

@@ -9,8 +9,10 @@ import tensorflow as tf
 
 from keras_bert_zoo.export.token_classifier_signatures import token_classifier_signatures
 from keras_bert_zoo.metrics.conlleval import OUTSIDE
+from keras_bert_zoo.metrics.conlleval import check_tag_scheme
 from keras_bert_zoo.metrics.conlleval import entity_scores
 from keras_bert_zoo.metrics.conlleval import extract_chunks
+from keras_bert_zoo.metrics.conlleval import is_entity_tag
 from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import default_doc_stride
@@ -30,18 +32,27 @@ from keras_bert_zoo.utils.traced_method import traced_method
 
 
 def check_entity_tags(label_names, reader):
-    """Refuse to find entities with transformers' placeholder tags (`LABEL_0`, ...: a checkpoint without
-    `id2label`): they are no conlleval tags, so every word reads as outside any entity and `reader` would find
-    none, in silence.
+    """Refuse to find entities with tags that name none, before `reader` reads
+    them: transformers' placeholders (`LABEL_0`, ...: a checkpoint without
+    `id2label`), or any tag conlleval does not read (`conlleval.is_entity_tag`:
+    a bare type `PER`, ...). Every such word would read as outside any entity
+    and `reader` would find none, in silence.
+
+    A tagger of other tags (bare types, POS tags) is built, trained and
+    predicts its tags (`predict_tags`) as any other: only what finds or scores
+    entities asks for an entity scheme.
 
     Args:
         label_names: the tagger's tags; None: not known yet (nothing is checked).
         reader: what finds the entities, for the message (e.g. `"predict_entities"`).
 
     Raises:
-        ValueError: naming the placeholders and where to give the real tags.
+        ValueError: naming the placeholders, or the tags that are no entity
+            tags (with the tags conlleval reads), and how to name them.
     """
-    if label_names is not None and unnamed_labels(label_names):
+    if label_names is None:
+        return
+    if unnamed_labels(label_names):
         raise ValueError(
             f"{reader} finds entities by their tags (O, B-<type>, I-<type>, ...), but this tagger's are "
             f"transformers' placeholders {label_names[0]}..{label_names[-1]} (its checkpoint's config.json has no "
@@ -49,6 +60,14 @@ def check_entity_tags(label_names, reader):
             "BertTokenClassifier.from_preset(..., label_names=['O', 'B-<type>', ...]) (save_to_preset then makes a "
             "--model for the command line), or write them into config.json as id2label. predict_tags gives the "
             "placeholder tags as they are.")
+    # A tagger's own names: each bare type given its I- (IO tags), in the order of its outputs.
+    renamed = [tag if is_entity_tag(tag) or not isinstance(tag, str) else f"I-{tag}" for tag in label_names]
+    if not all(is_entity_tag(tag) for tag in renamed) or len(set(renamed)) < len(renamed):  # "PER" beside "I-PER"
+        renamed = ["O", "B-<type>", "I-<type>", "..."]
+    check_tag_scheme(label_names, reader, whose="this tagger's tags", fix=(
+        "Or rename this tagger's tags in the order of its outputs (its trained weights stay): tagger.label_names = "
+        f"{renamed} (save_to_preset then makes a --model for the command line). predict_tags gives its tags as "
+        "they are."))
 
 
 def _without_empty_sentences(sentences, tags):
@@ -371,7 +390,8 @@ class BertTokenClassifier(Task):
         the chunks); parity: `tests/test_bert_token_classifier.py::test_graph_chunks_match_extract_chunks`.
 
         Raises:
-            ValueError: the tags are transformers' placeholders (see `check_entity_tags`).
+            ValueError: the tags are transformers' placeholders, or not of an
+                entity scheme (a bare type `PER`; see `check_entity_tags`).
         """
         check_entity_tags(self.label_names, "predict_entities")
         texts = check_texts(texts, pairs=False)
@@ -390,7 +410,13 @@ class BertTokenClassifier(Task):
 
     def evaluate_entities(self, sentences, tags, batch_size=32, doc_stride=None):
         """conlleval entity-level precision / recall / F1 on tagged sentences
-        (their tags as `fit` takes them: label names or ids)."""
+        (their tags as `fit` takes them: label names or ids).
+
+        Raises:
+            ValueError: the tagger's tags are transformers' placeholders, or
+                not of an entity scheme (see `check_entity_tags`): checked
+                before anything is predicted.
+        """
         check_entity_tags(self.label_names, "evaluate_entities")
         sentences = self.check_sentences(sentences)
         if not sentences:  # scores of nothing would read as an F1 of 0
