@@ -411,6 +411,45 @@ def test_evaluate_checks_the_file_before_the_model_loads(tiny_checkpoint, tmp_pa
         assert words in err, err
 
 
+def test_tags_that_name_no_entity_are_refused_before_a_model_loads(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    """finetune --task ner scores entity F1 after training, evaluate scores it, predict and export find entities:
+    with bare types ("PER", an IO file without its I-) none is found, F1 0. Each refuses them, naming them and
+    the fix, before a model loads."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.tasks.task import Task
+
+    model = tmp_path / "bare_tagger"
+    kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=["O", "PER", "LOC"],
+                                        sequence_length=8).save_to_preset(str(model))
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("a model loaded before its tags were checked")
+
+    monkeypatch.setattr(Task, "from_preset", no_loading)
+    bare, texts = tmp_path / "bare.tsv", tmp_path / "texts.txt"
+    bare.write_text("Ann\tPER\nSmith\tPER\nran\tO\n\nto\tO\nParis\tLOC\n")
+    texts.write_text("Ann Smith ran to Paris\n")
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "ner", "--preset", tiny_checkpoint, "--train_file", str(bare),
+                 "--output_dir", str(out), "--max_seq_length", "8"]) == 2
+    err = capsys.readouterr().err
+    assert f"{bare}:1: 'PER' is not an entity tag: is tag_column=-1 the column of the tags" in err, err
+    assert "Write an entity type without a prefix ('PER') as 'I-PER' on each of an entity's words" in err, err
+    assert not (out / "model").exists()
+    refused = ("finds entities by conlleval tags, but 2 of this tagger's tags are not conlleval tags: 'PER', 'LOC'. "
+               "conlleval reads O")
+    renamed = "tagger.label_names = ['O', 'I-PER', 'I-LOC']"
+    for argv, reader in ((["evaluate", "--model", str(model), "--eval_file", str(bare)], "evaluate"),
+                         (["predict", "--model", str(model), "--input_file", str(texts)], "predict"),
+                         (["export", "--model", str(model), "--output_dir", str(tmp_path / "export")],
+                          "The served signature entities")):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"error: {reader} {refused}" in err and renamed in err, err
+        assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "export").exists()
+
+
 @pytest.mark.slow
 def test_undefined_correlation_is_written_as_null(tiny_checkpoint, tmp_path, capsys):
     """Gold scores that are all one value leave Pearson and Spearman undefined: metrics.json (and evaluate's

@@ -52,6 +52,7 @@ def add_parser(subparsers):
 
 def _load(model, max_seq_length, dtype):
     from keras_bert_zoo.cli.finetune_command import _load_task
+    from keras_bert_zoo.cli.finetune_command import _saved_task_config
     from keras_bert_zoo.cli.finetune_command import fine_tuned_model_dir
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.models.bert_backbone import BertBackbone
@@ -70,6 +71,11 @@ def _load(model, max_seq_length, dtype):
             raise UsageError(f"--max_seq_length is for a pretrained model's or a bare preset's export; {model} is a "
                              "fine-tuned model, which exports at the sequence length it was fine-tuned with: drop the "
                              "flag.")
+        if hasattr(saved_task_class(saved), "predict_entities"):
+            from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
+
+            # Tags that name no entity are refused by task.json, before the weights load and the graph traces.
+            check_entity_tags(_saved_task_config(saved).get("label_names"), "The served signature entities")
         return _load_task(model, dtype=dtype), None
     preset = saved or model
     try:
