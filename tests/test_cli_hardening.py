@@ -402,6 +402,27 @@ def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):
     assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
 
 
+def test_sigterm_is_an_interrupt_with_status_143_and_the_handler_is_put_back(files, capsys, monkeypatch):
+    """A scheduler's SIGTERM left job.json "running" (Python's default ends the process on the spot)."""
+    import signal
+
+    def terminated(args):
+        # Sent to this process while the job runs: without main's handler it would end the test run here.
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises within this sleep
+        raise AssertionError("SIGTERM did not interrupt the job")
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", terminated)
+    out = files["tmp"] + "/o"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out]) == 143
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "keras-bert-zoo finetune: interrupted by SIGTERM" and "Traceback" not in err
+    assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # an in-process caller keeps no handler of ours
+
+
 def test_a_job_that_fails_before_writing_leaves_no_output_directory(files, capsys, monkeypatch):
     def bad_data(args):
         raise ValueError("train.tsv, line 3: unknown label 'maybe'")

@@ -139,6 +139,37 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     assert restored.backbone.num_layers == 2
 
 
+@pytest.mark.subprocess
+def test_sigterm_is_recorded_as_an_interruption_and_the_same_command_resumes(tiny_checkpoint, tmp_path):
+    """A scheduler's preemption (SIGTERM) left job.json "running" and exited -15; it is Ctrl-C's interruption."""
+    out = tmp_path / "out"
+    command = ["pretrain", "--preset", tiny_checkpoint, "--input_file", _tiny_corpus(tmp_path / "corpus.txt"),
+               "--output_dir", str(out), "--max_seq_length", "16", "--max_predictions_per_seq", "3",
+               "--num_train_steps", "300", "--save_checkpoints_steps", "10", "--train_batch_size", "2",
+               "--strategy", "cpu"]
+    process = subprocess.Popen([sys.executable, "-m", "keras_bert_zoo.cli.main", *command], cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": ROOT}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    metadata = out / "backup" / "training_metadata.json"
+    deadline = time.time() + 300
+    while time.time() < deadline and process.poll() is None and not metadata.exists():
+        time.sleep(0.05)
+    assert process.poll() is None, "training ended before it could be stopped"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143, err[-3000:]
+    assert err.strip().splitlines()[-1] == "keras-bert-zoo pretrain: interrupted by SIGTERM"
+    assert json.load(open(out / "job.json"))["status"] == "interrupted"
+    assert not (out / "model").exists()
+    resumed = _cli(*command)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "from its backup" in resumed.stderr
+    metrics = json.load(open(out / "metrics.json"))
+    assert metrics["resumed_at_step"] >= 10 and metrics["resumed_at_step"] % 10 == 0
+    assert metrics["global_step"] == 300
+    assert json.load(open(out / "job.json"))["status"] == "finished"
+
+
 def _free_ports(count):
     import socket
 

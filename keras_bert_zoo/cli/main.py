@@ -15,10 +15,14 @@ TensorFlow's start-up. `run` comes only after it and may use what it read
 """
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
+import signal
 import sys
+import threading
+import traceback
 import warnings
 
 from keras_bert_zoo import load_tensorflow
@@ -192,7 +196,41 @@ def _show_tensorflow_logs(verbose):
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: whatever records an interruption (a job's
+    job.json, its backup left in place) records this one too."""
+
+
+def _raise_terminated(signum, frame):
+    # Once: a second SIGTERM while the job records how it ended would cut that record short (SIGKILL still ends
+    # the process at once).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises `Terminated` while the command runs; the handler before it is put back after.
+
+    Only where SIGTERM would kill the process outright (its default): a caller of `main` in-process that
+    handles or ignores the signal keeps its own way, and signals can be handled in the main thread only."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv=None):
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     verbose = argv[:1] == ["--verbose"]
     if argv[verbose:verbose + 1] == ["saved-model-cli"]:
@@ -210,6 +248,11 @@ def main(argv=None):
                 args.check(args)
             load_tensorflow()
             return args.run(args) or 0
+    except Terminated:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"keras-bert-zoo {args.command}: interrupted by SIGTERM", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         if args.verbose:
             raise
