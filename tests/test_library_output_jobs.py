@@ -318,3 +318,49 @@ def test_a_rerun_says_whether_it_resumes_a_backup_or_starts_over(tmp_path, capsy
     run(["training_metadata.json"])
     run([])
     assert "Resuming the same pretrain job in " + out + ": from its backup." in capsys.readouterr().err
+
+
+def test_a_finished_job_asked_for_more_steps_goes_on_from_its_kept_state_or_says_how(tmp_path):
+    """A rerun of a finished pretraining with a larger num_train_steps was refused as another job; now it extends
+    the job where its final backup is kept, and says how to go on where it is not."""
+    from keras_bert_zoo.utils.job_record import claim_output_dir
+    from keras_bert_zoo.utils.job_record import finish_job
+
+    owned, extend = (("model", "metrics.json"), ("backup", "logs")), {"extendable": ("steps",),
+                                                                       "training_state": "backup"}
+    out = str(tmp_path / "run")
+    claim_output_dir(out, "pretrain", {"corpus": "c.txt", "steps": 40}, owned=owned, **extend)
+    for name in ("model", "backup"):
+        os.makedirs(os.path.join(out, name))
+    open(os.path.join(out, "backup", "training_metadata.json"), "w").close()
+    finish_job(out)
+    finished = json.load(open(os.path.join(out, JOB_FILE)))
+
+    def claim(fingerprint):
+        return claim_output_dir(out, "pretrain", fingerprint, owned=owned, **extend)
+
+    with pytest.raises(OutputDirectoryError, match="already holds a finished pretrain .*a larger steps to train it on"):
+        claim({"corpus": "c.txt", "steps": 40})
+    for fewer_or_other in ({"corpus": "c.txt", "steps": 30}, {"corpus": "d.txt", "steps": 80}):
+        with pytest.raises(OutputDirectoryError, match="differs"):
+            claim(fewer_or_other)
+    assert claim({"corpus": "c.txt", "steps": 80}) is True
+    record = json.load(open(os.path.join(out, JOB_FILE)))
+    assert record["extends"] == {"status": "finished", "finished": finished["finished"], "steps": 40}
+    assert record["fingerprint"]["steps"] == 80 and "written" not in record
+    # Interrupted, the extension resumes (the model there is the extended job's until it finishes) ...
+    finish_job(out, "interrupted")
+    assert claim({"corpus": "c.txt", "steps": 80}) is True
+    assert json.load(open(os.path.join(out, JOB_FILE)))["extends"]["steps"] == 40
+    # ... and once finished it is a finished job again.
+    finish_job(out)
+    with pytest.raises(OutputDirectoryError, match="already holds a finished pretrain"):
+        claim({"corpus": "c.txt", "steps": 80})
+    # Without its training state (removed, or a version that did not keep it) it cannot go on: the message says how.
+    import shutil
+
+    shutil.rmtree(os.path.join(out, "backup"))
+    with pytest.raises(OutputDirectoryError, match=rf"training state \(backup: optimizer, step count\) was not kept.*"
+                                                   rf"{os.path.join(out, 'model')} as the preset.*start afresh"):
+        claim({"corpus": "c.txt", "steps": 160})
+    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["steps"] == 80  # refused: nothing written

@@ -5,7 +5,9 @@ preset, data files by size and SHA-256, hyper-parameters). Rerunning the
 same job resumes from its backup, or, stopped after writing a result whole
 (a model, before it was scored), goes on from there; a different job, or any
 job over a finished one's results, is refused unless the caller allows
-overwriting.
+overwriting. A job that keeps its final training state may be extended: the
+same job asking for more of an `extendable` item (more steps) trains on from
+that state.
 """
 
 import contextlib
@@ -169,8 +171,41 @@ def fingerprint_difference(old, new, output_dir, added_items=()):
     return None
 
 
+def _extension(job, fingerprint, extendable, output_dir, added_items):
+    """`{item: (recorded, asked)}` where `fingerprint` is the recorded job's but for larger numbers of the
+    `extendable` items, else None."""
+    if not job or not extendable or "fingerprint" not in job:
+        return None
+    old = job["fingerprint"]
+    grown = {}
+    for item in extendable:
+        before, after = old.get(item), fingerprint.get(item)
+        if before == after:
+            continue
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (before, after)) or after < before:
+            return None
+        grown[item] = (before, after)
+    same = {k: v for k, v in old.items() if k not in grown}
+    rest = {k: v for k, v in fingerprint.items() if k not in grown}
+    if not grown or fingerprint_difference(same, rest, output_dir, added_items):
+        return None
+    return grown
+
+
 def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
-                     overwrite_flag="--overwrite_output_dir", added_items=()):
+                     overwrite_flag="--overwrite_output_dir", added_items=(), extendable=(), training_state=None):
+    """Check that this job may write `output_dir`, then record it there as running (see `_claim`).
+
+    Returns:
+        True when the job resumes work of the same job (its backup, or the
+        results `written_results` names, or a job it extends), else False.
+    """
+    return _claim(output_dir, command, fingerprint, args, owned, overwrite, overwrite_flag, added_items,
+                  extendable, training_state)[0]
+
+
+def _claim(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
+           overwrite_flag="--overwrite_output_dir", added_items=(), extendable=(), training_state=None):
     """Check that this job may write `output_dir`, then record it there as running.
 
     Call this before loading any model: it is where a job learns that the
@@ -186,10 +221,15 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
         overwrite: clear the job's entries (and job.json) instead of refusing.
         overwrite_flag: how the caller spells the overwrite option, for messages.
         added_items: fingerprint items earlier versions did not record (see `fingerprint_difference`).
+        extendable: fingerprint items (whole numbers: steps) that a rerun may raise: the job recorded, finished
+            or not, goes on from its `training_state` to the larger number, its results replaced when it
+            finishes. Without that state beside its finished results the rerun is refused, saying how to go on.
+        training_state: the in-progress entry (in `owned`) holding the state an extension resumes.
 
     Returns:
-        True when the job resumes work of the same job (its backup, or the
-        results `written_results` names), else False.
+        `(resume, extension)`: resume is True when the job resumes work of the same job (its backup, or the
+        results `written_results` names, or a job it extends); extension is `{item: (recorded, asked)}` when
+        it extends the job recorded, else None.
 
     Raises:
         OutputDirectoryError: the directory is a file, holds a finished
@@ -212,6 +252,9 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
                                         added_items) if job else None
     if job and job.get("command", command) != command:
         difference = f"{output_dir} was written by a {job['command']} job, not {command}"
+    extension = _extension(job, fingerprint, extendable, output_dir, added_items) if difference else None
+    if extension:
+        difference = None
     if job and job.get("status") == "running" and job.get("host") == socket.gethostname() \
             and job.get("pid") != os.getpid() and process_is_alive(job.get("pid"), _timestamp(job.get("started"))):
         if difference:
@@ -233,27 +276,61 @@ def claim_output_dir(output_dir, command, fingerprint, args=None, owned=(), over
         if difference:
             raise OutputDirectoryError(f"{difference}; pass {overwrite_flag} to replace its work, or choose "
                                        "another output directory.")
-        _refuse_finished(output_dir, command, job, [name for name in finished if name in present], overwrite_flag)
+        done = [name for name in finished if name in present]
+        if extension:
+            _refuse_lost_state(output_dir, command, extension, done, training_state, overwrite_flag)
+        elif not (job.get("extends") and job.get("status") != "finished"):
+            # (An unfinished extension's results are the extended job's, replaced when it finishes.)
+            _refuse_finished(output_dir, command, job, done, overwrite_flag,
+                             extendable if _state_kept(output_dir, training_state) else ())
         resume = True
+    else:
+        extension = None  # nothing of the job recorded is left to go on from
+    extends = None
+    if extension:
+        extends = {"status": job_status(output_dir), "finished": job.get("finished"),
+                   **{item: before for item, (before, _) in extension.items()}}
+    elif resume:
+        extends = job.get("extends")
     os.makedirs(output_dir, exist_ok=True)
     write_job(output_dir, {
         "command": command, "args": args or {}, "fingerprint": fingerprint, "versions": _versions(),
         "started": _now(), "status": "running", "resumed": resume, "host": socket.gethostname(),
-        "pid": os.getpid(), **({"written": job.get("written", {})} if resume else {}),
+        "pid": os.getpid(), **({"written": job.get("written", {})} if resume and not extension else {}),
+        **({"extends": extends} if extends else {}),
     })
-    return resume
+    return resume, extension
 
 
-def _refuse_finished(output_dir, command, job, done, overwrite_flag):
+def _state_kept(output_dir, training_state):
+    path = os.path.join(output_dir, training_state) if training_state else None
+    return bool(path and os.path.isdir(path) and os.listdir(path))
+
+
+def _refuse_lost_state(output_dir, command, extension, done, training_state, overwrite_flag):
+    """Refuse to extend a job whose finished results are there without the training state to go on from."""
+    if not done or _state_kept(output_dir, training_state):
+        return
+    item, (before, after) = next(iter(extension.items()))
+    raise OutputDirectoryError(
+        f"{output_dir} holds a {command} job of {item} {before} whose training state ({training_state}: "
+        f"optimizer, step count) was not kept (written by a version that removed it on finishing, or removed "
+        f"since), so it cannot go on to {after}: start a new job in another output directory from its "
+        f"{done[0]} ({os.path.join(output_dir, done[0])} as the preset; the optimizer and the learning-rate "
+        f"schedule start afresh), or pass {overwrite_flag} to train {after} from the start.")
+
+
+def _refuse_finished(output_dir, command, job, done, overwrite_flag, extendable=()):
     """Refuse a rerun over the finished results `done` unless the job stopped after writing them (each recorded
     by `record_written`) and before finishing: then the rerun does the rest."""
     if not done:
         return
     written = job.get("written", {})
     if job.get("status") == "finished":
+        more = "".join(f", a larger {item} to train it on from where it ended" for item in extendable)
         raise OutputDirectoryError(
             f"{output_dir} already holds a finished {command} ({done[0]}, written {job.get('finished')}): pass "
-            f"{overwrite_flag} to replace it, or choose another output directory.")
+            f"{overwrite_flag} to replace it{more}, or choose another output directory.")
     unrecorded = [name for name in done if name not in written]
     if unrecorded:
         # Written by a version that did not record its results, or killed between writing one and recording it.
@@ -317,7 +394,7 @@ def _remove_created(output_dir, outermost):
 
 @contextlib.contextmanager
 def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
-                overwrite_flag="--overwrite_output_dir", added_items=()):
+                overwrite_flag="--overwrite_output_dir", added_items=(), extendable=(), training_state=None):
     """Claim `output_dir` for a job (see `claim_output_dir`) and record how it ended.
 
     A job that fails before writing anything leaves no directory behind (nor
@@ -328,9 +405,16 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
         True when the job resumes its own backup.
     """
     created = _outermost_missing(output_dir)
-    resume = claim_output_dir(output_dir, command, fingerprint, args=args, owned=owned, overwrite=overwrite,
-                              overwrite_flag=overwrite_flag, added_items=added_items)
-    if resume:
+    resume, extension = _claim(output_dir, command, fingerprint, args, owned, overwrite, overwrite_flag, added_items,
+                               extendable, training_state)
+    if extension:
+        item, (before, after) = next(iter(extension.items()))
+        status = read_job(output_dir)["extends"]["status"]
+        print(f"Extending the {status} {command} job in {output_dir} from {item} {before} to {after}: " +
+              (f"it trains on from its {training_state} (weights, optimizer, step count); its results are "
+               "replaced when it finishes." if _state_kept(output_dir, training_state) else
+               "it stopped before its first backup, so training starts from the beginning."), file=sys.stderr)
+    elif resume:
         written = sorted(written_results(output_dir))
         # A run stopped before its first backup leaves the backup directory empty: "from its backup" there told
         # the user a restart was a resume.
