@@ -374,3 +374,100 @@ def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpo
     interrupt, fed[:] = False, []
     assert run("resumed")["resumed_at_step"] == 4
     assert fed[:4] == uninterrupted[4:]
+
+
+@pytest.mark.slow
+def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_state(tiny_checkpoint, tmp_path,
+                                                                                      monkeypatch):
+    """run_pretraining.py pointed at its output_dir with a larger num_train_steps goes on from its last
+    checkpoint; ours refused the rerun as another job. Extended from 4 steps to 8 (interrupted once on the way),
+    it starts from the finished run's weights, Adam moments and step count, on the batches after those it
+    trained, at the learning rates of an 8-step schedule."""
+    import tensorflow as tf
+
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    fed, seen = [], {}
+
+    def logged(batch):
+        fed.append(batch.numpy().tobytes())
+        return batch
+
+    fit = kbz.BertPretrainer.fit
+
+    def logging_fit(self, x, *args, **kwargs):  # what fit itself reads, after any skipping
+        return fit(self, x.map(lambda x, y, w: ({**x, "token_ids": tf.ensure_shape(
+            tf.py_function(logged, [x["token_ids"]], tf.int32), x["token_ids"].shape)}, y, w)), *args, **kwargs)
+
+    class Watched(pretrain_module._ResumedAt):
+        def on_train_begin(self, logs=None):  # after the backup's restore (it comes first)
+            super().on_train_begin(logs)
+            seen["begin"] = [v.numpy().copy() for v in self.model.optimizer.variables]
+            seen["rates"] = []
+
+        def on_train_batch_begin(self, batch, logs=None):
+            seen["rates"].append(float(self.model.optimizer.learning_rate))
+            if interrupt and int(self.model.optimizer.iterations.numpy()) == 5:
+                raise KeyboardInterrupt
+
+        def on_train_end(self, logs=None):
+            seen["end"] = [v.numpy().copy() for v in self.model.optimizer.variables]
+
+    monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
+    monkeypatch.setattr(pretrain_module, "_ResumedAt", Watched)
+
+    def run(output_dir, steps):
+        return kbz.pretrain(str(tmp_path / output_dir), corpus, preset=tiny_checkpoint, batch_size=2,
+                            num_train_steps=steps, checkpoint_every=3, eval_fraction=0, strategy="cpu", verbose=0,
+                            learning_rate=1e-3, warmup_steps=1, data_config=kbz.PretrainingDataConfig(
+                                max_seq_length=16, max_predictions_per_seq=3, dupe_factor=2))
+
+    interrupt = False
+    run("whole", 8)
+    stream, fed[:] = fed[:8], []
+    run("out", 4)  # chunks of 3 and 1 steps: the step count, not the chunks, says where it ended
+    final = seen["end"]
+    assert os.path.exists(tmp_path / "out" / "backup" / "latest.weights.h5")  # kept for an extension
+    interrupt, fed[:] = True, []
+    with pytest.raises(KeyboardInterrupt):
+        run("out", 8)
+    assert json.load(open(tmp_path / "out" / "job.json"))["status"] == "interrupted"
+    interrupt, fed[:] = False, []
+    metrics = run("out", 8)
+    assert (metrics["resumed_at_step"], metrics["global_step"], metrics["steps"]) == (4, 8, 8)
+    for restored, saved in zip(seen["begin"], final):  # iterations, Adam's moments of each weight
+        np.testing.assert_array_equal(restored, saved)
+    assert int(seen["begin"][0]) == 4
+    # run_pretraining.py's polynomial decay (power 1) over the new total, at global steps 4..7.
+    np.testing.assert_allclose(seen["rates"], [1e-3 * (1 - step / 8) for step in range(4, 8)], rtol=1e-6)
+    assert fed[:4] == stream[4:]
+    record = json.load(open(tmp_path / "out" / "job.json"))
+    assert record["status"] == "finished" and record["fingerprint"]["num_train_steps"] == 8
+    assert record["extends"]["num_train_steps"] == 4 and record["extends"]["status"] == "finished"
+
+
+@pytest.mark.slow
+def test_the_command_line_extends_a_finished_pretraining_given_more_steps(tiny_checkpoint, tmp_path, capsys):
+    """`pretrain` again with a larger --num_train_steps: it was refused ("--num_train_steps differs"); it trains on.
+    Where the training state is gone, the refusal says how to go on from the model."""
+    import shutil
+
+    from keras_bert_zoo.cli.main import main
+
+    out = tmp_path / "out"
+    argv = ["pretrain", "--preset", tiny_checkpoint, "--input_file", _tiny_corpus(tmp_path / "corpus.txt"),
+            "--output_dir", str(out), "--max_seq_length", "16", "--max_predictions_per_seq", "3",
+            "--train_batch_size", "2", "--strategy", "cpu", "--num_train_steps"]
+    assert main([*argv, "2"]) == 0
+    assert main([*argv, "3"]) == 0
+    err = capsys.readouterr().err
+    assert f"Extending the finished pretrain job in {out} from --num_train_steps 2 to 3: it trains on from its " \
+           "backup" in err
+    metrics = json.load(open(out / "metrics.json"))
+    assert (metrics["resumed_at_step"], metrics["global_step"]) == (2, 3)
+    shutil.rmtree(out / "backup")
+    assert main([*argv, "4"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"keras-bert-zoo pretrain: error: {out} holds a pretrain job of --num_train_steps 3 whose "
+                           "training state (backup: optimizer, step count) was not kept")
+    assert f"{out / 'model'} as the preset" in line and "--overwrite_output_dir" in line
+    assert json.load(open(out / "job.json"))["status"] == "finished"

@@ -44,8 +44,11 @@ def job_fingerprint(args, file_flags):
     return fingerprint
 
 
-def output_job(args, file_flags=()):
+def output_job(args, file_flags=(), extendable=None):
     """Claim `args.output` for this job before any model loads (see `running_job`).
+
+    `extendable`: the library's `{"extendable": (argument, ...), "training_state": entry}` for a job that a
+    rerun asking for more (steps) extends; the arguments are dests, named here by their flags.
 
     Returns:
         A context manager yielding True when the job resumes its own backup.
@@ -55,6 +58,10 @@ def output_job(args, file_flags=()):
 
     recorded = {k: v for k, v in vars(args).items() if k not in NOT_ARGUMENTS}
     added = [args.flag_names.get(dest, "--" + dest) for dest in ADDED_TO_FINGERPRINT]
+    extend = {}
+    if extendable:
+        extend = {"extendable": tuple(args.flag_names.get(dest, "--" + dest) for dest in extendable["extendable"]),
+                  "training_state": extendable["training_state"]}
     return running_job(args.output, args.command, job_fingerprint(args, file_flags),
                        args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir,
-                       added_items=added)
+                       added_items=added, **extend)

@@ -87,7 +87,9 @@ def add_parser(subparsers):
     parser.add_argument("--num_train_steps", type=positive_int,
                         help="Stop after N steps (records: default "
                              f"{library_default(*FROM_RECORDS, 'num_train_steps')}; "
-                             "text corpus: default --num_train_epochs passes over the instances).")
+                             "text corpus: default --num_train_epochs passes over the instances). The final "
+                             "backup is kept: the same command with a larger N trains on from it, at the larger "
+                             "schedule's learning rates.")
     add_flag(parser, "--num_train_epochs", "--epochs", dest="epochs", type=whole_epochs,
              help=default_help("Text corpus: passes over the instances.", *PRETRAIN, "epochs"))
     parser.add_argument("--learning_rate", type=positive_float,
@@ -204,7 +206,9 @@ def run(args):
     args.input_file = files
     if args.eval_input_file:
         args.eval_input_file = record_files(args.eval_input_file)
-    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file")):
+    from keras_bert_zoo.training.pretrain import EXTENDABLE
+
+    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file"), extendable=EXTENDABLE):
         strategy = strategy or _strategy(args)
         metrics = (_from_records if records else _from_text)(args, files, config, strategy)
     print(json.dumps(metrics, indent=2))

@@ -20,8 +20,15 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     or the backup after (between the two renames, the new weights with the
     last epoch counted before them: that epoch is trained again).
 
+    The training metadata holds the optimizer's step count too (`step`):
+    where the last epoch was cut short (`steps_per_epoch` steps, the run's
+    last chunk fewer) the epoch count alone does not say it.
+
     Args:
-        backup_dir: where the backup lives; removed when training ends.
+        backup_dir: where the backup lives.
+        keep: keep the backup when training ends (the final state: weights,
+            optimizer, step count), for a later run to train on from; else it
+            is removed then.
 
     Examples:
     >>> callback = AtomicBackupAndRestore("/tmp/run/backup")
@@ -29,8 +36,8 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     True
     """
 
-    def __init__(self, backup_dir):
-        super().__init__(backup_dir, delete_checkpoint=True)
+    def __init__(self, backup_dir, keep=False):
+        super().__init__(backup_dir, delete_checkpoint=not keep)
 
     def on_train_begin(self, logs=None):
         try:
@@ -57,8 +64,21 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             raise self._damaged(f"The backup's {self._training_metadata_path} holds no epoch count ({epoch!r})")
         return epoch
 
+    def completed_steps(self):
+        """The optimizer steps the backup counts as done, or None where it does not say (no backup, or one
+        written before the step was recorded: there, `completed_epochs()` full epochs)."""
+        if not os.path.exists(self._training_metadata_path):
+            return None
+        self.completed_epochs()  # refuses a damaged file
+        with open(self._training_metadata_path, encoding="utf-8") as f:
+            step = json.load(f).get("step")
+        if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
+            raise self._damaged(f"The backup's {self._training_metadata_path} holds no step count ({step!r})")
+        return step
+
     def _save_model(self):
-        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
+        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen,
+                    "step": int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))}
         # Nested so that the weights are renamed into place first (see the class docstring).
         with atomic_file(self._training_metadata_path, "w") as f:
             with atomic_path(self._weights_path, suffix=".weights.h5") as weights:

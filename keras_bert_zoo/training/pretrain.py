@@ -57,16 +57,17 @@ class _ChunkProgress(keras.callbacks.ProgbarLogger):
     would show it full (60 steps in chunks of 25: "25/25" three times).
     """
 
-    def __init__(self, total_steps):
+    def __init__(self, total_steps, first_epoch=0, first_step=0):
         super().__init__()
-        self.total_steps = total_steps
+        self.total_steps, self.first_epoch, self.first_step = total_steps, first_epoch, first_step
 
     def set_params(self, params):
         super().set_params(params)
         self.chunk = self.target
 
     def on_epoch_begin(self, epoch, logs=None):
-        self.target = min(self.chunk, self.total_steps - epoch * self.chunk)
+        done = self.first_step + (epoch - self.first_epoch) * self.chunk
+        self.target = min(self.chunk, self.total_steps - done)
         super().on_epoch_begin(epoch, logs)
 
 
@@ -124,6 +125,11 @@ def _model(preset, config, tokenizer, dtype=None):
     return model
 
 
+# A run of num_train_steps keeps its final backup (weights, optimizer, step count), as run_pretraining.py keeps its
+# checkpoints: the same job asked for more steps trains on from it (`running_job`'s extension).
+EXTENDABLE = {"extendable": ("num_train_steps",), "training_state": BACKUP_DIR}
+
+
 # keras-hub's generator picks single pieces; whole-word masking would be dropped in silence.
 DYNAMIC_WHOLE_WORDS = ("{dynamic} redraws the masks piece by piece (keras-hub's MaskedLMMaskGenerator), so it cannot "
                        "keep {whole_words}: pass one of them (whole-word masks are the static ones, drawn "
@@ -165,7 +171,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         claim_output_dir: False when the caller has already claimed
             `output_dir` (the CLI does, before reading anything).
         num_train_steps: stop after this many steps (the data repeats as
-            needed) instead of after `epochs`.
+            needed) instead of after `epochs`. The final backup is kept: the
+            same job rerun with more steps trains on from it (see `_fit`).
 
     Returns:
         The metrics dict written to `metrics.json`.
@@ -194,7 +201,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
         fingerprint["num_train_steps"] = num_train_steps
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True", added_items=("epochs",)):
+                     overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), **EXTENDABLE):
         return _pretrain(**locals())
 
 
@@ -231,14 +238,20 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
     return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_ds, total_steps,
                 (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
                 learning_rate, warmup_steps, mixed_precision, verbose,
-                {"train_instances": int(len(train["token_ids"]))})
+                {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None)
 
 
 def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
-         learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None):
+         learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None, keep_state=False):
     """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save.
 
-    `make_model(dtype)` builds the model in the dtype policy given (None: float32)."""
+    `make_model(dtype)` builds the model in the dtype policy given (None: float32). `keep_state`: keep the final
+    backup, for a rerun with more steps to train on from (steps only: `chunk` is given).
+
+    The learning rate follows the schedule of `total_steps` at the optimizer's step count, restored from the
+    backup: a job extended from N to M steps (its backup kept at step N) trains steps N+1..M at the rates a run
+    of M steps has there (linear decay over M, warm-up by default 10% of M), as run_pretraining.py does pointed
+    at its output_dir with a larger num_train_steps. Its first N steps were at the rates of the N-step run."""
     with strategy.scope():
         model = make_model("mixed_bfloat16" if mixed_precision else None)
         model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
@@ -250,23 +263,31 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
             metrics["unigram_baseline_accuracy"] = baseline
         metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
     os.makedirs(output_dir, exist_ok=True)
-    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR))
+    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state and chunk is not None)
     resumed = _ResumedAt()
+    done_epochs = done_steps = 0
     if chunk is None:
         fit_args = {"epochs": epochs}
     else:
         chunk = min(chunk or total_steps, total_steps)
-        fit_args = {"epochs": -(-total_steps // chunk), "steps_per_epoch": chunk}
+        done_epochs = backup.completed_epochs()
+        # The step count says where the backup is when its last chunk was cut short (a finished run extended);
+        # a backup without it holds whole chunks.
+        done_steps = backup.completed_steps()
+        done_steps = done_epochs * chunk if done_steps is None else done_steps
+        # Keras numbers epochs on from the backup's count: chunks of the steps left follow it.
+        fit_args = {"epochs": done_epochs + -(-max(total_steps - done_steps, 0) // chunk), "steps_per_epoch": chunk}
         # The repeated data resume where the backup's steps end: read from their start again, a resumed job
         # trained on its first batches again (killed every k steps, it never saw more than k batches).
-        train_ds = train_ds.skip(backup.completed_epochs() * chunk)
+        train_ds = train_ds.skip(done_steps)
     callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
     if chunk is not None and verbose:
-        callbacks.append(_ChunkProgress(total_steps))
+        callbacks.append(_ChunkProgress(total_steps, done_epochs, done_steps))
     history = model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
     metrics["resumed_at_step"] = resumed.step
     metrics["global_step"] = int(model.optimizer.iterations.numpy())
-    metrics["train_loss"] = [float(x) for x in history.history["loss"]]
+    # Empty where the backup was already at total_steps (stopped after training, before its results were written).
+    metrics["train_loss"] = [float(x) for x in history.history.get("loss", [])]
     if eval_ds is not None:
         metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
     model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
@@ -287,9 +308,11 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
 
     Args:
         output_dir: gets `model/` (a preset), `metrics.json` and `backup/`
-            (rerunning resumes from the last backup).
+            (rerunning resumes from the last backup; kept at the end).
         input_file: TFRecord files: comma-separated globs, or a list.
         num_train_steps: steps to train (run_pretraining.py's default 100,000).
+            The same job rerun with more trains on from the finished run's
+            kept backup, at the larger schedule's learning rates (see `_fit`).
         preset / config / vocabulary / lowercase: as in `pretrain`; the
             records must have been written with this vocabulary (the
             preset's, or `vocabulary` for a fresh `config`).
@@ -332,7 +355,7 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
         "mixed_precision": mixed_precision,
     }
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True"):
+                     overwrite_flag="overwrite_output_dir=True", **EXTENDABLE):
         return _pretrain_from_records(**locals())
 
 
@@ -384,4 +407,4 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
         return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
                     None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
                     {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
-                    eval_steps=eval_steps)
+                    eval_steps=eval_steps, keep_state=True)
