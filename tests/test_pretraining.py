@@ -382,11 +382,12 @@ def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_st
     """run_pretraining.py pointed at its output_dir with a larger num_train_steps goes on from its last
     checkpoint; ours refused the rerun as another job. Extended from 4 steps to 8 (interrupted once on the way),
     it starts from the finished run's weights, Adam moments and step count, on the batches after those it
-    trained, at the learning rates of an 8-step schedule."""
+    trained, at the learning rates of an 8-step schedule; metrics.json's train_loss is the whole job's (it held
+    the last run's alone), each chunk's loss as Keras' history had it, with the step it ended at."""
     import tensorflow as tf
 
     corpus = _tiny_corpus(tmp_path / "corpus.txt")
-    fed, seen = [], {}
+    fed, runs, losses = [], [], []
 
     def logged(batch):
         fed.append(batch.numpy().tobytes())
@@ -401,21 +402,25 @@ def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_st
     class Watched(pretrain_module._ResumedAt):
         def on_train_begin(self, logs=None):  # after the backup's restore (it comes first)
             super().on_train_begin(logs)
-            seen["begin"] = [v.numpy().copy() for v in self.model.optimizer.variables]
-            seen["rates"] = []
+            runs.append({"begin": [v.numpy().copy() for v in self.model.optimizer.variables], "rates": []})
 
         def on_train_batch_begin(self, batch, logs=None):
-            seen["rates"].append(float(self.model.optimizer.learning_rate))
-            if interrupt and int(self.model.optimizer.iterations.numpy()) == 5:
+            runs[-1]["rates"].append(float(self.model.optimizer.learning_rate))
+            if interrupt and int(self.model.optimizer.iterations.numpy()) == 7:
                 raise KeyboardInterrupt
 
+        def on_epoch_end(self, epoch, logs=None):  # Keras' own loss of each chunk, as its history holds it
+            losses.append((int(self.model.optimizer.iterations.numpy()), logs["loss"]))
+
         def on_train_end(self, logs=None):
-            seen["end"] = [v.numpy().copy() for v in self.model.optimizer.variables]
+            runs[-1]["end"] = [v.numpy().copy() for v in self.model.optimizer.variables]
+            runs[-1]["fed"] = fed[:]
 
     monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
     monkeypatch.setattr(pretrain_module, "_ResumedAt", Watched)
 
     def run(output_dir, steps):
+        fed[:] = []
         return kbz.pretrain(str(tmp_path / output_dir), corpus, preset=tiny_checkpoint, batch_size=2,
                             num_train_steps=steps, checkpoint_every=3, eval_fraction=0, strategy="cpu", verbose=0,
                             learning_rate=1e-3, warmup_steps=1, data_config=kbz.PretrainingDataConfig(
@@ -423,23 +428,28 @@ def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_st
 
     interrupt = False
     run("whole", 8)
-    stream, fed[:] = fed[:8], []
+    stream = runs[-1]["fed"][:8]
+    losses[:] = []
     run("out", 4)  # chunks of 3 and 1 steps: the step count, not the chunks, says where it ended
-    final = seen["end"]
+    finished = runs[-1]["end"]
     assert os.path.exists(tmp_path / "out" / "backup" / "latest.weights.h5")  # kept for an extension
-    interrupt, fed[:] = True, []
-    with pytest.raises(KeyboardInterrupt):
+    interrupt = True
+    with pytest.raises(KeyboardInterrupt):  # after the chunk of steps 5-7, backed up
         run("out", 8)
+    extension = runs[-1]
     assert json.load(open(tmp_path / "out" / "job.json"))["status"] == "interrupted"
-    interrupt, fed[:] = False, []
-    metrics = run("out", 8)
-    assert (metrics["resumed_at_step"], metrics["global_step"], metrics["steps"]) == (4, 8, 8)
-    for restored, saved in zip(seen["begin"], final):  # iterations, Adam's moments of each weight
+    for restored, saved in zip(extension["begin"], finished):  # iterations, Adam's moments of each weight
         np.testing.assert_array_equal(restored, saved)
-    assert int(seen["begin"][0]) == 4
+    assert int(extension["begin"][0]) == 4
     # run_pretraining.py's polynomial decay (power 1) over the new total, at global steps 4..7.
-    np.testing.assert_allclose(seen["rates"], [1e-3 * (1 - step / 8) for step in range(4, 8)], rtol=1e-6)
-    assert fed[:4] == stream[4:]
+    np.testing.assert_allclose(extension["rates"], [1e-3 * (1 - step / 8) for step in range(4, 8)], rtol=1e-6)
+    assert fed[:3] == stream[4:7]
+    interrupt = False
+    metrics = run("out", 8)
+    assert (metrics["resumed_at_step"], metrics["global_step"], metrics["steps"]) == (7, 8, 8)
+    assert runs[-1]["fed"][:1] == stream[7:8]
+    assert metrics["train_loss_steps"] == [step for step, _ in losses] == [3, 4, 7, 8]
+    np.testing.assert_allclose(metrics["train_loss"], [loss for _, loss in losses], rtol=1e-6)
     record = json.load(open(tmp_path / "out" / "job.json"))
     assert record["status"] == "finished" and record["fingerprint"]["num_train_steps"] == 8
     assert record["extends"]["num_train_steps"] == 4 and record["extends"]["status"] == "finished"

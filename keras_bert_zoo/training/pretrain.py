@@ -35,6 +35,7 @@ from keras_bert_zoo.training.finetune import MODEL_DIR
 from keras_bert_zoo.training.finetune import OUTPUTS
 from keras_bert_zoo.training.finetune import write_json
 from keras_bert_zoo.training.training_logs import tensorboard_callback
+from keras_bert_zoo.training.training_logs import train_losses
 from keras_bert_zoo.utils.job_record import content_digest
 from keras_bert_zoo.utils.job_record import file_fingerprint
 from keras_bert_zoo.utils.job_record import running_job
@@ -283,11 +284,11 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
     callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
     if chunk is not None and verbose:
         callbacks.append(_ChunkProgress(total_steps, done_epochs, done_steps))
-    history = model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
+    model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
     metrics["resumed_at_step"] = resumed.step
     metrics["global_step"] = int(model.optimizer.iterations.numpy())
-    # Empty where the backup was already at total_steps (stopped after training, before its results were written).
-    metrics["train_loss"] = [float(x) for x in history.history.get("loss", [])]
+    # The whole job's, from the logs of every run of it: this run's history starts where it resumed.
+    metrics["train_loss"], metrics["train_loss_steps"] = train_losses(output_dir)
     if eval_ds is not None:
         metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
     model.save_to_preset(os.path.join(output_dir, MODEL_DIR))

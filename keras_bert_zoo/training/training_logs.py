@@ -2,7 +2,7 @@
 
 `finetune` and `pretrain` write `OUTPUT/logs/{train,validation}/` with
 Keras' `TensorBoard` callback: `epoch_<metric>` per epoch, the learning
-rate too.
+rate too, and `global_step`: the optimizer's step count at each epoch's end.
 """
 
 import glob
@@ -15,17 +15,30 @@ from keras_bert_zoo.utils.atomic import atomic_file
 LOGS_DIR = "logs"
 # What `report` draws a run's curves to: an output of the run, replaced with it.
 CURVES_FILE = "curves.png"
+# Not an `epoch_` metric: curves and final metrics leave it out.
+STEP_TAG = "global_step"
 
 
 def tensorboard_callback(output_dir):
-    """Keras' `TensorBoard` callback writing into `output_dir/logs`, once per epoch.
+    """Keras' `TensorBoard` callback writing into `output_dir/logs`, once per epoch, with the step count.
 
     Per-epoch only: with a step frequency, Keras drops an epoch's summaries
-    whenever the epoch does not end on a multiple of that frequency.
+    whenever the epoch does not end on a multiple of that frequency. The
+    optimizer's step count at each epoch's end (`STEP_TAG`) says which steps
+    an epoch's values cover where epochs are not all alike (a resumed run's
+    last chunk cut short, then extended).
     """
     import keras
 
-    return keras.callbacks.TensorBoard(os.path.join(output_dir, LOGS_DIR))
+    class TensorBoard(keras.callbacks.TensorBoard):
+        def on_epoch_end(self, epoch, logs=None):
+            super().on_epoch_end(epoch, logs)
+            # Keras' own writer and summary module: one events file per run, as before.
+            with self._train_writer.as_default():
+                self.summary.scalar(STEP_TAG, int(keras.ops.convert_to_numpy(self.model.optimizer.iterations)),
+                                    step=epoch)
+
+    return TensorBoard(os.path.join(output_dir, LOGS_DIR))
 
 
 def read_training_logs(run_dir):
@@ -61,6 +74,20 @@ def read_training_logs(run_dir):
                                 "pass the output directory of a finetune or pretrain run.")
     # A resumed run writes its epochs again: the last value of a step wins.
     return {split: {tag: sorted(dict(points).items()) for tag, points in tags.items()} for split, tags in logs.items()}
+
+
+def train_losses(run_dir):
+    """`(losses, steps)`: the training loss of every epoch in `run_dir`'s logs, in order, across the runs of a
+    job resumed or extended (each run logs its own epochs; an epoch trained again counts once, as last trained),
+    and the global step each epoch ended at (None where a version before it was logged wrote the epoch). Each
+    loss is Keras' mean over its epoch's steps. Empty where the run logged no epoch."""
+    try:
+        logs = read_training_logs(run_dir).get("train", {})
+    except FileNotFoundError:
+        return [], []
+    steps = dict(logs.get(STEP_TAG, []))
+    epochs = logs.get("epoch_loss", [])
+    return [loss for _, loss in epochs], [None if epoch not in steps else int(steps[epoch]) for epoch, _ in epochs]
 
 
 def final_metrics(logs):
