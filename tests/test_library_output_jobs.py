@@ -344,6 +344,8 @@ def test_a_finished_job_asked_for_more_steps_goes_on_from_its_kept_state_or_says
     for fewer_or_other in ({"corpus": "c.txt", "steps": 30}, {"corpus": "d.txt", "steps": 80}):
         with pytest.raises(OutputDirectoryError, match="differs"):
             claim(fewer_or_other)
+    with pytest.raises(OutputDirectoryError, match="written by a pretrain job, not finetune"):
+        claim_output_dir(out, "finetune", {"corpus": "c.txt", "steps": 80}, owned=owned, **extend)
     assert claim({"corpus": "c.txt", "steps": 80}) is True
     record = json.load(open(os.path.join(out, JOB_FILE)))
     assert record["extends"] == {"status": "finished", "finished": finished["finished"], "steps": 40}

@@ -250,11 +250,11 @@ def _claim(output_dir, command, fingerprint, args=None, owned=(), overwrite=Fals
         present, job = [], None
     difference = fingerprint_difference(job.get("fingerprint", {}), fingerprint, output_dir,
                                         added_items) if job else None
-    if job and job.get("command", command) != command:
-        difference = f"{output_dir} was written by a {job['command']} job, not {command}"
     extension = _extension(job, fingerprint, extendable, output_dir, added_items) if difference else None
     if extension:
         difference = None
+    if job and job.get("command", command) != command:
+        difference, extension = f"{output_dir} was written by a {job['command']} job, not {command}", None
     if job and job.get("status") == "running" and job.get("host") == socket.gethostname() \
             and job.get("pid") != os.getpid() and process_is_alive(job.get("pid"), _timestamp(job.get("started"))):
         if difference:
