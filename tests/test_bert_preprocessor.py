@@ -87,6 +87,14 @@ def test_from_preset_knows_max_positions(default_preset_dir):
         kbz.BertPreprocessor.from_preset(default_preset_dir, sequence_length=1024)
 
 
+def test_from_preset_without_a_length_packs_a_small_model_s_positions(tiny_checkpoint, default_preset_dir):
+    # It packed 512 and was refused on the tiny checkpoint's 16 positions for a length nobody gave.
+    assert kbz.BertPreprocessor.from_preset(tiny_checkpoint).sequence_length == 16
+    assert kbz.BertPreprocessor.from_preset(default_preset_dir).sequence_length == 512
+    with pytest.raises(ValueError, match="sequence_length=17 is longer than the model's 16 position embeddings"):
+        kbz.BertPreprocessor.from_preset(tiny_checkpoint, sequence_length=17)
+
+
 def test_config_round_trip():
     pre = kbz.BertPreprocessor(_tokenizer(), sequence_length=10, max_sequence_length=16)
     clone = kbz.BertPreprocessor.from_config(pre.get_config())

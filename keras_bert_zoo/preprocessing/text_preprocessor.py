@@ -7,6 +7,10 @@ from keras_bert_zoo.presets.loader import load_backbone_config
 from keras_bert_zoo.presets.loader import load_tokenizer
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
+from keras_bert_zoo.utils.packed_length import packed_length
+
+# The packed length of a preprocessor built without one (keras-hub's BertPreprocessor's).
+DEFAULT_SEQUENCE_LENGTH = 512
 
 
 class TextPreprocessor(keras.layers.Layer):
@@ -22,7 +26,7 @@ class TextPreprocessor(keras.layers.Layer):
     # What `from_preset` builds the tokenizer as.
     tokenizer_cls = BertTokenizer
 
-    def __init__(self, tokenizer, sequence_length=512, max_sequence_length=None, **kwargs):
+    def __init__(self, tokenizer, sequence_length=DEFAULT_SEQUENCE_LENGTH, max_sequence_length=None, **kwargs):
         super().__init__(**kwargs)
         # String (and ragged) inputs must reach `call` untouched.
         self._convert_input_args = False
@@ -60,18 +64,23 @@ class TextPreprocessor(keras.layers.Layer):
         return cls(**config)
 
     @classmethod
-    def from_preset(cls, preset, sequence_length=512, **kwargs):
+    def from_preset(cls, preset, sequence_length=None, **kwargs):
         """Create the preprocessor of a preset.
 
         Args:
             preset: a preset name, a local directory, an `hf://` handle or
                 an archive URL.
-            sequence_length: the packed length.
+            sequence_length: the packed length, at most the preset's
+                positions (default: 512, cut to the positions; see
+                `utils.packed_length`).
             **kwargs: passed to the constructor.
 
         Returns:
-            A `cls` with the preset's tokenizer (`cls.tokenizer_cls`),
-            refusing a `sequence_length` beyond the preset's positions.
+            A `cls` with the preset's tokenizer (`cls.tokenizer_cls`).
+
+        Raises:
+            ValueError: a `sequence_length` given beyond the preset's
+                positions.
 
         Examples:
         >>> from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
@@ -80,4 +89,5 @@ class TextPreprocessor(keras.layers.Layer):
         """
         tokenizer = load_tokenizer(preset, cls.tokenizer_cls)
         max_sequence_length = load_backbone_config(preset)["max_sequence_length"]
-        return cls(tokenizer, sequence_length=sequence_length, max_sequence_length=max_sequence_length, **kwargs)
+        length = packed_length(sequence_length, DEFAULT_SEQUENCE_LENGTH, max_sequence_length)
+        return cls(tokenizer, sequence_length=length, max_sequence_length=max_sequence_length, **kwargs)
