@@ -63,6 +63,20 @@ def test_text_lines_end_at_newlines_as_an_editor_numbers_them(tmp_path):
         read_text_lines(str(path), "--input_file")
 
 
+def test_encode_texts_without_a_length_packs_a_small_model_s_positions(tiny_checkpoint):
+    # The default 128 was refused on the tiny checkpoint's 16 positions, a length nobody gave.
+    import keras_bert_zoo as kbz
+
+    text = " ".join(["all work and no play"] * 5)  # more than 16 pieces: truncated to the positions
+    backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    inputs = kbz.BertPreprocessor(kbz.BertTokenizer.from_preset(tiny_checkpoint), sequence_length=16)([text])
+    tokens = backbone(inputs)["sequence_output"].numpy()[0]
+    assert inputs["padding_mask"].numpy().sum() == 16
+    np.testing.assert_allclose(encode_texts([text], preset=tiny_checkpoint)[0], tokens.mean(axis=0), atol=1e-5)
+    with pytest.raises(ValueError, match="sequence_length=17 is longer than the model's 16 position embeddings"):
+        encode_texts([text], preset=tiny_checkpoint, sequence_length=17)
+
+
 def test_encode_errors_are_clear(tmp_path, capsys):
     empty = tmp_path / "empty_lines.txt"
     empty.write_text("fine\n\nalso fine\n")

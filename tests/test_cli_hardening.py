@@ -227,13 +227,11 @@ def test_sequence_lengths_too_short_name_the_flag(tiny_checkpoint, files, capsys
                       "--output", files["tmp"] + "/o", "--max_seq_length", "2"], "--max_seq_length 2", "at least 3")
 
 
-# Where the library takes a literal default length (encode_texts' 128, ...), the command's default, longer than the
-# tiny preset's 16 positions, is refused naming the flag and the maximum; finetune and export, whose library cuts
-# it to the positions (utils.packed_length), say the length they pack (see the test below).
+# Where the library takes a literal default length (PretrainingDataConfig's 128), the command's default, longer
+# than the tiny preset's 16 positions, is refused naming the flag and the maximum; finetune, export, encode and
+# extract-features, whose library cuts it to the positions (utils.packed_length), say the length they pack (see the
+# tests below).
 DEFAULT_TOO_LONG = {
-    "encode": (["encode", "x"], 128),
-    "extract-features": (["extract-features", "--input_file", "{corpus}", "--output_file", "{tmp}/f", "--layers=-1"],
-                         128),
     "pretrain": (["pretrain", "--input_file", "{corpus}", "--output_dir", "{tmp}/p"], 128),
     "create-pretraining-data": (["create-pretraining-data", "--input_file", "{corpus}", "--output_file", "{tmp}/r"],
                                 128),
@@ -286,6 +284,31 @@ def test_finetune_and_export_cut_their_default_length_to_the_preset_and_say_so(t
     # Given, a length beyond the positions is still refused.
     _refused(capsys, ["export", "--model", tiny_checkpoint, "--output_dir", files["tmp"] + "/e", "--max_seq_length",
                       "17"], "--max_seq_length 17 is more than the 16 positions", "pass at most 16")
+
+
+# encode and extract-features refused the tiny preset for their default 128, a length nobody asked for.
+PACK_AT_THE_POSITIONS = {
+    "encode": (["encode", "all work", "--output_file", "{tmp}/v.npy"], "{tmp}/v.npy"),
+    "extract-features": (["extract-features", "--input_file", "{file}", "--output_file", "{tmp}/f.jsonl",
+                          "--layers=-1"], "{tmp}/f.jsonl"),
+}
+
+
+@pytest.mark.parametrize("command", PACK_AT_THE_POSITIONS)
+def test_encode_and_extract_features_cut_their_default_length_to_the_preset(command, tiny_checkpoint, files, capsys):
+    argv, output = PACK_AT_THE_POSITIONS[command]
+    argv, output = [word.format(**files) for word in argv] + ["--preset", tiny_checkpoint], output.format(**files)
+    assert main(argv) == 0
+    assert (f"keras-bert-zoo {command}: warning: --max_seq_length not given: 16, the 16 positions of the preset "
+            f"{tiny_checkpoint} (the default, 128, is more).") in capsys.readouterr().err
+    with open(output, "rb") as f:
+        default = f.read()
+    # The same output as the preset's 16 positions given.
+    assert main(argv + ["--max_seq_length", "16"]) == 0
+    with open(output, "rb") as f:
+        assert f.read() == default
+    _refused(capsys, argv + ["--max_seq_length", "17"], "--max_seq_length 17 is more than the 16 positions",
+             "pass at most 16")
 
 
 def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, capsys):

@@ -34,6 +34,16 @@ def test_max_seq_length_is_the_deprecated_name_of_sequence_length(tiny_checkpoin
     assert [f["token"] for f in old[0]["features"]] == ["[CLS]", "all", "work", "[SEP]"]
 
 
+def test_without_a_length_a_small_model_packs_its_positions(tiny_checkpoint):
+    # The default 128 was refused ("sequence_length=128 is longer than the model's 16 position embeddings").
+    text = " ".join(["all work and no play"] * 5)
+    records = list(extract_features([text], preset=tiny_checkpoint, layers=(-1,)))
+    assert len(records[0]["features"]) == 16  # truncated to the tiny model's 16 positions
+    assert records == list(extract_features([text], preset=tiny_checkpoint, layers=(-1,), sequence_length=16))
+    with pytest.raises(ValueError, match="sequence_length=17 is longer than the model's 16 position embeddings"):
+        list(extract_features([text], preset=tiny_checkpoint, layers=(-1,), sequence_length=17))
+
+
 def test_unknown_layer_is_refused(tiny_checkpoint):
     with pytest.raises(ValueError, match="Layer -3 does not exist: the model has 2 layers"):
         list(extract_features(["all"], preset=tiny_checkpoint, layers=(-3,)))

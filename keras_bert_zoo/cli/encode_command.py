@@ -10,12 +10,14 @@ from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_constant
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.text_lines import read_text_lines
 from keras_bert_zoo.cli.usage_error import UsageError
 
 
 ENCODE = ("tasks.sentence_embedding", "encode_texts")
+ENCODE_LENGTH = ("tasks.sentence_embedding", "DEFAULT_SEQUENCE_LENGTH")
 
 
 def add_parser(subparsers):
@@ -34,7 +36,8 @@ def add_parser(subparsers):
                         help=default_help("mean: average of token vectors (sentence-transformers); cls: [CLS] "
                                           "vector; pooled: BERT's tanh pooler output.", *ENCODE, "pooling"))
     parser.add_argument("--max_seq_length", type=positive_int,
-                        help=default_help("Packed length.", *ENCODE, "sequence_length"))
+                        help=f"Packed length, at most the model's positions (default: "
+                             f"{library_constant(*ENCODE_LENGTH)}, cut to the positions).")
     parser.add_argument("--batch_size", type=positive_int, help=default_help("", *ENCODE, "batch_size"))
     parser.add_argument("--normalize", action="store_true", default=None, help="L2-normalise the vectors.")
     parser.set_defaults(check=check, run=run)
@@ -60,7 +63,8 @@ def check(args):
         raise UsageError(f"--output_file {args.output}: encode writes a .npy file (a float32 matrix) or a .jsonl file "
                          "(JSON lines): end the name with one of them.")
     args.text_list = _read_texts(args)
-    check_sequence_length(args.max_seq_length, library_default(*ENCODE, "sequence_length"), _preset(args))
+    # Without the flag, encode_texts packs its default cut to the preset's positions, as checked here.
+    check_sequence_length(args.max_seq_length, library_constant(*ENCODE_LENGTH), _preset(args), fitted=True)
 
 
 def _output_format(path):

@@ -8,11 +8,13 @@ from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
+from keras_bert_zoo.cli.library_defaults import library_constant
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.text_lines import read_text_lines
 
 
 EXTRACT = ("tasks.feature_extraction", "extract_features")
+EXTRACT_LENGTH = ("tasks.feature_extraction", "DEFAULT_SEQUENCE_LENGTH")
 
 
 def add_parser(subparsers):
@@ -29,7 +31,9 @@ def add_parser(subparsers):
     parser.add_argument("--layers", type=int_list,
                         help=default_help("Comma-separated encoder layers, -1 the last; write --layers=-1,-2.",
                                           *EXTRACT, "layers"))
-    parser.add_argument("--max_seq_length", type=positive_int, help=default_help("", *EXTRACT, "sequence_length"))
+    parser.add_argument("--max_seq_length", type=positive_int,
+                        help=f"Packed length, at most the model's positions (default: "
+                             f"{library_constant(*EXTRACT_LENGTH)}, cut to the positions).")
     parser.add_argument("--batch_size", type=positive_int, help=default_help("", *EXTRACT, "batch_size"))
     parser.set_defaults(check=check, run=run)
 
@@ -39,7 +43,8 @@ def check(args):
     from keras_bert_zoo.cli.preset_limits import check_layers
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
-    check_sequence_length(args.max_seq_length, library_default(*EXTRACT, "sequence_length"), args.preset)
+    # Without the flag, extract_features packs its default cut to the preset's positions, as checked here.
+    check_sequence_length(args.max_seq_length, library_constant(*EXTRACT_LENGTH), args.preset, fitted=True)
     check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
     args.lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
 

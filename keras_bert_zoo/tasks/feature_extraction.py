@@ -11,9 +11,12 @@ from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.atomic import atomic_file
+from keras_bert_zoo.utils.packed_length import packed_length
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
 DEFAULT_LAYERS = (-1, -2, -3, -4)
+# extract_features.py's --max_seq_length, or the model's positions where it has fewer.
+DEFAULT_SEQUENCE_LENGTH = 128
 
 
 def _all_layers_backbone(backbone):
@@ -27,7 +30,7 @@ def _all_layers_backbone(backbone):
 
 
 def extract_features(texts, preset=None, backbone=None, preprocessor=None, layers=DEFAULT_LAYERS,
-                     sequence_length=128, batch_size=8, progress=False, max_seq_length=None):
+                     sequence_length=None, batch_size=8, progress=False, max_seq_length=None):
     """Yield, per text, its word-pieces and their vectors from `layers`.
 
     Args:
@@ -36,7 +39,9 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
         layers: encoder layer indices; -1 is the last layer (0 is the first
             encoder layer, as `all_encoder_layers` in the original code).
         sequence_length: the packed length when the preprocessor is loaded
-            here (extract_features.py's `--max_seq_length`).
+            here (extract_features.py's `--max_seq_length`), at most the
+            model's positions (default: 128, cut to the positions; see
+            `utils.packed_length`).
         max_seq_length: the old name of `sequence_length` (deprecated).
 
     Yields:
@@ -55,7 +60,8 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
     for layer in layers:
         if not -backbone.num_layers <= layer < backbone.num_layers:
             raise ValueError(f"Layer {layer} does not exist: the model has {backbone.num_layers} layers.")
-    preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=sequence_length)
+    preprocessor = preprocessor or BertPreprocessor.from_preset(
+        preset, sequence_length=packed_length(sequence_length, DEFAULT_SEQUENCE_LENGTH, backbone.max_sequence_length))
     tokenizer = preprocessor.tokenizer
 
     positive = [layer % backbone.num_layers for layer in layers]

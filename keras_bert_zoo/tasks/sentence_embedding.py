@@ -9,7 +9,11 @@ from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.presets.registry import DEFAULT_PRESET
 from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
+from keras_bert_zoo.utils.packed_length import packed_length
 from keras_bert_zoo.utils.progress_bar import progress_bar
+
+# The packed length without one, or the model's positions where it has fewer.
+DEFAULT_SEQUENCE_LENGTH = 128
 
 
 def encode_texts(
@@ -18,7 +22,7 @@ def encode_texts(
     backbone=None,
     preprocessor=None,
     pooling="mean",
-    sequence_length=128,
+    sequence_length=None,
     batch_size=32,
     normalize=False,
     progress=False,
@@ -33,7 +37,9 @@ def encode_texts(
         backbone: a `BertBackbone` (optional).
         preprocessor: a `BertPreprocessor` (optional).
         pooling: `"mean"`, `"cls"` or `"pooled"` (see `pool`).
-        sequence_length: the packed length when the preprocessor is loaded here.
+        sequence_length: the packed length when the preprocessor is loaded
+            here, at most the model's positions (default: 128, cut to the
+            positions; see `utils.packed_length`).
         batch_size: texts per forward pass.
         normalize: L2-normalise each vector.
         progress: show a progress bar.
@@ -57,7 +63,8 @@ def encode_texts(
     backbone = backbone or BertBackbone.from_preset(preset)
     if not texts:
         return np.zeros((0, backbone.hidden_dim), "float32")
-    preprocessor = preprocessor or BertPreprocessor.from_preset(preset, sequence_length=sequence_length)
+    preprocessor = preprocessor or BertPreprocessor.from_preset(
+        preset, sequence_length=packed_length(sequence_length, DEFAULT_SEQUENCE_LENGTH, backbone.max_sequence_length))
 
     vectors = []
     for start in progress_bar(range(0, len(texts), batch_size), progress, desc="encode", unit="batch"):
