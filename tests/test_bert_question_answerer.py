@@ -2,6 +2,7 @@
 
 import json
 import logging
+import re
 import types
 
 import keras
@@ -104,6 +105,62 @@ def test_long_context_answers_come_from_their_window(tiny_checkpoint):
     answers = qa.predict_answers(data)
     for context, answer in zip(data.contexts, answers):
         assert answer["answer"] == context[answer["start"]:answer["end"]]
+
+
+def _answerer(positions, sequence_length, **kwargs):
+    backbone = kbz.BertBackbone(vocabulary_size=len(VOCAB), num_layers=1, num_heads=2, hidden_dim=8,
+                                intermediate_dim=16, max_sequence_length=positions)
+    return kbz.BertQuestionAnswerer(backbone, kbz.BertPreprocessor(kbz.BertTokenizer(VOCAB), sequence_length),
+                                    **kwargs)
+
+
+def test_default_lengths_are_fitted_to_a_small_model_and_run_squad_s_at_384(tiny_checkpoint):
+    """run_squad.py's max_query_length 64 and doc_stride 128 leave no context in 16 positions (a question of 13
+    pieces or more failed) and do not overlap windows of 128: not given, they are cut to fit."""
+    assert (_answerer(512, 384).doc_stride, _answerer(512, 384).max_query_length) == (128, 64)
+    assert (_answerer(128, 128).doc_stride, _answerer(128, 128).max_query_length) == (46, 32)
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint)  # 384, cut to the checkpoint's 16 positions
+    assert (qa.preprocessor.sequence_length, qa.doc_stride, qa.max_query_length) == (16, 4, 4)
+    question = "which team won the game played in the stadium of the city by the bay in the year fifty"
+    example = {"question": question, "context": CONTEXT}
+    # The windows are run_squad.py's at 16 / 4 / 4: a 4-piece question, 9 context pieces, 4 apart.
+    reference = build_features(qa.preprocessor.tokenizer, [question], [CONTEXT], max_seq_length=16, doc_stride=4,
+                               max_query_length=4)
+    features = qa.features(_as_examples([example]))
+    for name, packed in reference.inputs.items():
+        np.testing.assert_array_equal(features.inputs[name], packed)
+    assert len(reference.example_index) > 1 and (reference.inputs["segment_ids"][:, 6] == 1).all()
+    answer = qa.predict_answers([example])[0]
+    assert answer["answer"] == CONTEXT[answer["start"]:answer["end"]]
+
+
+def test_lengths_given_that_cannot_fit_are_refused_naming_them(tiny_checkpoint):
+    with pytest.raises(ValueError, match=re.escape(
+            "max_query_length=13 leaves no room for the context in 16 positions (the question and 3 special tokens "
+            "take them all): pass max_query_length=12 or less.")):
+        kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, max_query_length=13)
+    # A window holds 16 - 4 (the fitted question) - 3 = 9 context pieces.
+    with pytest.raises(ValueError, match=re.escape(
+            "doc_stride=10 is more than the 9 context pieces a window holds (16 positions less a 4-piece question "
+            "and 3 special tokens): windows that far apart would skip the pieces between them. Pass doc_stride=9 "
+            "or less.")):
+        kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, doc_stride=10)
+    # Given values that fit are kept, run_squad.py's own at 384 too.
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, doc_stride=9, max_query_length=4)
+    assert (qa.doc_stride, qa.max_query_length) == (9, 4)
+    assert (_answerer(512, 128, doc_stride=61, max_query_length=64).doc_stride, _answerer(
+        512, 384, doc_stride=128, max_query_length=64).max_query_length) == (61, 64)
+
+
+def test_fitted_lengths_are_saved_as_not_given_and_old_configs_are_fitted(tiny_checkpoint, tmp_path):
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint)
+    config = qa.get_config()
+    assert (config["doc_stride"], config["max_query_length"]) == (None, None)
+    restored = keras_file_round_trip(qa, tmp_path)
+    assert (restored.doc_stride, restored.max_query_length) == (4, 4)
+    # Earlier versions saved run_squad.py's 128 / 64 whatever the length: a model saved at 16 positions loads.
+    old = kbz.BertQuestionAnswerer.from_config({**config, "doc_stride": 128, "max_query_length": 64})
+    assert (old.doc_stride, old.max_query_length) == (4, 4)
 
 
 def test_examples_need_question_and_context(tiny_checkpoint):
@@ -325,7 +382,7 @@ def test_run_squad_flags_must_be_positive_whole_numbers(tiny_checkpoint, flag, v
 
 def test_a_saved_answerer_takes_new_settings_and_refuses_unknown_ones(tiny_checkpoint, tmp_path):
     """from_preset on a saved task used to drop every task argument in silence, misspelt ones too."""
-    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=8, max_query_length=8)
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=5, max_query_length=8)
     qa.save_to_preset(str(tmp_path / "qa"))
     restored = kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), doc_stride=4, n_best_size=3,
                                                     version_2_with_negative=True)
@@ -336,7 +393,7 @@ def test_a_saved_answerer_takes_new_settings_and_refuses_unknown_ones(tiny_check
     with pytest.raises(kbz.PresetError, match=r"from_preset: BertQuestionAnswerer got unexpected keyword "
                        r"argument\(s\) \['zz_bogus'\]; it takes \['backbone', 'preprocessor', 'doc_stride'"):
         kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), doc_stride=4, zz_bogus=1)
-    assert kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), autocast=False).doc_stride == 8  # Keras' own
+    assert kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), autocast=False).doc_stride == 5  # Keras' own
 
 
 def test_a_saved_classifier_given_another_head_size_says_the_argument_is_why(tiny_checkpoint, tmp_path):

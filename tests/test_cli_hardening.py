@@ -265,16 +265,12 @@ def test_finetune_and_export_cut_their_default_length_to_the_preset_and_say_so(t
         main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", files["train"],
               "--output_dir", files["tmp"] + "/o"])
     assert f"keras-bert-zoo finetune: {said.format(default=128)}" in capsys.readouterr().err
-    # QA's lengths are checked at the length packed.
-    _refused(capsys, ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
-                      "--output_dir", files["tmp"] + "/o"],
-             "The packed length 16 (--max_seq_length not given) leaves no room for the context after a "
-             "--max_query_length 64 (the default) question and 3 special tokens: pass --max_query_length 12 or less.")
-    # It said "raise it" (--max_seq_length, already the preset's 16 positions); the stride's default is named.
-    _refused(capsys, ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
-                      "--output_dir", files["tmp"] + "/o", "--max_query_length", "4"],
-             "--doc_stride 128 (the default) must be less than the packed length 16 (--max_seq_length not "
-             "given) (it is the step between context windows): pass --doc_stride 4 or less.")
+    # QA's --max_query_length and --doc_stride, not given, are fitted to the length packed: they were refused,
+    # "--max_query_length 64 (the default) ... pass --max_query_length 12 or less", for flags nobody gave.
+    with pytest.raises(AssertionError, match="a model was loaded"):
+        main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
+              "--output_dir", files["tmp"] + "/o"])
+    assert f"keras-bert-zoo finetune: {said.format(default=384)}" in capsys.readouterr().err
     exported = {}
     monkeypatch.setattr(export_for_serving, "export_for_serving",
                         lambda model, base, preprocessor=None, **kwargs: exported.update(preprocessor=preprocessor))
@@ -364,10 +360,18 @@ def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, cap
     with open(squad, "w") as f:
         json.dump({"data": []}, f)
     argv = ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train", squad, "--output", files["tmp"] + "/q"]
-    _refused(capsys, argv + ["--max_seq_length", "16", "--doc_stride", "16", "--max_query_length", "4"],
-             "--doc_stride 16 must be less than --max_seq_length 16")
+    # A window holds 16 - 4 - 3 = 9 context pieces: a stride of more would skip the pieces between windows.
+    _refused(capsys, argv + ["--max_seq_length", "16", "--doc_stride", "10", "--max_query_length", "4"],
+             "--doc_stride 10 is more than the 9 context pieces a window holds (16 positions less a 4-piece "
+             "question and 3 special tokens)", "Pass --doc_stride 9 or less.")
+    # Without --max_seq_length (the preset's 16 positions) and --max_query_length (fitted: 4), alike.
+    _refused(capsys, argv + ["--doc_stride", "10"], "--doc_stride 10 is more than the 9 context pieces",
+             "Pass --doc_stride 9 or less.")
     _refused(capsys, argv + ["--max_seq_length", "16", "--max_query_length", "13"],
-             "--max_seq_length 16 leaves no room", "--max_query_length 13")
+             "--max_query_length 13 leaves no room for the context in 16 positions", "pass --max_query_length 12 "
+             "or less")
+    _refused(capsys, argv + ["--max_seq_length", "4"], "--max_seq_length 4 leaves no room for a question and a "
+             "context ([CLS] q [SEP] c [SEP] takes 5 positions): pass at least 5.")
 
 
 # --- General rule: one line, exit 2 (130 for Ctrl-C); --verbose shows the traceback ---

@@ -291,6 +291,52 @@ def test_qa_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
 
 
 @pytest.mark.slow
+def test_qa_on_a_small_model_fine_tunes_predicts_and_exports_with_the_default_lengths(tiny_checkpoint, tmp_path,
+                                                                                      capsys):
+    """In the tiny checkpoint's 16 positions, run_squad.py's --max_query_length 64 and --doc_stride 128 leave no
+    room for the context: finetune refused them though nobody gave them. Not given, they are fitted (4 and 4) and
+    saved as not given; predict and the export read the windows the model was trained on."""
+    import numpy as np
+
+    import keras_bert_zoo as kbz
+
+    squad = json.loads(open(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).read())
+    article = squad["data"][0]
+    article["paragraphs"] = article["paragraphs"][:2]
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"data": [article], "version": "1.1"}))
+    out = tmp_path / "qa"
+    assert main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", str(small), "--output_dir",
+                 str(out), "--num_train_epochs", "1", "--train_batch_size", "32"]) == 0
+    saved = json.loads((out / "model" / "task.json").read_text())["config"]
+    assert (saved["doc_stride"], saved["max_query_length"]) == (None, None)
+    qa = kbz.Task.from_preset(str(out / "model"))
+    assert (qa.preprocessor.sequence_length, qa.doc_stride, qa.max_query_length) == (16, 4, 4)
+    capsys.readouterr()
+    examples = [{"question": "Which NFL team represented the AFC at Super Bowl 50?", "context": p["context"]}
+                for p in article["paragraphs"]]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(e) + "\n" for e in examples))
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 0
+    predicted = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = qa.predict_answers(examples)
+    assert [(r["answer"], r["start"], r["end"]) for r in predicted] == [
+        (a["answer"], a["start"], a["end"]) for a in expected]
+    assert main(["export", "--model", str(out), "--output_dir", str(tmp_path / "exports"), "--model_name",
+                 "qa"]) == 0
+    requests, outputs = tmp_path / "requests.json", tmp_path / "outputs.npz"
+    requests.write_text(json.dumps([{"key": "answer", "path": str(tmp_path / "exports" / "qa" / "1"),
+                                     "signature": "serving_default",
+                                     "inputs": {"question": [e["question"] for e in examples],
+                                                "context": [e["context"] for e in examples]}}]))
+    subprocess.run([sys.executable, "-m", "tests.export_runner", str(requests), str(outputs)], check=True,
+                   cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), capture_output=True, timeout=600)
+    served = dict(np.load(outputs, allow_pickle=True))
+    assert served["answer/start"].tolist() == [a["start"] for a in expected]
+    assert served["answer/end"].tolist() == [a["end"] for a in expected]
+
+
+@pytest.mark.slow
 def test_seed_makes_finetune_reproducible(tiny_checkpoint, tmp_path):
     """Two runs of one command give the same weights: --seed is set before the task (its head, its dropout
     layers' seed generators) is built, not only before training."""

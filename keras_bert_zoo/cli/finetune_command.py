@@ -25,7 +25,7 @@ from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
 from keras_bert_zoo.cli.usage_error import UsageError
-from keras_bert_zoo.preprocessing.special_tokens import special_token_count
+from keras_bert_zoo.preprocessing.question_lengths import question_lengths
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 TASKS = ("classify", "ner", "qa")
@@ -33,6 +33,8 @@ TASKS = ("classify", "ner", "qa")
 
 READ = ("data.readers", "read_classification")
 QA = ("tasks.bert_question_answerer", "BertQuestionAnswerer.__init__")
+QA_STRIDE = ("preprocessing.question_lengths", "DEFAULT_DOC_STRIDE")
+QA_QUERY = ("preprocessing.question_lengths", "DEFAULT_MAX_QUERY_LENGTH")
 # The packed length of each --task without --max_seq_length: its task class's default_sequence_length.
 TASK_LENGTH = {"classify": ("tasks.task", "Task"), "ner": ("tasks.task", "Task"),
                "qa": ("tasks.bert_question_answerer", "BertQuestionAnswerer")}
@@ -102,9 +104,11 @@ def add_parser(subparsers):
                              f"{_default_sequence_length('classify')} for classify and ner, "
                              f"{_default_sequence_length('qa')} for qa).")
     parser.add_argument("--doc_stride", type=positive_int,
-                        help=default_help("QA: pieces between context windows.", *QA, "doc_stride"))
+                        help=f"QA: pieces between context windows, at most those a window holds (default: "
+                             f"{library_constant(*QA_STRIDE)}, or half a window where that is less).")
     parser.add_argument("--max_query_length", type=positive_int,
-                        help=default_help("QA: question pieces kept.", *QA, "max_query_length"))
+                        help=f"QA: question pieces kept (default: {library_constant(*QA_QUERY)}, or a quarter of "
+                             "--max_seq_length where that is less).")
     parser.add_argument("--n_best_size", type=positive_int,
                         help=default_help("QA: spans considered per question.", *QA, "n_best_size"))
     parser.add_argument("--max_answer_length", type=positive_int,
@@ -309,25 +313,14 @@ FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _fin
 
 
 def _check_qa_lengths(args, length):
-    """run_squad.py's lengths must leave room for the context, and windows must move forward (`length`: the
-    packed length)."""
-    query = args.max_query_length or library_default(*QA, "max_query_length")
-    stride = args.doc_stride or library_default(*QA, "doc_stride")
-    specials = special_token_count(2)
-    # Without --max_seq_length the length is the default cut to the preset's positions: it cannot be raised, and
-    # the defaults of the other flags are named as such.
-    packed = f"--max_seq_length {length}" if args.max_seq_length is not None else \
-        f"The packed length {length} (--max_seq_length not given)"
-    if length <= query + specials:
-        fix = f"pass --max_query_length {length - specials - 1} or less" + (
-            " or raise --max_seq_length" if args.max_seq_length is not None else "")
-        raise UsageError(f"{packed} leaves no room for the context after a --max_query_length {query}"
-                         f"{'' if args.max_query_length else ' (the default)'} question and {specials} special "
-                         f"tokens: {fix}.")
-    if stride >= length:
-        raise UsageError(f"--doc_stride {stride}{'' if args.doc_stride else ' (the default)'} must be less than "
-                         f"{packed[0].lower() + packed[1:]} (it is the step between context windows): pass "
-                         f"--doc_stride {max(1, (length - query - specials) // 2)} or less.")
+    """The QA flags given must fit the packed length `length`, as the library checks them (those not given are
+    fitted to it)."""
+    flags = {"sequence_length": "--max_seq_length"}
+    try:
+        question_lengths(length, args.doc_stride, args.max_query_length,
+                         spell=lambda name, value: f"{flags.get(name, '--' + name)} {value}")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 # Flags that only one task reads; given to another, they would be ignored in silence.

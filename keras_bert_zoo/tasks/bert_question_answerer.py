@@ -11,6 +11,9 @@ from keras_bert_zoo.data.squad import checked_answer
 from keras_bert_zoo.export.question_answerer_signatures import question_answerer_signatures
 from keras_bert_zoo.metrics.squad_metrics import squad_scores
 from keras_bert_zoo.preprocessing.question_answering_features import build_features
+from keras_bert_zoo.preprocessing.question_lengths import DEFAULT_DOC_STRIDE
+from keras_bert_zoo.preprocessing.question_lengths import DEFAULT_MAX_QUERY_LENGTH
+from keras_bert_zoo.preprocessing.question_lengths import question_lengths
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.tasks.task import positive_whole_number
@@ -88,8 +91,11 @@ class BertQuestionAnswerer(Task):
         backbone: a `BertBackbone`.
         preprocessor: a `BertPreprocessor` (its tokenizer and
             `sequence_length`, i.e. `max_seq_length`, are used).
-        doc_stride / max_query_length / n_best_size / max_answer_length:
-            run_squad.py's flags (128 / 64 / 20 / 30).
+        doc_stride / max_query_length: run_squad.py's flags; None: its
+            128 / 64, cut to fit a shorter `sequence_length` (see
+            `preprocessing.question_lengths`: 46 / 32 at 128). A value
+            that cannot fit is refused.
+        n_best_size / max_answer_length: run_squad.py's flags (20 / 30).
         version_2_with_negative: SQuAD v2.0: may answer "" (no answer).
         null_score_diff_threshold: answer "" when the null score beats the
             best span by more than this (v2.0).
@@ -116,12 +122,16 @@ class BertQuestionAnswerer(Task):
         """The dense layer of the start and end logits (a fine-tuned checkpoint's head loads into it)."""
         return self.span_dense
 
-    def __init__(self, backbone, preprocessor, doc_stride=128, max_query_length=64, n_best_size=20,
+    def __init__(self, backbone, preprocessor, doc_stride=None, max_query_length=None, n_best_size=20,
                  max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0, **kwargs):
-        doc_stride, max_query_length, n_best_size, max_answer_length = (
-            positive_whole_number(value, name) for value, name in (
-                (doc_stride, "doc_stride"), (max_query_length, "max_query_length"), (n_best_size, "n_best_size"),
-                (max_answer_length, "max_answer_length")))
+        n_best_size, max_answer_length = (positive_whole_number(value, name) for value, name in (
+            (n_best_size, "n_best_size"), (max_answer_length, "max_answer_length")))
+        # Kept as given: the config saves None for a fitted default, which fits again the length it is loaded at.
+        given_lengths = {name: None if value is None else positive_whole_number(value, name) for name, value in (
+            ("doc_stride", doc_stride), ("max_query_length", max_query_length))}
+        doc_stride, max_query_length = given_lengths.values()
+        if preprocessor is not None:  # else Task refuses it
+            doc_stride, max_query_length = question_lengths(preprocessor.sequence_length, doc_stride, max_query_length)
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -135,6 +145,7 @@ class BertQuestionAnswerer(Task):
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
         # === Config ===
+        self._given_lengths = given_lengths
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.n_best_size = n_best_size
@@ -284,10 +295,30 @@ class BertQuestionAnswerer(Task):
     def get_config(self):
         return {
             **super().get_config(),
-            "doc_stride": self.doc_stride,
-            "max_query_length": self.max_query_length,
+            **self._given_lengths,
             "n_best_size": self.n_best_size,
             "max_answer_length": self.max_answer_length,
             "version_2_with_negative": self.version_2_with_negative,
             "null_score_diff_threshold": self.null_score_diff_threshold,
         }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        # Saved before the defaults were fitted, a config holds run_squad.py's 128 / 64 whether they were given or
+        # not; where they cannot fit its length they were not asked for, and are fitted instead of refused.
+        saved = (config.get("doc_stride"), config.get("max_query_length"))
+        if saved == (DEFAULT_DOC_STRIDE, DEFAULT_MAX_QUERY_LENGTH):
+            length = _saved_sequence_length(config.get("preprocessor"))
+            try:
+                question_lengths(length, DEFAULT_DOC_STRIDE, DEFAULT_MAX_QUERY_LENGTH)
+            except (TypeError, ValueError):
+                config.update(doc_stride=None, max_query_length=None)
+        return super().from_config(config)
+
+
+def _saved_sequence_length(preprocessor):
+    """The packed length a task's serialized or deserialized preprocessor holds."""
+    if isinstance(preprocessor, dict):
+        return preprocessor.get("config", {}).get("sequence_length")
+    return getattr(preprocessor, "sequence_length", None)
