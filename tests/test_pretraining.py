@@ -314,6 +314,38 @@ def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_st
 
 
 @pytest.mark.slow
+def test_a_small_model_pretrains_on_instances_of_its_positions_without_a_length_given(tiny_checkpoint, tmp_path,
+                                                                                      monkeypatch):
+    """PretrainingDataConfig's max_seq_length 128 is more than the tiny checkpoint's 16 positions: pretrain and
+    create-pretraining-data refused it though nobody gave it. Not given, it is cut to the positions, and
+    max_predictions_per_seq to about 16 x 0.15 with it (as google-research/bert's README sets it)."""
+    import tensorflow as tf
+
+    from keras_bert_zoo.cli.main import main
+
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    made = []
+    create = pretrain_module.create_pretraining_instances
+    monkeypatch.setattr(pretrain_module, "create_pretraining_instances",
+                        lambda documents, tokenizer, config, **kwargs: made.append(config) or create(
+                            documents, tokenizer, config, **kwargs))
+    metrics = kbz.pretrain(str(tmp_path / "out"), corpus, preset=tiny_checkpoint, batch_size=4, num_train_steps=2,
+                           data_config={"dupe_factor": 1}, strategy="cpu", verbose=0)
+    assert np.isfinite(metrics["after"]["loss"])
+    assert {(c.max_seq_length, c.max_predictions_per_seq, c.dupe_factor) for c in made} == {(16, 2, 1)}
+    # A config given is used as it is.
+    assert kbz.PretrainingDataConfig.for_positions(16, max_seq_length=8, max_predictions_per_seq=1).max_seq_length == 8
+    records = str(tmp_path / "records.tfrecord")
+    assert main(["create-pretraining-data", "--input_file", corpus, "--output_file", records, "--preset",
+                 tiny_checkpoint, "--dupe_factor", "1"]) == 0
+    # The records read as raw tf.train.Examples, not by the library's reader.
+    examples = [tf.train.Example.FromString(raw.numpy()).features.feature
+                for raw in tf.data.TFRecordDataset(records)]
+    assert examples and all((len(e["token_ids"].int64_list.value), len(e["mask_positions"].int64_list.value)) ==
+                            (16, 2) for e in examples)
+
+
+@pytest.mark.slow
 def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, tmp_path, capsys):
     """5 steps backed up every 2: the last chunk is shown as the 1 step it runs (Keras showed "2/2"), and
     metrics.json names each score once, as run_pretraining.py does."""

@@ -34,7 +34,9 @@ def add_instance_arguments(parser, note=""):
     def helped(text, name):
         return default_help(note + (text[0].lower() + text[1:] if note else text), *DATA_CONFIG, name)
 
-    parser.add_argument("--max_seq_length", type=positive_int, help=helped("Pieces per instance.", "max_seq_length"))
+    parser.add_argument("--max_seq_length", type=positive_int,
+                        help=helped("Pieces per instance; without the flag, at most --preset's positions.",
+                                    "max_seq_length"))
     parser.add_argument("--max_predictions_per_seq", type=positive_int,
                         help=helped("Masked pieces per instance at most.", "max_predictions_per_seq"))
     parser.add_argument("--masked_lm_prob", type=fraction, help=helped("Fraction of pieces masked.", "masked_lm_prob"))
@@ -123,8 +125,16 @@ def check(args):
     if args.preset and args.do_lower_case is not None:
         raise UsageError("--do_lower_case goes with --vocab_file: with --preset, the preset's tokenizer sets the "
                          "casing (an uncased preset lower-cases). Leave the flag out.")
+    # Without the flag, the default is cut to the preset's positions (PretrainingDataConfig.for_positions).
     check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset,
-                          segments=2)
+                          segments=2, fitted=True)
+
+
+def _positions(args):
+    """The positions of --preset's model (None without: instances for a model not named)."""
+    from keras_bert_zoo.presets.loader import load_backbone_config
+
+    return load_backbone_config(args.preset)["max_sequence_length"] if args.preset else None
 
 
 def run(args):
@@ -136,7 +146,7 @@ def run(args):
     from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 
-    config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
+    config = PretrainingDataConfig.for_positions(_positions(args), **given(args, *INSTANCE_FLAGS))
     inputs = record_files(",".join(args.input_file))
     single = "," not in args.output_file
     outputs = shard_paths(args.output_file, args.num_shards) if single else args.output_file.split(",")

@@ -80,7 +80,8 @@ def add_parser(subparsers):
     for action in parser._actions:
         if action.dest in lengths:  # records hold their lengths: read there, and a given value must match
             action.help = (f"{lengths[action.dest]}. Records: read from them (a value given must match). Text corpus: "
-                           f"default {library_default(*DATA_CONFIG, action.dest)}.")
+                           f"default {library_default(*DATA_CONFIG, action.dest)} (less for a model of fewer "
+                           "positions).")
     add_boolean_flag(parser, "--dynamic_masking", help="Text corpus: fresh masks every epoch (piece by piece: not with --do_whole_word_mask).")
     add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
              help=default_help("Global batch size.", *PRETRAIN, "batch_size"))
@@ -199,9 +200,9 @@ def run(args):
     config = read_config(args.config) if args.config else None
     files, records = _input_kind(args)
     _check_flags(args, records)
-    if not records and args.max_seq_length is None:  # text is cut at PretrainingDataConfig's default
+    if not records and args.max_seq_length is None:  # text is cut at PretrainingDataConfig's default, fitted
         check_sequence_length(None, library_default(*DATA_CONFIG, "max_seq_length"), preset=args.preset,
-                              config=config, segments=2)
+                              config=config, segments=2, fitted=True)
     # The job is its files (by content), however the globs spelled them.
     args.input_file = files
     if args.eval_input_file:
@@ -239,7 +240,6 @@ def _from_records(args, files, config, strategy):
 
 def _from_text(args, files, config, strategy):
     from keras_bert_zoo.cli.library_defaults import given
-    from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
     from keras_bert_zoo.tokenizers.vocabulary_learner import learn_vocabulary
     from keras_bert_zoo.training.pretrain import pretrain
 
@@ -247,6 +247,6 @@ def _from_text(args, files, config, strategy):
     if args.vocab_from_corpus:
         lowercase = given(args, do_lower_case="lowercase")
         vocabulary = learn_vocabulary(files, args.vocab_from_corpus, **lowercase)
-    data_config = PretrainingDataConfig(**given(args, *INSTANCE_FLAGS))
+    data_config = given(args, *INSTANCE_FLAGS)  # the library fits the rest to the model (a small one's positions)
     return pretrain(args.output, files, config=config, vocabulary=vocabulary, data_config=data_config,
                     **_common(args, strategy), **given(args, "corpus_format", "epochs", dynamic_masking="dynamic"))

@@ -26,6 +26,7 @@ from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.preprocessing.special_tokens import shortest_sequence_length
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
+from keras_bert_zoo.utils.packed_length import packed_length
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
 FEATURES = (*MODEL_INPUTS, MASK_POSITIONS, "mask_ids", "mask_weights",
@@ -72,6 +73,34 @@ class PretrainingDataConfig:
         warnings.warn(f"max_predictions_per_seq {value} is far from max_seq_length {self.max_seq_length} x "
                       f"masked_lm_prob {self.masked_lm_prob} = {full}: {effect}. Set max_predictions_per_seq to "
                       f"{full} (google-research/bert: about max_seq_length * masked_lm_prob).")
+
+    @classmethod
+    def for_positions(cls, max_sequence_length, **kwargs):
+        """The config of instances for a model of `max_sequence_length` positions, from the arguments given.
+
+        A `max_seq_length` not given is the default cut to the positions (`utils.packed_length`), so that a model
+        with fewer (a small checkpoint's 16) is not refused for a length nobody asked for; where it is cut, a
+        `max_predictions_per_seq` not given is cut with it to about `max_seq_length * masked_lm_prob`, as
+        google-research/bert's README sets it (20 of 128). A `max_seq_length` given is kept.
+
+        Args:
+            max_sequence_length: the model's positions; None: not known (the defaults stand).
+            **kwargs: `PretrainingDataConfig` fields given.
+
+        Examples:
+        >>> config = PretrainingDataConfig.for_positions(16)
+        >>> config.max_seq_length, config.max_predictions_per_seq
+        (16, 2)
+        >>> PretrainingDataConfig.for_positions(512).max_seq_length
+        128
+        """
+        default = cls.__dataclass_fields__["max_seq_length"].default
+        length = packed_length(kwargs.get("max_seq_length"), default, max_sequence_length)
+        if length != kwargs.get("max_seq_length", default):
+            kwargs["max_seq_length"] = length
+            probability = kwargs.get("masked_lm_prob", cls.__dataclass_fields__["masked_lm_prob"].default)
+            kwargs.setdefault("max_predictions_per_seq", max(1, round(length * probability)))
+        return cls(**kwargs)
 
 
 class _Vocabulary:

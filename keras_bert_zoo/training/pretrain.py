@@ -6,6 +6,7 @@ makes them, masked-LM + next-sentence training under a `tf.distribute`
 strategy, and a preset at the end that every task's `from_preset` accepts.
 """
 
+import inspect
 import json
 import os
 import random
@@ -25,6 +26,7 @@ from keras_bert_zoo.data.pretraining_records import record_shapes
 from keras_bert_zoo.distribution.get_strategy import get_strategy
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
+from keras_bert_zoo.presets.loader import load_backbone_config
 from keras_bert_zoo.preprocessing.pretraining_instances import create_pretraining_instances
 from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
 from keras_bert_zoo.tokenizers.bert_tokenizer import BertTokenizer
@@ -106,6 +108,15 @@ def _tokenizer(preset, vocabulary, lowercase):
     return BertTokenizer.from_preset(preset)
 
 
+def _positions(preset, config):
+    """The positions of the model to pretrain: a fresh one's (its config's, else `BertBackbone`'s default), or
+    the preset's."""
+    if config is not None:
+        return config.get("max_sequence_length") or \
+            inspect.signature(BertBackbone).parameters["max_sequence_length"].default
+    return load_backbone_config(preset)["max_sequence_length"]
+
+
 def _model(preset, config, tokenizer, dtype=None):
     """The pretrainer to train, its preprocessor on `tokenizer` (which the preset it is saved as holds).
 
@@ -156,7 +167,10 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
             default the preset's.
         lowercase: casing of a new vocabulary.
         corpus_format: see `read_documents`.
-        data_config: a `PretrainingDataConfig` (`create_pretraining_data.py`'s flags).
+        data_config: a `PretrainingDataConfig` (`create_pretraining_data.py`'s
+            flags), used as it is; or a dict of the fields given, the rest
+            fitted to the model (`PretrainingDataConfig.for_positions`: its
+            `max_seq_length` cut to the model's positions); None: none given.
         dynamic: draw fresh masks every epoch instead of the static ones
             (piece by piece: not with `data_config.do_whole_word_mask`).
         strategy: a `get_strategy` kind or a `tf.distribute.Strategy`.
@@ -184,7 +198,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
-    data_config = data_config or PretrainingDataConfig()
+    if not isinstance(data_config, PretrainingDataConfig):
+        data_config = PretrainingDataConfig.for_positions(_positions(preset, config), **(data_config or {}))
     if dynamic and data_config.do_whole_word_mask:
         raise ValueError(DYNAMIC_WHOLE_WORDS.format(dynamic="dynamic=True",
                                                     whole_words="data_config.do_whole_word_mask"))
