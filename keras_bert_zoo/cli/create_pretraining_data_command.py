@@ -127,7 +127,7 @@ def check(args):
                          "casing (an uncased preset lower-cases). Leave the flag out.")
     # Without the flag, the default is cut to the preset's positions (PretrainingDataConfig.for_positions).
     check_sequence_length(args.max_seq_length, library_default(*DATA_CONFIG, "max_seq_length"), args.preset,
-                          segments=2, fitted=True)
+                          segments=2)
 
 
 def _positions(args):

@@ -64,7 +64,7 @@ def check(args):
                          "(JSON lines): end the name with one of them.")
     args.text_list = _read_texts(args)
     # Without the flag, encode_texts packs its default cut to the preset's positions, as checked here.
-    check_sequence_length(args.max_seq_length, library_constant(*ENCODE_LENGTH), _preset(args), fitted=True)
+    check_sequence_length(args.max_seq_length, library_constant(*ENCODE_LENGTH), _preset(args))
 
 
 def _output_format(path):

@@ -90,7 +90,7 @@ def _load(model, max_seq_length, dtype):
     exported = BertPretrainer if pretrained else \
         task_cls if task_cls is not None and not issubclass(task_cls, BertPretrainer) else None
     length = check_sequence_length(max_seq_length, (exported or Task).default_sequence_length, preset,
-                                   config=config, fitted=True)
+                                   config=config)
     if exported is not None:
         return exported.from_preset(preset, sequence_length=length, dtype=dtype), None
     return BertBackbone.from_preset(model, dtype=dtype), BertPreprocessor.from_preset(model, sequence_length=length)

@@ -44,7 +44,7 @@ def check(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
     # Without the flag, extract_features packs its default cut to the preset's positions, as checked here.
-    check_sequence_length(args.max_seq_length, library_constant(*EXTRACT_LENGTH), args.preset, fitted=True)
+    check_sequence_length(args.max_seq_length, library_constant(*EXTRACT_LENGTH), args.preset)
     check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
     args.lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
 

@@ -360,7 +360,7 @@ def check_finetune(args):
         if getattr(args, flag) is None:
             setattr(args, flag, library_default(*CONLL, flag))
     # Without the flag, from_preset packs its task's default cut to the preset's positions, as checked here.
-    length = check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset, fitted=True)
+    length = check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args, length)
 

@@ -30,16 +30,15 @@ def _default_positions():
     return inspect.signature(BertBackbone).parameters["max_sequence_length"].default
 
 
-def check_sequence_length(value, default, preset=None, config=None, segments=1, fitted=False):
-    """Refuse a packed length beyond the model's positions (instead of silently clamping it), or too short for
-    any text; return the length the command packs.
+def check_sequence_length(value, default, preset=None, config=None, segments=1):
+    """Refuse a packed length given beyond the model's positions (instead of silently clamping it), or too short
+    for any text; return the length the command packs.
 
-    The rule of every command with --max_seq_length and a preset. A command's own default is checked as a given
-    value is, so a preset with fewer positions gets an error naming the flag and its maximum, not a run at
-    another length than --help says; unless the command's library cuts its default to the positions
-    (`fitted`: `utils.packed_length`, as `Task.from_preset` does), where a warning says the length packed. A
-    preset named is read even when there is no length to check, so a mistyped name is refused here, before
-    TensorFlow loads.
+    The rule of every command with --max_seq_length and a preset. Without the flag, the command's library cuts
+    its default to the positions (`utils.packed_length`, as `Task.from_preset` and `encode_texts` do): a preset
+    with fewer positions is not refused for a length nobody gave, and a warning says the length packed. A preset
+    named is read even when there is no length to check, so a mistyped name is refused here, before TensorFlow
+    loads.
 
     Args:
         value: the flag's value (None: not given).
@@ -48,7 +47,6 @@ def check_sequence_length(value, default, preset=None, config=None, segments=1, 
         preset: the preset whose config says the limit; or
         config: a `BertBackbone` config dict (default positions if unset). Neither: no limit but the shortest.
         segments: the texts packed in a sequence (2: pretraining's pairs).
-        fitted: whether `default` is cut to the model's positions.
 
     Returns:
         `value`, else the default (None where there is none).
@@ -62,7 +60,7 @@ def check_sequence_length(value, default, preset=None, config=None, segments=1, 
     limit = None if config is None else config.get("max_sequence_length") or _default_positions()
     where = f"the preset {preset}" if preset is not None else "the model config"
     if not given:
-        value = packed_length(None, default, limit if fitted else None)
+        value = packed_length(None, default, limit)
         if value != default:
             warnings.warn(f"{flag} not given: {value}, the {limit} positions of {where} (the default, {default}, is "
                           "more).")
@@ -71,11 +69,8 @@ def check_sequence_length(value, default, preset=None, config=None, segments=1, 
         tokens = "[CLS] a [SEP]" if segments == 1 else "[CLS] a [SEP] b [SEP]"
         raise UsageError(f"{flag} {value} leaves no room for text: {tokens} needs {shortest} positions; "
                          f"pass at least {shortest}.")
-    if limit is not None and value > limit:
-        if given:
-            raise UsageError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
-        raise UsageError(f"The default {flag} {value} is more than the {limit} positions of {where}: "
-                         f"pass {flag} {limit} or less.")
+    if limit is not None and value > limit:  # given: a default is cut to the positions above
+        raise UsageError(f"{flag} {value} is more than the {limit} positions of {where}: pass at most {limit}.")
     return value
 
 

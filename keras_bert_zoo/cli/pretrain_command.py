@@ -202,7 +202,7 @@ def run(args):
     _check_flags(args, records)
     if not records and args.max_seq_length is None:  # text is cut at PretrainingDataConfig's default, fitted
         check_sequence_length(None, library_default(*DATA_CONFIG, "max_seq_length"), preset=args.preset,
-                              config=config, segments=2, fitted=True)
+                              config=config, segments=2)
     # The job is its files (by content), however the globs spelled them.
     args.input_file = files
     if args.eval_input_file:
