@@ -305,9 +305,6 @@ def test_layers_the_preset_does_not_have_are_refused(tiny_checkpoint, files, cap
     argv = ["extract-features", "--input_file", files["corpus"], "--output_file", files["tmp"] + "/f",
             "--preset", tiny_checkpoint, "--max_seq_length", "16"]
     _refused(capsys, argv + ["--layers=-1,2"], "--layers 2 does not exist", "2 layers", "pass --layers within -2..1")
-    # The default layers (-1,-2,-3,-4) are more than the tiny preset has: named as the flag's default.
-    _refused(capsys, argv, "Layer -3 of the default --layers=-1,-2,-3,-4 does not exist", "has 2 layers",
-             "pass --layers within -2..1")
     # Written with a space, a list of negative indices is the flag's value (argparse took it for a flag).
     _refused(capsys, argv + ["--layers", "-1,-3"], "--layers -3 does not exist")
     # A layer named twice was extracted twice; of the tiny preset's 2 layers, -1 and 1 are the same one.

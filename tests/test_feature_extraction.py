@@ -49,6 +49,19 @@ def test_unknown_layer_is_refused(tiny_checkpoint):
         list(extract_features(["all"], preset=tiny_checkpoint, layers=(-3,)))
 
 
+def test_without_layers_a_small_model_gives_those_of_the_last_four_it_has(tiny_checkpoint, tmp_path):
+    # extract_features.py's -1,-2,-3,-4 was refused on the 2-layer tiny model ("Layer -3 of the default
+    # --layers=-1,-2,-3,-4 does not exist") for a flag nobody gave.
+    records = list(extract_features(["all work"], preset=tiny_checkpoint))
+    assert [layer["index"] for layer in records[0]["features"][0]["layers"]] == [-1, -2]
+    assert records == list(extract_features(["all work"], preset=tiny_checkpoint, layers=(-1, -2)))
+    source, out = tmp_path / "in.txt", tmp_path / "features.jsonl"
+    source.write_text("all work\n")
+    assert main(["extract-features", "--input_file", str(source), "--output_file", str(out), "--preset",
+                 tiny_checkpoint]) == 0
+    assert [json.loads(line) for line in out.read_text().splitlines()] == records
+
+
 def test_cli_writes_json_lines(tiny_checkpoint, tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("all work\nmakes jack ||| a dull boy\n")

@@ -9,12 +9,12 @@ from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
 from keras_bert_zoo.cli.library_defaults import library_constant
-from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.text_lines import read_text_lines
 
 
 EXTRACT = ("tasks.feature_extraction", "extract_features")
 EXTRACT_LENGTH = ("tasks.feature_extraction", "DEFAULT_SEQUENCE_LENGTH")
+EXTRACT_LAYERS = ("tasks.feature_extraction", "DEFAULT_LAYERS")
 
 
 def add_parser(subparsers):
@@ -29,8 +29,8 @@ def add_parser(subparsers):
     parser.add_argument("--output_file", required=True, type=output_file, help="JSON lines output.")
     parser.add_argument("--preset", default=DEFAULT_PRESET, help="Preset name, directory, hf:// handle or URL.")
     parser.add_argument("--layers", type=int_list,
-                        help=default_help("Comma-separated encoder layers, -1 the last; write --layers=-1,-2.",
-                                          *EXTRACT, "layers"))
+                        help=f"Comma-separated encoder layers, -1 the last; write --layers=-1,-2 (default: "
+                             f"{','.join(map(str, library_constant(*EXTRACT_LAYERS)))}, those the model has).")
     parser.add_argument("--max_seq_length", type=positive_int,
                         help=f"Packed length, at most the model's positions (default: "
                              f"{library_constant(*EXTRACT_LENGTH)}, cut to the positions).")
@@ -45,7 +45,9 @@ def check(args):
 
     # Without the flag, extract_features packs its default cut to the preset's positions, as checked here.
     check_sequence_length(args.max_seq_length, library_constant(*EXTRACT_LENGTH), args.preset)
-    check_layers(args.layers, args.preset, default=library_default(*EXTRACT, "layers"))
+    # Without the flag, extract_features takes those of its default layers the model has: nothing to check.
+    if args.layers is not None:
+        check_layers(args.layers, args.preset)
     args.lines = [line.strip() for line in read_text_lines(args.input_file, "--input_file")]
 
 

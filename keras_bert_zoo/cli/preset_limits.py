@@ -74,24 +74,21 @@ def check_sequence_length(value, default, preset=None, config=None, segments=1):
     return value
 
 
-def check_layers(layers, preset, flag="--layers", default=None):
+def check_layers(layers, preset, flag="--layers"):
     """Refuse encoder layer indices the preset's model does not have, or one layer named twice.
 
     Args:
-        layers: the flag's value (None: the command's `default`, which a small model may not have either).
+        layers: the flag's value.
     """
-    given = layers is not None
-    chosen = layers if given else default
     count = _config(preset)["num_layers"]
-    bad = [layer for layer in chosen if not -count <= layer < count]
+    bad = [layer for layer in layers if not -count <= layer < count]
     if bad:
-        what = f"{flag} {bad[0]}" if given else f"Layer {bad[0]} of the default {flag}={','.join(map(str, default))}"
-        raise UsageError(f"{what} does not exist: the preset {preset} has {count} layers "
+        raise UsageError(f"{flag} {bad[0]} does not exist: the preset {preset} has {count} layers "
                          f"(pass {flag} within {-count}..{count - 1}; -1 is the last).")
-    for i, layer in enumerate(chosen):
+    for i, layer in enumerate(layers):
         # -1 and count - 1 are the same layer: each would be written out as a copy of the other.
-        same = next((earlier for earlier in chosen[:i] if earlier % count == layer % count), None)
+        same = next((earlier for earlier in layers[:i] if earlier % count == layer % count), None)
         if same is not None:
             twice = f"layer {layer} twice" if same == layer else \
                 f"one layer twice ({same} and {layer}: the preset {preset} has {count} layers)"
-            raise UsageError(f"{flag}={','.join(map(str, chosen))} names {twice}: pass each layer once.")
+            raise UsageError(f"{flag}={','.join(map(str, layers))} names {twice}: pass each layer once.")

@@ -14,6 +14,7 @@ from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.packed_length import packed_length
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
+# extract_features.py's --layers (the last four), or every layer of a model of fewer.
 DEFAULT_LAYERS = (-1, -2, -3, -4)
 # extract_features.py's --max_seq_length, or the model's positions where it has fewer.
 DEFAULT_SEQUENCE_LENGTH = 128
@@ -29,7 +30,18 @@ def _all_layers_backbone(backbone):
     return clone
 
 
-def extract_features(texts, preset=None, backbone=None, preprocessor=None, layers=DEFAULT_LAYERS,
+def default_layers(num_layers):
+    """`DEFAULT_LAYERS` a model of `num_layers` encoder layers has: all four, or all of a smaller model's (a
+    default nobody asked for is never the reason it is refused).
+
+    Examples:
+    >>> default_layers(12), default_layers(2)
+    ((-1, -2, -3, -4), (-1, -2))
+    """
+    return tuple(layer for layer in DEFAULT_LAYERS if layer >= -num_layers)
+
+
+def extract_features(texts, preset=None, backbone=None, preprocessor=None, layers=None,
                      sequence_length=None, batch_size=8, progress=False, max_seq_length=None):
     """Yield, per text, its word-pieces and their vectors from `layers`.
 
@@ -38,6 +50,8 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
         preset: preset to load when `backbone` / `preprocessor` are not given.
         layers: encoder layer indices; -1 is the last layer (0 is the first
             encoder layer, as `all_encoder_layers` in the original code).
+            Default: the last four, or all of a model of fewer
+            (`default_layers`).
         sequence_length: the packed length when the preprocessor is loaded
             here (extract_features.py's `--max_seq_length`), at most the
             model's positions (default: 128, cut to the positions; see
@@ -57,6 +71,7 @@ def extract_features(texts, preset=None, backbone=None, preprocessor=None, layer
         sequence_length = max_seq_length
     texts = check_texts(texts)
     backbone = _all_layers_backbone(backbone or BertBackbone.from_preset(preset))
+    layers = default_layers(backbone.num_layers) if layers is None else layers
     for layer in layers:
         if not -backbone.num_layers <= layer < backbone.num_layers:
             raise ValueError(f"Layer {layer} does not exist: the model has {backbone.num_layers} layers.")
