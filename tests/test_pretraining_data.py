@@ -626,3 +626,45 @@ def test_records_with_malformed_vocabulary_tags_are_refused_as_such(tokenizer, t
         writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
     with pytest.raises(ValueError, match=rf"crafted\.tfrecord holds malformed vocabulary tags \(.*{shown}"):
         check_record_vocabulary(path, tokenizer)
+
+
+def _numbered_instances(count, run):
+    """`count` instances of 8 pieces whose second piece names the `run` that wrote them and third their row."""
+    zeros = lambda *shape: np.zeros(shape, "int32")  # noqa: E731
+    token_ids = zeros(count, 8)
+    token_ids[:, 1], token_ids[:, 2] = run, np.arange(count)
+    return {"token_ids": token_ids, "segment_ids": zeros(count, 8), "padding_mask": zeros(count, 8) + 1,
+            "mask_positions": zeros(count, 2), "mask_ids": zeros(count, 2), "mask_weights": zeros(count, 2),
+            "next_sentence_label": zeros(count)}
+
+
+def test_a_corpus_written_in_several_runs_is_read_mixed_for_training_and_in_order_for_evaluation(tmp_path):
+    # Two create-pretraining-data runs (one per slice of a corpus, as the README says), 8 shards each. Sorted,
+    # run 1's 8 files filled the interleave's 8 slots: training drew its first 64 instances from run 1 alone.
+    for run in (1, 2):
+        write_pretraining_records(_numbered_instances(64, run), shard_paths(str(tmp_path / f"run{run}.tfrecord"), 8))
+    glob = str(tmp_path / "*.tfrecord")
+
+    def pieces(records):
+        return [(int(t[1]), int(t[2])) for t in records.map(lambda r: r["token_ids"]).as_numpy_iterator()]
+
+    # Evaluation: sorted files, 8 at a time round-robin; row r was written to shard r % 8, so each run's rows
+    # come back in order, run 1's before run 2's.
+    in_order = [(run, row) for run in (1, 2) for row in range(64)]
+    assert pieces(read_pretraining_records(glob, 8, 2)) == in_order
+    assert pieces(read_pretraining_records(glob, 8, 2)) == in_order  # the same on every pass
+
+    def first_batches(seed):
+        records = read_pretraining_records(glob, 8, 2, shuffle_files=True, seed=seed)
+        batches = pretraining_batches(records, 16, shuffle_buffer=32, seed=seed, repeat=True)
+        return [x["token_ids"][:, 1:3].numpy().tolist() for x, _, _ in batches.take(2)]
+
+    for seed in (1, 2, 3):
+        batches = first_batches(seed)
+        # The first 32 instances drawn from a buffer of 32: from the first 64 read, which were run 1's alone.
+        assert {run for batch in batches for run, _ in batch} == {1, 2}, seed
+        assert batches == first_batches(seed)
+    assert first_batches(1) != first_batches(2)
+    # Each pass reads every record once, the files in a new order.
+    passes = pieces(read_pretraining_records(glob, 8, 2, shuffle_files=True, seed=5).repeat(2))
+    assert sorted(passes[:128]) == sorted(passes[128:]) == in_order and passes[:128] != passes[128:]

@@ -153,7 +153,8 @@ def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names=OU
 OUT_OF_VOCABULARY = "The pretraining records hold token ids outside the vocabulary of the model"
 
 
-def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20, vocabulary_size=None):
+def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20, vocabulary_size=None,
+                             shuffle_files=False, seed=None):
     """A `tf.data.Dataset` of feature dicts (int32, fixed shapes) from TFRecord
     files (a path, a glob, or a list of them), shards read interleaved.
 
@@ -163,6 +164,29 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     `[0, vocabulary_size)` stops the dataset with an error that says so.
     Records of google-research/bert's create_pretraining_data.py are read
     too (their first record tells them apart), under the same names.
+
+    Args:
+        input_files: a path, a glob (comma-separated globs) or a list of them.
+        max_seq_length / max_predictions_per_seq: the records' shapes.
+        vocabulary_size: refuse ids outside `[0, vocabulary_size)`.
+        shuffle_files: read the files in a new random order on each pass,
+            as run_pretraining.py does for training: a corpus written by
+            several `create-pretraining-data` runs (one per slice) then
+            mixes its runs from the first batch. False (evaluation): in
+            sorted order, the same records on each pass.
+        seed: the files' shuffle's seed (the same order for the same seed).
+
+    Examples:
+    >>> import tempfile, numpy as np
+    >>> path = tempfile.mkdtemp() + "/records.tfrecord"
+    >>> zeros = lambda *shape: np.zeros(shape, "int32")
+    >>> write_pretraining_records({"token_ids": zeros(4, 8), "segment_ids": zeros(4, 8),
+    ...     "padding_mask": zeros(4, 8), "mask_positions": zeros(4, 2), "mask_ids": zeros(4, 2),
+    ...     "mask_weights": zeros(4, 2), "next_sentence_label": zeros(4)}, path)
+    4
+    >>> records = read_pretraining_records(path, 8, 2, shuffle_files=True, seed=1)
+    >>> records.element_spec["mask_ids"].shape.as_list()
+    [2]
     """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
     files = record_files(patterns)
@@ -171,6 +195,13 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
                                 "`keras-bert-zoo create-pretraining-data`.")
     names = next((names for path in files if (names := _first_record(path)[1]) is not None), OUR_NAMES)
     ds = tf.data.Dataset.from_tensor_slices(files)
+    if shuffle_files:
+        # Sorted, one run's files all come before the next run's: the 8 files interleaved and the instances'
+        # shuffle buffer (pretraining_batches) then trained on one slice of the corpus after another.
+        # tf.distribute's auto-sharding by FILE gives each worker its files before this shuffle (TensorFlow
+        # 2.21 puts the shard right after the file names), so workers read disjoint files whatever their
+        # seeds; sharding by DATA (fewer files than workers) needs the same order on every worker: a seed.
+        ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
     ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return ds.map(_parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names),
