@@ -668,3 +668,23 @@ def test_a_corpus_written_in_several_runs_is_read_mixed_for_training_and_in_orde
     # Each pass reads every record once, the files in a new order.
     passes = pieces(read_pretraining_records(glob, 8, 2, shuffle_files=True, seed=5).repeat(2))
     assert sorted(passes[:128]) == sorted(passes[128:]) == in_order and passes[:128] != passes[128:]
+
+
+def test_record_shapes_are_read_from_the_files_and_a_given_one_that_differs_is_named(tmp_path):
+    # Records of 8 pieces and 2 predictions, read with the old defaults (128, 20), failed at the first batch with
+    # TensorFlow's "Can't parse serialized Example", naming neither length.
+    path = str(tmp_path / "records.tfrecord")
+    write_pretraining_records(_numbered_instances(6, 1), path)
+    records = read_pretraining_records(path)
+    assert records.element_spec["token_ids"].shape == [8] and records.element_spec["mask_ids"].shape == [2]
+    assert [int(r["token_ids"][2]) for r in records.as_numpy_iterator()] == list(range(6))
+    assert len(list(read_pretraining_records(path, 8, 2))) == 6  # given as written
+    with pytest.raises(ValueError, match=r"^max_seq_length 128 does not match the records \(.*records\.tfrecord was "
+                                         r"written with max_seq_length 8\): pass 8, or leave it out"):
+        read_pretraining_records(path, 128)
+    with pytest.raises(ValueError, match=r"^max_predictions_per_seq 20 does not match the records \(.* was written "
+                                         r"with max_predictions_per_seq 2\): pass 2"):
+        read_pretraining_records(path, max_predictions_per_seq=20)
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty\.tfrecord holds no records"):
+        read_pretraining_records(str(tmp_path / "empty.tfrecord"), 8, 2)

@@ -153,21 +153,24 @@ def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names=OU
 OUT_OF_VOCABULARY = "The pretraining records hold token ids outside the vocabulary of the model"
 
 
-def read_pretraining_records(input_files, max_seq_length=128, max_predictions_per_seq=20, vocabulary_size=None,
+def read_pretraining_records(input_files, max_seq_length=None, max_predictions_per_seq=None, vocabulary_size=None,
                              shuffle_files=False, seed=None):
     """A `tf.data.Dataset` of feature dicts (int32, fixed shapes) from TFRecord
     files (a path, a glob, or a list of them), shards read interleaved.
 
     `max_seq_length` / `max_predictions_per_seq` are the records' shapes, named
     as the `PretrainingDataConfig` (create_pretraining_data.py's flags) that
-    wrote them. With `vocabulary_size`, a record holding an id outside
-    `[0, vocabulary_size)` stops the dataset with an error that says so.
+    wrote them, read from the files unless given. With `vocabulary_size`, a
+    record holding an id outside `[0, vocabulary_size)` stops the dataset
+    with an error that says so.
     Records of google-research/bert's create_pretraining_data.py are read
     too (their first record tells them apart), under the same names.
 
     Args:
         input_files: a path, a glob (comma-separated globs) or a list of them.
-        max_seq_length / max_predictions_per_seq: the records' shapes.
+        max_seq_length / max_predictions_per_seq: the records' shapes; None
+            (default): read from the first record of each file. Given, they
+            are checked against the files.
         vocabulary_size: refuse ids outside `[0, vocabulary_size)`.
         shuffle_files: read the files in a new random order on each pass,
             as run_pretraining.py does for training: a corpus written by
@@ -175,6 +178,11 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
             mixes its runs from the first batch. False (evaluation): in
             sorted order, the same records on each pass.
         seed: the files' shuffle's seed (the same order for the same seed).
+
+    Raises:
+        FileNotFoundError: no file matches.
+        ValueError: a given shape is not the records' (naming both), the
+            files differ in shape or format, or none holds a record.
 
     Examples:
     >>> import tempfile, numpy as np
@@ -184,16 +192,17 @@ def read_pretraining_records(input_files, max_seq_length=128, max_predictions_pe
     ...     "padding_mask": zeros(4, 8), "mask_positions": zeros(4, 2), "mask_ids": zeros(4, 2),
     ...     "mask_weights": zeros(4, 2), "next_sentence_label": zeros(4)}, path)
     4
-    >>> records = read_pretraining_records(path, 8, 2, shuffle_files=True, seed=1)
-    >>> records.element_spec["mask_ids"].shape.as_list()
-    [2]
+    >>> records = read_pretraining_records(path, shuffle_files=True, seed=1)
+    >>> records.element_spec["token_ids"].shape.as_list(), records.element_spec["mask_ids"].shape.as_list()
+    ([8], [2])
     """
     patterns = [input_files] if isinstance(input_files, str) else list(input_files)
     files = record_files(patterns)
     if not files:
         raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
                                 "`keras-bert-zoo create-pretraining-data`.")
-    names = next((names for path in files if (names := _first_record(path)[1]) is not None), OUR_NAMES)
+    # Parsed at other lengths than written, a record fails with TensorFlow's "Can't parse serialized Example".
+    max_seq_length, max_predictions_per_seq, names = _record_format(files, max_seq_length, max_predictions_per_seq)
     ds = tf.data.Dataset.from_tensor_slices(files)
     if shuffle_files:
         # Sorted, one run's files all come before the next run's: the 8 files interleaved and the instances'
@@ -340,22 +349,32 @@ def check_record_vocabulary(input_files, tokenizer, casing_given=False):
                              f"{cased(expected['lowercase'])}: {fix}.")
 
 
-def record_shapes(input_files):
+def record_shapes(input_files, max_seq_length=None, max_predictions_per_seq=None):
     """`(max_seq_length, max_predictions_per_seq)` of the records of `input_files`.
 
     The first record of every file is read: files written with other lengths fail a training step's parsing
     only when their records come up, with TensorFlow's error naming no file. Files with no records (shards
     beyond the instances) are skipped.
 
+    Args:
+        input_files: comma-separated globs (a string) or a list of paths/globs.
+        max_seq_length / max_predictions_per_seq: shapes a caller was given, to check against the records'
+            (None: not checked).
+
     Raises:
         FileNotFoundError: no file matches.
-        ValueError: a first record is not a pretraining instance, files differ in shape, or no file holds a
-            record.
+        ValueError: a first record is not a pretraining instance, files differ in shape, no file holds a
+            record, or a given shape is not the records'.
     """
     files = record_files(input_files)
     if not files:
         raise FileNotFoundError(f"No pretraining records match '{input_files}'; write them with "
                                 "`keras-bert-zoo create-pretraining-data`.")
+    return _record_format(files, max_seq_length, max_predictions_per_seq)[:2]
+
+
+def _record_format(files, max_seq_length=None, max_predictions_per_seq=None):
+    """`(max_seq_length, max_predictions_per_seq, names)` of the records of `files` (see `record_shapes`)."""
     shapes = {path: shape for path in files if (shape := _shapes_of(path)) is not None}
     if not shapes:
         raise ValueError(f"{files[0]}{' ...' if len(files) > 1 else ''} holds no records.")
@@ -369,7 +388,12 @@ def record_shapes(input_files):
             raise ValueError(f"{path} was written with max_seq_length {other[0]}, max_predictions_per_seq "
                              f"{other[1]}, but {first} with {shape[0]}, {shape[1]}: records of one run must have "
                              "one shape (write them again with the same flags, or leave the odd files out).")
-    return tuple(shape)
+    for name, given, found in (("max_seq_length", max_seq_length, shape[0]),
+                               ("max_predictions_per_seq", max_predictions_per_seq, shape[1])):
+        if given is not None and given != found:
+            raise ValueError(f"{name} {given} does not match the records ({first} was written with {name} "
+                             f"{found}): pass {found}, or leave it out to read it from the records.")
+    return shape[0], shape[1], names
 
 
 def dynamic_masking(tokenizer, masked_lm_prob=0.15, max_predictions_per_seq=20):
