@@ -701,3 +701,45 @@ def test_a_dataset_of_texts_and_label_names_trains_as_their_ids():
     np.testing.assert_allclose(trained[1], trained[0], rtol=1e-5)
     assert by_name.text_pairs is False
     np.testing.assert_allclose(by_name.predict(named), by_name.predict(TRAIN), atol=1e-6)
+
+
+def _records_of_unknown_length(directory, count=24, length=16, predictions=3, vocabulary_size=40):
+    """`count` random pretraining instances written as 2 shards; read back, Keras cannot know their length."""
+    rng = np.random.default_rng(0)
+    instances = {"token_ids": rng.integers(5, vocabulary_size, (count, length)).astype("int32"),
+                 "segment_ids": np.repeat([[0] * (length // 2) + [1] * (length // 2)], count, 0).astype("int32"),
+                 "padding_mask": np.ones((count, length), "int32"),
+                 "mask_positions": np.sort(rng.permutation(np.arange(1, length))[:predictions]
+                                           + np.zeros((count, 1), "int64"), axis=1).astype("int32"),
+                 "mask_ids": rng.integers(5, vocabulary_size, (count, predictions)).astype("int32"),
+                 "mask_weights": np.ones((count, predictions), "int32"),
+                 "next_sentence_label": rng.integers(0, 2, count).astype("int32")}
+    instances["mask_weights"][::2, -1] = 0  # padded predictions too
+    kbz.data.write_pretraining_records(instances, [str(directory / f"r-{i}.tfrecord") for i in range(2)])
+    return kbz.data.read_pretraining_records(str(directory / "r-*.tfrecord"))
+
+
+def test_a_dataset_of_unknown_length_is_evaluated_and_fit_over_its_batches_alone(tmp_path):
+    # Keras ran one step more after such data ended, and kept what of it did not wait for the batch:
+    # evaluate counted an empty batch of 8 (the mean loss times 3/4 here), fit an optimizer step more per epoch.
+    batches = kbz.data.pretraining_batches(_records_of_unknown_length(tmp_path), 8)
+    assert int(batches.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+
+    def pretrainer():
+        keras.utils.set_random_seed(0)
+        model = kbz.BertPretrainer(kbz.BertBackbone(vocabulary_size=40, num_layers=1, num_heads=2, hidden_dim=8,
+                                                    intermediate_dim=16, max_sequence_length=16, dropout=0.0))
+        model.compile(learning_rate=1e-2, total_steps=6)
+        return model
+
+    model = pretrainer()
+    losses = [float(model.compute_loss(x=x, y=y, y_pred=model(x), sample_weight=w)) for x, y, w in batches]
+    assert len(losses) == 3
+    assert model.evaluate(batches, verbose=0, return_dict=True)["loss"] == pytest.approx(np.mean(losses), rel=1e-6)
+    model.fit(batches, epochs=2, verbose=0)
+    assert int(model.optimizer.iterations.numpy()) == 6
+    # The same weights as a fit told the data's length, which Keras stops at (AdamW's decay ran in the extra step).
+    known = pretrainer()
+    known.fit(batches.apply(tf.data.experimental.assert_cardinality(3)), epochs=2, verbose=0)
+    for ours, reference in zip(model.get_weights(), known.get_weights()):
+        np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-7)

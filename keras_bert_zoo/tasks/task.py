@@ -1,5 +1,6 @@
 """Base class of the fine-tuning tasks: Keras models that take raw text."""
 
+import contextlib
 import inspect
 import math
 import warnings
@@ -192,6 +193,28 @@ def _packed_rows(packed, batch_size, labels=None, sample_weight=None):
         raise ValueError(f"The packed inputs, labels and sample weights hold different numbers of rows "
                          f"({', '.join(map(str, sorted(counts)))}): give one of each per example.")
     return _rows_dataset(parts if len(parts) > 1 else parts[0], counts.pop(), batch_size)
+
+
+@contextlib.contextmanager
+def _after_reading(data):
+    """A context in which a step's ops wait for its batch `data`.
+
+    Keras (3.15, TensorFlow backend) runs the step once more after a `Dataset` of unknown length ends (records
+    read from files, a `filter`; one step per call, `steps_per_execution=1`): the step's ops that do not read
+    the batch ran before the end-of-data error stopped it, and stayed. `fit` counted an optimizer step more
+    per epoch (its learning-rate schedule and AdamW's weight decay with it), and `evaluate`, counting a batch
+    of the static size with no loss, reported `n / (n + 1)` of the mean loss. Waiting for the batch, that
+    step runs nothing.
+    """
+    def free_of_the_batch(next_creator, **kwargs):
+        # Variables made in the first step's trace (metrics') are lifted out of it, which XLA requires: their
+        # initial values cannot wait for a batch.
+        with tf.control_dependencies(None):
+            return next_creator(**kwargs)
+
+    with tf.variable_creator_scope(free_of_the_batch), tf.control_dependencies(
+            [t for t in tf.nest.flatten(data, expand_composites=True) if t is not None]):
+        yield
 
 
 def _slice(examples, part):
@@ -819,6 +842,16 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         if isinstance(data, dict):  # packed arrays, batched in order as Keras would
             data = _packed_rows(data, checked_batch_size(batch_size))
         return super().predict(data, **kwargs)
+
+    def train_step(self, data):
+        """Keras' train step, every op of it run after its batch is read (see `_after_reading`)."""
+        with _after_reading(data):
+            return super().train_step(data)
+
+    def test_step(self, data):
+        """Keras' test step, every op of it run after its batch is read (see `_after_reading`)."""
+        with _after_reading(data):
+            return super().test_step(data)
 
     def quantize(self, mode=None, config=None, filters=None, **kwargs):
         """Keras' `Model.quantize` (e.g. `"int8"`) on the backbone and heads.
