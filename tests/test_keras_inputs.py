@@ -743,3 +743,16 @@ def test_a_dataset_of_unknown_length_is_evaluated_and_fit_over_its_batches_alone
     known.fit(batches.apply(tf.data.experimental.assert_cardinality(3)), epochs=2, verbose=0)
     for ours, reference in zip(model.get_weights(), known.get_weights()):
         np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-7)
+
+
+def test_pretraining_batches_reach_keras_without_the_autotune_thread(tmp_path):
+    """As every other pipeline (see `without_autotune_thread`): the batches build tuned, and the task hands
+    Keras them untuned, for fit, evaluate and predict alike."""
+    batches = kbz.data.pretraining_batches(_records_of_unknown_length(tmp_path), 8, shuffle_buffer=16, repeat=True)
+    assert batches.options().autotune.enabled is not False
+    model = kbz.BertPretrainer(kbz.BertBackbone(vocabulary_size=40, num_layers=1, num_heads=2, hidden_dim=8,
+                                                intermediate_dim=16, max_sequence_length=16))
+    for labeled in (True, False):
+        fed, _ = model._keras_inputs(batches, labeled=labeled)
+        assert fed.options().autotune.enabled is False
+        next(iter(fed))

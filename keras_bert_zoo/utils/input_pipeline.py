@@ -1,6 +1,9 @@
-"""What the `tf.data` pipelines a task hands Keras in `fit`, `evaluate` and `predict` share (all but
-`fit` on packed arrays, which Keras splits and shuffles itself; pretraining's record pipelines keep
-tf.data's tuning, which feeds accelerators)."""
+"""What the `tf.data` pipelines a task hands Keras in `fit`, `evaluate` and `predict` share: no
+autotuning thread (`without_autotune_thread`). That is the library's own pipelines and a user's
+Dataset, pretraining's record batches included (`Task` turns the thread off where they reach Keras);
+only `fit` on packed arrays runs Keras' own (it splits and shuffles them). The record batches read as
+fast untuned: 23,000-29,000 instances of 64 pieces a second either way on 2 CPU cores (batches of
+256); a host feeding accelerators has more cores, which the untuned parallel maps use."""
 
 import tensorflow as tf
 
