@@ -23,10 +23,11 @@ class FusedAdamW(keras.optimizers.AdamW):
     Xeon: 148 ms a step against 235 ms for Keras' passes with TensorFlow's
     `ApplyAdam` kernel for Adam's part (which was itself half of Keras'
     plain ops' time), and no copy of the gradients is held. With more than
-    one replica in sync the clipping is Keras' (it clips each replica's own
-    gradients before they are summed: the scale is not one number). On a
-    GPU and under `fused_ops.xla_fusion(False)` the clipping and decay are
-    Keras' and Adam is `ApplyAdam`. Arguments, variables, checkpoints and
+    one replica in sync the replicas' gradients are summed before they are
+    clipped (Keras clips each replica's part, of a loss divided by the
+    replicas, then sums), so that R replicas step as one device would on
+    the same global batch. On a GPU and under `fused_ops.xla_fusion(False)`
+    the clipping and decay are Keras' and Adam is `ApplyAdam`. Arguments, variables, checkpoints and
     results are Keras' own (float rounding aside), with one difference
     `ApplyAdam` had too: an embedding's gradient (IndexedSlices) enters
     Adam as the rows its slices sum to, as in TensorFlow's optimizers and
@@ -73,14 +74,28 @@ class FusedAdamW(keras.optimizers.AdamW):
         self._one_pass_step = (not self.amsgrad and keras.backend.backend() == "tensorflow"
                                and fused_ops.xla_fusion_enabled() and not bert_encoder_layer.runs_on_gpu())
         self._gradient_scale = None
+        replicas = _summing_replica_context()
+        if replicas is not None:
+            # Summed once, here, so that clipping (global norm, each variable's norm or value) acts on the global
+            # batch's gradient, as on one device; `_all_reduce_sum_gradients` passes them on. google-research/bert
+            # clips each TPU core's gradient and CrossShardOptimizer sums the clipped parts, which no one-device run
+            # matches; we follow one device, so a global batch trains alike on any number of replicas. `apply`
+            # dropped the None gradients already.
+            grads = replicas.all_reduce(tf.distribute.ReduceOp.SUM, list(grads))
         try:
             super()._backend_apply_gradients(grads, trainable_variables)
         finally:
             self._one_pass_step, self._gradient_scale = False, None
 
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        if _summing_replica_context() is not None:
+            return list(grads_and_vars)  # summed by `_backend_apply_gradients`
+        return super()._all_reduce_sum_gradients(grads_and_vars)
+
     def _clip_gradients(self, grads):
-        if not (self.global_clipnorm and self.global_clipnorm > 0) or not self._one_pass_step \
-                or tf.distribute.get_strategy().num_replicas_in_sync > 1:
+        # Every replica's gradients are the same sum here, so the scale is one number (the update, in the caller's
+        # thread, takes the scale the last replica's thread computed).
+        if not (self.global_clipnorm and self.global_clipnorm > 0) or not self._one_pass_step:
             return super()._clip_gradients(grads)
         # An embedding's gradient arrives as IndexedSlices: Keras (as tf.clip_by_global_norm) squares its slices,
         # a repeated row's apart, not the rows they sum to.
@@ -121,6 +136,15 @@ class FusedAdamW(keras.optimizers.AdamW):
         decays = self.weight_decay is not None and self._use_weight_decay(variable)
         _decay_and_adam(var, m, v, scale=tf.cast(scale, dtype),
                         weight_decay=tf.cast(self.weight_decay if decays else 0.0, dtype), decays=decays, **adam)
+
+
+def _summing_replica_context():
+    """The replica context whose gradients `FusedAdamW` sums before clipping: several replicas in sync (with one,
+    Keras' order, clip then a sum that changes nothing, is kept as it is)."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    context = tf.distribute.get_replica_context()
+    return context if context is not None and context.num_replicas_in_sync > 1 else None
 
 
 def _handle(variable):
