@@ -5,7 +5,12 @@ import os
 
 
 def cluster_workers():
-    """How many workers (a chief included) TF_CONFIG's cluster lists; 0 without TF_CONFIG.
+    """How many workers this task trains with: TF_CONFIG's chief and workers; 0 without TF_CONFIG.
+
+    Evaluators and parameter servers are not workers, and an evaluator's
+    task is in a cluster of its own (the evaluators), as TensorFlow's
+    `multi_worker_util.worker_count` counts them: an evaluator beside two
+    workers does not join their collectives.
 
     Raises:
         ValueError: TF_CONFIG is set but is not the JSON object TensorFlow reads.
@@ -21,8 +26,10 @@ def cluster_workers():
     if not text:
         return 0
     try:
-        cluster = json.loads(text).get("cluster", {})
-        return sum(len(cluster.get(kind) or []) for kind in ("chief", "worker"))
+        config = json.loads(text)
+        cluster = config.get("cluster", {})
+        kinds = ("evaluator",) if (config.get("task") or {}).get("type") == "evaluator" else ("chief", "worker")
+        return sum(len(cluster.get(kind) or []) for kind in kinds)
     except (ValueError, AttributeError, TypeError):
         raise ValueError('TF_CONFIG is not the JSON object TensorFlow reads ({"cluster": {"worker": ["host:port", '
                          '...]}, "task": {"type": "worker", "index": 0}}): fix it, or unset it.') from None
