@@ -17,6 +17,7 @@ TensorFlow's start-up. `run` comes only after it and may use what it read
 import argparse
 import contextlib
 import difflib
+import logging
 import os
 import re
 import signal
@@ -190,6 +191,26 @@ def _warning_line(command):
     return show
 
 
+@contextlib.contextmanager
+def _library_log_lines(command):
+    """The library's INFO log (the strategy a run trains under) as lines under the command's name on stderr."""
+    from keras_bert_zoo.utils.progress_bar import write_line
+
+    class Lines(logging.Handler):
+        def emit(self, record):
+            write_line(f"keras-bert-zoo {command}: {record.getMessage()}")
+
+    logger, handler = logging.getLogger("keras_bert_zoo"), Lines()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def _show_tensorflow_logs(verbose):
     """TensorFlow's C++ logs: quiet unless --verbose (set before TensorFlow loads)."""
     if verbose:
@@ -241,7 +262,8 @@ def _main(argv):
         args = parse_arguments(argv, build_parser())
     try:
         _show_tensorflow_logs(args.verbose)
-        with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")), warnings.catch_warnings():
+        with presets_named_by(PRESET_FLAGS.get(args.command, "--preset")), warnings.catch_warnings(), \
+                _library_log_lines(args.command):
             if not args.verbose:
                 warnings.showwarning = _warning_line(args.command)
             if getattr(args, "check", None) is not None:

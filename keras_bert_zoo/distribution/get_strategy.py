@@ -1,5 +1,6 @@
 """One call to the strategy a run should use."""
 
+import logging
 import os
 
 import tensorflow as tf
@@ -7,6 +8,15 @@ import tensorflow as tf
 from keras_bert_zoo.utils.tf_config import cluster_workers
 
 KINDS = ("auto", "tpu", "gpus", "cpu", "multiworker")
+
+_log = logging.getLogger(__name__)
+
+
+def _local_tpu():
+    """Whether TPU chips are attached to this host (a TPU VM, Colab's TPU runtime), which TPUClusterResolver
+    reaches as "local" (without a name it looks one up as a Cloud TPU's, which Colab's TPU VMs refuse). Listing
+    local devices is what the GPU check does: under a millisecond, no network, on a machine without a TPU."""
+    return any(device.device_type in ("TPU", "TPU_SYSTEM") for device in tf.config.list_physical_devices())
 
 
 def _tpu_strategy(tpu):
@@ -29,12 +39,16 @@ def get_strategy(kind="auto", tpu=None):
             `"gpus"` (MirroredStrategy over the local GPUs), `"multiworker"`
             (MultiWorkerMirroredStrategy from `TF_CONFIG`), `"cpu"` (the
             default strategy), or `"auto"`: a TPU if `tpu`/`TPU_NAME` names
-            one, else several workers if `TF_CONFIG` lists them, else the
-            local GPUs, else the CPU.
-        tpu: TPU name or `grpc://` address.
+            one, else several workers if `TF_CONFIG` lists them, else a TPU
+            attached to this host (a TPU VM), else the local GPUs, else the
+            CPU.
+        tpu: TPU name, `grpc://` address, or `"local"` (this host's TPU).
 
     Returns:
         A strategy; build and compile the model under `strategy.scope()`.
+        The one chosen is logged (INFO, logger
+        `keras_bert_zoo.distribution.get_strategy`; the command line shows
+        it on stderr).
 
     Examples:
     >>> get_strategy("cpu").num_replicas_in_sync
@@ -42,15 +56,26 @@ def get_strategy(kind="auto", tpu=None):
     """
     if kind not in KINDS:
         raise ValueError(f"Unknown strategy '{kind}'; use one of {KINDS}.")
+    requested = kind
     if kind == "auto":
         if tpu or os.environ.get("TPU_NAME"):
             kind = "tpu"
         elif cluster_workers() > 1:
             kind = "multiworker"
+        elif _local_tpu():
+            kind, tpu = "tpu", "local"
         elif tf.config.list_physical_devices("GPU"):
             kind = "gpus"
         else:
             kind = "cpu"
+    strategy = _make_strategy(kind, tpu)
+    replicas = strategy.num_replicas_in_sync
+    _log.info("Strategy %s%s: %s, %d replica%s in sync.", kind, " (auto)" if requested == "auto" else "",
+              type(strategy).__name__.strip("_"), replicas, "" if replicas == 1 else "s")
+    return strategy
+
+
+def _make_strategy(kind, tpu):
     if kind == "tpu":
         return _tpu_strategy(tpu)
     if kind == "multiworker":
