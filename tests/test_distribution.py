@@ -1,17 +1,21 @@
-"""Choosing a strategy: a TPU on this host, the strategy shown, TF_CONFIG's workers."""
+"""Choosing a strategy: a TPU on this host, the strategy shown, batches the replicas share, TF_CONFIG's workers."""
 
 import importlib
 import json
 import logging
+import os
+import subprocess
+import sys
 
 import pytest
 import tensorflow as tf
 from tensorflow.python.distribute import multi_worker_util
 
 from keras_bert_zoo.cli.main import _library_log_lines
-from keras_bert_zoo.distribution import get_strategy
+from keras_bert_zoo.distribution import check_global_batch_size, get_strategy
 from keras_bert_zoo.utils.tf_config import cluster_workers
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The module, not the function the package names after it.
 get_strategy_module = importlib.import_module("keras_bert_zoo.distribution.get_strategy")
 
@@ -57,6 +61,38 @@ def test_the_command_line_shows_the_strategy_on_a_line_of_stderr(capsys):
                                       "in sync.\n"
     get_strategy("cpu")  # the handler is gone with the command
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.subprocess
+def test_a_batch_the_replicas_cannot_share_equally_is_refused():
+    """MirroredStrategy splits 9 over 2 replicas as 5 and 4 without a word (a TPU cannot compile that)."""
+    probe = """
+import json, tensorflow as tf
+tf.config.set_logical_device_configuration(tf.config.list_physical_devices("CPU")[0],
+                                           [tf.config.LogicalDeviceConfiguration()] * 2)
+from keras_bert_zoo.distribution import check_global_batch_size
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+batch = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.range(9).batch(9))))
+sizes = [int(part.shape[0]) for part in strategy.experimental_local_results(batch)]
+check_global_batch_size(8, strategy)
+try:
+    check_global_batch_size(9, strategy)
+    refused = None
+except ValueError as e:
+    refused = str(e)
+print(json.dumps({"sizes": sizes, "refused": refused}))
+"""
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["sizes"] == [5, 4]
+    assert outcome["refused"] == ("The batch size 9 is not a multiple of the 2 replicas of MirroredStrategy: each "
+                                  "replica takes an equal part of the global batch. Use 8 or 10.")
+
+
+def test_one_replica_takes_any_batch():
+    check_global_batch_size(7, tf.distribute.get_strategy())
+    check_global_batch_size(7)
 
 
 @pytest.mark.parametrize("task_type", ["chief", "worker", "evaluator"])

@@ -88,3 +88,31 @@ def _make_strategy(kind, tpu):
             raise ValueError("Strategy 'gpus' found no GPU; use 'cpu' (or 'auto').")
         return tf.distribute.MirroredStrategy()
     return tf.distribute.get_strategy()
+
+
+def check_global_batch_size(batch_size, strategy=None):
+    """Refuse a global batch that the replicas cannot share equally.
+
+    A TPU compiles one shape for every core, and MirroredStrategy splits
+    such a batch into unequal parts without a word (9 over 2 replicas: 5
+    and 4). Call it before training, with the strategy the model is built
+    under.
+
+    Args:
+        batch_size: the global batch (all replicas together).
+        strategy: a `tf.distribute.Strategy`; the current one when `None`.
+
+    Raises:
+        ValueError: `batch_size` is not a multiple of the replicas in sync.
+
+    Examples:
+    >>> check_global_batch_size(32, get_strategy("cpu"))
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    replicas = strategy.num_replicas_in_sync
+    if batch_size % replicas:
+        low, high = batch_size // replicas * replicas, (batch_size // replicas + 1) * replicas
+        lower = f"{low} or " if low else ""
+        raise ValueError(f"The batch size {batch_size} is not a multiple of the {replicas} replicas of "
+                         f"{type(strategy).__name__}: each replica takes an equal part of the global batch. Use "
+                         f"{lower}{high}.")
