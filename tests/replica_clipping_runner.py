@@ -50,7 +50,8 @@ def apply_steps(optimizer_class, strategy, steps, fusion=True):
     def step_on_replicas(kernels, biases):
         def step():
             replica = tf.distribute.get_replica_context().replica_id_in_sync_group
-            optimizer.apply_gradients(zip([tf.gather(kernels, replica), tf.gather(biases, replica)], variables))
+            with xla_fusion(fusion):  # per thread, and the replicas run in threads of their own
+                optimizer.apply_gradients(zip([tf.gather(kernels, replica), tf.gather(biases, replica)], variables))
         strategy.run(step)
 
     with xla_fusion(fusion):
