@@ -4,6 +4,9 @@ strategy and print its losses and a weight checksum as JSON.
 
 Usage: python -m tests.strategy_runner {default,mirrored,multiworker} [jit]
 (multiworker: one worker of the cluster in TF_CONFIG; writes its weights to $WEIGHTS_OUT.)
+Or: python -m tests.strategy_runner {mirrored,multiworker} resume GLOB STEP STEPS: which of the records that
+`id_records` wrote to GLOB this process's replicas train on at each of STEPS steps, pretrain's record pipeline
+(global batch 8) resumed at step STEP and distributed as Keras' fit distributes it.
 """
 
 import json
@@ -21,6 +24,9 @@ import keras  # noqa: E402
 
 import keras_bert_zoo as kbz  # noqa: E402
 from keras_bert_zoo.data.pretraining_records import pretraining_batches  # noqa: E402
+from keras_bert_zoo.data.pretraining_records import read_pretraining_records  # noqa: E402
+from keras_bert_zoo.data.pretraining_records import write_pretraining_records  # noqa: E402
+from keras_bert_zoo.training.pretrain import _from_step  # noqa: E402
 
 
 def batches(vocabulary_size=50, count=32, length=16, predictions=3, seed=0):
@@ -39,13 +45,37 @@ def batches(vocabulary_size=50, count=32, length=16, predictions=3, seed=0):
     }
 
 
-def main(kind, jit=False):
+def id_records(paths, count=160):
+    """Pretraining records of `count` instances round-robin over `paths`; instance i holds token id i at 1."""
+    instances = batches(vocabulary_size=count, count=count)
+    instances["token_ids"][:, 1] = np.arange(count)
+    write_pretraining_records(instances, paths)
+
+
+def _strategy(kind):
     if kind == "multiworker":
-        strategy = kbz.distribution.get_strategy("multiworker")
-    elif kind == "mirrored":
-        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    else:
-        strategy = tf.distribute.get_strategy()
+        return kbz.distribution.get_strategy("multiworker")
+    if kind == "mirrored":
+        return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    return tf.distribute.get_strategy()
+
+
+def resumed_records(kind, pattern, step, steps):
+    strategy = _strategy(kind)
+    records = read_pretraining_records(pattern, max_seq_length=16, max_predictions_per_seq=3)
+    train = pretraining_batches(records, 8, shuffle_buffer=16, seed=3, repeat=True)  # as pretrain_from_records'
+    # What Keras' fit does with the Dataset it is given (TFEpochIterator).
+    iterator = iter(strategy.experimental_distribute_dataset(_from_step(train, step)))
+    taken = []
+    for _ in range(steps):
+        inputs, _, _ = next(iterator)
+        taken.append([int(row[1]) for part in strategy.experimental_local_results(inputs["token_ids"])
+                      for row in part.numpy()])
+    print(json.dumps({"replicas": strategy.num_replicas_in_sync, "records": taken}))
+
+
+def main(kind, jit=False):
+    strategy = _strategy(kind)
     keras.utils.set_random_seed(1)
     with strategy.scope():
         backbone = kbz.BertBackbone(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
@@ -60,4 +90,7 @@ def main(kind, jit=False):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], jit=sys.argv[2:] == ["jit"])
+    if sys.argv[2:3] == ["resume"]:
+        resumed_records(sys.argv[1], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    else:
+        main(sys.argv[1], jit=sys.argv[2:] == ["jit"])

@@ -13,6 +13,7 @@ import random
 import sys
 
 import keras
+import tensorflow as tf
 
 from keras_bert_zoo.data.pretraining_corpus import read_documents
 from keras_bert_zoo.data.pretraining_records import check_first_records
@@ -257,6 +258,20 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
                 {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None)
 
 
+def _from_step(batches, step):
+    """The global `batches` from those of step `step` on, each worker of a strategy taking its share of each.
+
+    Every worker (a host of a TPU pod) reads all the data and keeps its share of every global batch (tf.data's
+    DATA sharding): skipping global batches before Keras distributes them then skips exactly the steps trained,
+    on any number of workers, and a run trains on the global batches of a one-worker run. Sharded by file,
+    TensorFlow's choice for records, each of W workers splits the global batches of its own files over W steps,
+    and skipped W times the records it had trained on.
+    """
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return batches.skip(step).with_options(options)
+
+
 def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
          learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None, keep_state=False):
     """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save.
@@ -283,7 +298,7 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
     resumed = _ResumedAt()
     done_epochs = done_steps = 0
     if chunk is None:
-        fit_args = {"epochs": epochs}
+        fit_args = {"epochs": epochs}  # each epoch reads the data from their start
     else:
         chunk = min(chunk or total_steps, total_steps)
         done_epochs = backup.completed_epochs()
@@ -293,9 +308,9 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
         done_steps = done_epochs * chunk if done_steps is None else done_steps
         # Keras numbers epochs on from the backup's count: chunks of the steps left follow it.
         fit_args = {"epochs": done_epochs + -(-max(total_steps - done_steps, 0) // chunk), "steps_per_epoch": chunk}
-        # The repeated data resume where the backup's steps end: read from their start again, a resumed job
-        # trained on its first batches again (killed every k steps, it never saw more than k batches).
-        train_ds = train_ds.skip(done_steps)
+    # The repeated data resume where the backup's steps end: read from their start again, a resumed job
+    # trained on its first batches again (killed every k steps, it never saw more than k batches).
+    train_ds = _from_step(train_ds, done_steps)
     callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
     if chunk is not None and verbose:
         callbacks.append(_ChunkProgress(total_steps, done_epochs, done_steps))
