@@ -247,11 +247,13 @@ def test_an_event_file_cut_short_by_a_kill_is_read_up_to_its_last_whole_record(t
     assert f"keras-bert-zoo report: warning: {path} ends in a record cut short" in captured.err
 
 
-def test_a_second_run_of_a_running_job_is_refused_except_among_its_workers(tmp_path, monkeypatch):
+def test_a_second_run_of_a_running_job_is_refused_in_a_cluster_too(tmp_path, monkeypatch):
     """Two runs of one job in one directory trained at once and broke each other's backup (one died on a missing
-    temporary file, and job.json named the dead one finished). A multi-worker cluster's workers run one job in
-    several processes, and still may."""
+    temporary file, and job.json named the dead one finished). A multi-worker cluster's workers were let in, each
+    claiming the directory; its chief alone claims it now (`running_job(chief=...)`), so a second run is refused
+    there too, and the other workers touch nothing."""
     from keras_bert_zoo.utils.job_record import claim_output_dir
+    from keras_bert_zoo.utils.job_record import running_job
 
     fingerprint, owned = {"--input_file": "a.tfrecord"}, (("model",), ("backup",))
     out = str(tmp_path / "run")
@@ -266,8 +268,14 @@ def test_a_second_run_of_a_running_job_is_refused_except_among_its_workers(tmp_p
                                                        rf"\(pid {sleeper.pid}, started "):
             claim_output_dir(out, "pretrain", fingerprint, owned=owned)
         monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["h:1", "h:2"]},
-                                                    "task": {"type": "worker", "index": 1}}))
-        assert claim_output_dir(out, "pretrain", fingerprint, owned=owned) is False
+                                                    "task": {"type": "worker", "index": 0}}))
+        with pytest.raises(OutputDirectoryError, match="being written by another run of this pretrain job"):
+            claim_output_dir(out, "pretrain", fingerprint, owned=owned)
+        before = open(os.path.join(out, JOB_FILE)).read()
+        with running_job(out, "pretrain", {"--input_file": "b.tfrecord"}, owned=owned, overwrite=True,
+                         chief=False) as resume:
+            assert resume is False
+        assert open(os.path.join(out, JOB_FILE)).read() == before  # neither refused nor recorded nor replaced
     finally:
         sleeper.kill()
         sleeper.wait()

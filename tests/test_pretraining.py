@@ -182,24 +182,29 @@ def _free_ports(count):
     return ports
 
 
-def _two_workers(*args, env=lambda index: {}):
-    """The JSON each of two `tests.strategy_runner multiworker ARGS` processes, a cluster on 127.0.0.1, prints."""
+def _cluster(*argv, env=lambda index: {}, timeout=240):
+    """Run `python ARGV` as the two workers of a cluster on 127.0.0.1; `([stdout, ...], [pid, ...])` when both
+    succeed."""
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
     processes = []
     for index in range(2):
-        worker_env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers},
-                                                             "task": {"type": "worker", "index": index}}),
-                          **env(index))
-        processes.append(subprocess.Popen([sys.executable, "-m", "tests.strategy_runner", "multiworker", *args],
-                                          cwd=ROOT, env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          text=True))
+        worker_env = dict(os.environ, PYTHONPATH=ROOT, TF_CONFIG=json.dumps(
+            {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}), **env(index))
+        processes.append(subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=worker_env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
     try:
-        outputs = [p.communicate(timeout=240) for p in processes]
+        outputs = [p.communicate(timeout=timeout) for p in processes]
     finally:
         for p in processes:
             p.kill()
     assert all(p.returncode == 0 for p in processes), outputs[0][1][-2000:] + outputs[1][1][-2000:]
-    return [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    return [out for out, _ in outputs], [p.pid for p in processes]
+
+
+def _two_workers(*args, env=lambda index: {}):
+    """The JSON each of two `tests.strategy_runner multiworker ARGS` processes, a cluster on 127.0.0.1, prints."""
+    outputs, _ = _cluster("-m", "tests.strategy_runner", "multiworker", *args, env=env)
+    return [json.loads(out.strip().splitlines()[-1]) for out in outputs]
 
 
 @pytest.mark.subprocess
@@ -260,6 +265,41 @@ def test_the_command_line_trains_with_a_multi_worker_strategy(tiny_checkpoint, t
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.load(open(tmp_path / "out" / "metrics.json"))
     assert metrics["global_step"] == 2 and metrics["replicas"] == 1
+
+
+@pytest.mark.subprocess
+def test_two_workers_write_one_job_into_their_shared_output_directory(tiny_checkpoint, tmp_path):
+    """Both workers of a cluster are given one output_dir (shared storage: GCS on a TPU pod). The chief alone
+    claims it and writes the backup, the logs, the model and the metrics; the other worker takes part in each save
+    (saving may be collective) into a directory of its own that it removes, and restores from the chief's backup."""
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    out = tmp_path / "out"
+    argv = ["-m", "keras_bert_zoo.cli.main", "pretrain", "--preset", tiny_checkpoint, "--input_file", corpus,
+            "--output_dir", str(out), "--max_seq_length", "16", "--max_predictions_per_seq", "3",
+            "--train_batch_size", "4", "--save_checkpoints_steps", "2", "--strategy", "multiworker"]
+    temp = [tmp_path / f"worker{index}_tmp" for index in range(2)]
+    for path in temp:
+        path.mkdir()
+
+    def run(steps):
+        return _cluster(*argv, "--num_train_steps", str(steps), env=lambda index: {"TMPDIR": str(temp[index])},
+                        timeout=500)[1]
+
+    chief, _ = run(2)
+    job = json.load(open(out / "job.json"))
+    assert (job["status"], job["pid"]) == ("finished", chief)
+    chief, _ = run(4)  # extended: both workers restore the chief's backup of step 2
+    job = json.load(open(out / "job.json"))
+    assert (job["status"], job["pid"], job["extends"]["--num_train_steps"]) == ("finished", chief, 2)
+    metrics = json.load(open(out / "metrics.json"))
+    assert (metrics["resumed_at_step"], metrics["global_step"], metrics["replicas"]) == (2, 4, 2)
+    assert metrics["train_loss_steps"] == [2, 4]  # one log of each chunk: the chief's
+    assert len(list((out / "logs" / "train").iterdir())) == 2  # one events file a run
+    assert sorted(os.listdir(out)) == ["backup", "job.json", "logs", "metrics.json", "model"]
+    written = [os.path.relpath(os.path.join(d, f), out) for d, _, files in os.walk(out) for f in files]
+    assert sorted(f for f in written if not f.startswith(("logs", "model"))) == [
+        "backup/latest.weights.h5", "backup/training_metadata.json", "job.json", "metrics.json"]
+    assert [os.listdir(path) for path in temp] == [[], []]  # the other worker's saves removed
 
 
 def test_missing_tpu_is_a_clear_error(monkeypatch):

@@ -44,11 +44,12 @@ def job_fingerprint(args, file_flags):
     return fingerprint
 
 
-def output_job(args, file_flags=(), extendable=None):
+def output_job(args, file_flags=(), extendable=None, chief=True):
     """Claim `args.output` for this job before any model loads (see `running_job`).
 
     `extendable`: the library's `{"extendable": (argument, ...), "training_state": entry}` for a job that a
-    rerun asking for more (steps) extends; the arguments are dests, named here by their flags.
+    rerun asking for more (steps) extends; the arguments are dests, named here by their flags. `chief`: False in
+    a cluster's other workers, which leave the directory to the chief.
 
     Returns:
         A context manager yielding True when the job resumes its own backup.
@@ -64,4 +65,4 @@ def output_job(args, file_flags=(), extendable=None):
                   "training_state": extendable["training_state"]}
     return running_job(args.output, args.command, job_fingerprint(args, file_flags),
                        args={"argv": args.argv, **recorded}, owned=OUTPUTS, overwrite=args.overwrite_output_dir,
-                       added_items=added, **extend)
+                       added_items=added, chief=chief, **extend)

@@ -192,6 +192,7 @@ def check(args):
 def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.data.pretraining_records import record_files
+    from keras_bert_zoo.distribution.chief import is_chief
     from keras_bert_zoo.utils.tf_config import cluster_workers
 
     # A multi-worker strategy configures TensorFlow's collectives, which must come before any op runs (telling
@@ -209,7 +210,8 @@ def run(args):
         args.eval_input_file = record_files(args.eval_input_file)
     from keras_bert_zoo.training.pretrain import EXTENDABLE
 
-    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file"), extendable=EXTENDABLE):
+    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file"), extendable=EXTENDABLE,
+                    chief=strategy is None or is_chief(strategy)):
         strategy = strategy or _strategy(args)
         metrics = (_from_records if records else _from_text)(args, files, config, strategy)
     print(json.dumps(metrics, indent=2))

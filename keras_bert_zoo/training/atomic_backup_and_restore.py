@@ -2,9 +2,11 @@
 
 import json
 import os
+import tempfile
 
 import keras
 
+from keras_bert_zoo.distribution.chief import is_chief
 from keras_bert_zoo.utils.atomic import atomic_file, atomic_path
 from keras_bert_zoo.utils.job_record import OutputDirectoryError
 
@@ -19,6 +21,12 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     path and renamed over it, weights first: a kill leaves the backup before
     or the backup after (between the two renames, the new weights with the
     last epoch counted before them: that epoch is trained again).
+
+    Under a multi-worker strategy the chief alone writes (and finally
+    removes) the backup, which every worker restores from: `backup_dir`
+    must be storage the workers share (GCS on a TPU pod). The others save
+    too, as saving may be collective, into a directory of their own that
+    they remove at once (TensorFlow's multi-worker checkpointing).
 
     The training metadata holds the optimizer's step count too (`step`):
     where the last epoch was cut short (`steps_per_epoch` steps, the run's
@@ -76,7 +84,18 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             raise self._damaged(f"The backup's {self._training_metadata_path} holds no step count ({step!r})")
         return step
 
+    def _chief(self):
+        return is_chief(self.model.distribute_strategy)
+
+    def on_train_end(self, logs=None):
+        if self._chief():
+            super().on_train_end(logs)
+
     def _save_model(self):
+        if not self._chief():
+            with tempfile.TemporaryDirectory() as scratch:
+                self.model.save_weights(os.path.join(scratch, "latest.weights.h5"))
+            return
         metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen,
                     "step": int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))}
         # Nested so that the weights are renamed into place first (see the class docstring).

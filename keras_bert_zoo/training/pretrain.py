@@ -11,6 +11,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 
 import keras
 import tensorflow as tf
@@ -24,6 +25,7 @@ from keras_bert_zoo.data.pretraining_records import pretraining_batches
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records
 from keras_bert_zoo.data.pretraining_records import record_files
 from keras_bert_zoo.data.pretraining_records import record_shapes
+from keras_bert_zoo.distribution.chief import is_chief
 from keras_bert_zoo.distribution.get_strategy import get_strategy
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
@@ -204,6 +206,9 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     if dynamic and data_config.do_whole_word_mask:
         raise ValueError(DYNAMIC_WHOLE_WORDS.format(dynamic="dynamic=True",
                                                     whole_words="data_config.do_whole_word_mask"))
+    # First: a multi-worker strategy configures TensorFlow's collectives before any op runs, and names the worker
+    # that writes output_dir.
+    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     if not claim_output_dir:
         return _pretrain(**locals())  # the arguments as given
     corpus_files = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
@@ -218,7 +223,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
         fingerprint["num_train_steps"] = num_train_steps
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), **EXTENDABLE):
+                     overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), chief=is_chief(strategy),
+                     **EXTENDABLE):
         return _pretrain(**locals())
 
 
@@ -227,7 +233,6 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
               mixed_precision, verbose, num_train_steps=None, **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
-    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
     documents = read_documents(corpus, tokenizer, corpus_format=corpus_format, progress=verbose == 1)
     train_documents, eval_documents = _held_out(documents, eval_fraction, data_config.random_seed)
@@ -293,7 +298,13 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
         if baseline is not None:
             metrics["unigram_baseline_accuracy"] = baseline
         metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
-    os.makedirs(output_dir, exist_ok=True)
+    chief = is_chief(strategy)
+    if chief:
+        os.makedirs(output_dir, exist_ok=True)
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        # The other workers read the chief's backup: not before the chief has claimed output_dir (an overwrite
+        # removes the backup there). One collective op waits for all.
+        strategy.reduce("SUM", strategy.run(lambda: tf.constant(1)), axis=None)
     backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state and chunk is not None)
     resumed = _ResumedAt()
     done_epochs = done_steps = 0
@@ -311,18 +322,25 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
     # The repeated data resume where the backup's steps end: read from their start again, a resumed job
     # trained on its first batches again (killed every k steps, it never saw more than k batches).
     train_ds = _from_step(train_ds, done_steps)
-    callbacks = [backup, resumed, _StopAt(total_steps), tensorboard_callback(output_dir)]
+    callbacks = [backup, resumed, _StopAt(total_steps)] + ([tensorboard_callback(output_dir)] if chief else [])
     if chunk is not None and verbose:
         callbacks.append(_ChunkProgress(total_steps, done_epochs, done_steps))
     model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
     metrics["resumed_at_step"] = resumed.step
     metrics["global_step"] = int(model.optimizer.iterations.numpy())
-    # The whole job's, from the logs of every run of it: this run's history starts where it resumed.
-    metrics["train_loss"], metrics["train_loss_steps"] = train_losses(output_dir)
+    if chief:
+        # The whole job's, from the logs of every run of it: this run's history starts where it resumed.
+        metrics["train_loss"], metrics["train_loss_steps"] = train_losses(output_dir)
     if eval_ds is not None:
         metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
-    model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     metrics = json.loads(json.dumps(metrics, default=float))
+    if not chief:
+        # Saving may be collective (variables synchronized on read): the other workers save as the chief does,
+        # somewhere of their own that they remove (TensorFlow's multi-worker checkpointing).
+        with tempfile.TemporaryDirectory() as scratch:
+            model.save_to_preset(os.path.join(scratch, MODEL_DIR))
+        return metrics
+    model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
     write_json(os.path.join(output_dir, METRICS_FILE), metrics)
     return metrics
 
@@ -371,6 +389,9 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
     if config is not None and vocabulary is None:
         raise ValueError("A fresh model (config) needs the vocabulary the records were written with: "
                          "pass vocabulary (the vocab file given to create-pretraining-data).")
+    # First: a multi-worker strategy configures TensorFlow's collectives before any op runs, and names the worker
+    # that writes output_dir.
+    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     files = record_files(input_file)
     eval_files = record_files(eval_input_file) if eval_input_file else []
     if not claim_output_dir:
@@ -386,7 +407,7 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
         "mixed_precision": mixed_precision,
     }
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True", **EXTENDABLE):
+                     overwrite_flag="overwrite_output_dir=True", chief=is_chief(strategy), **EXTENDABLE):
         return _pretrain_from_records(**locals())
 
 
@@ -406,7 +427,6 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
                            **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
-    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     length, predictions = _shapes(files, max_seq_length, max_predictions_per_seq, "training")
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
     check_record_vocabulary(files + eval_files, tokenizer, casing_given=vocabulary is not None)

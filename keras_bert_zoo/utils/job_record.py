@@ -25,7 +25,6 @@ import numpy as np
 
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.atomic import process_is_alive
-from keras_bert_zoo.utils.tf_config import cluster_workers
 from keras_bert_zoo.version import __version__
 
 JOB_FILE = "job.json"
@@ -235,8 +234,7 @@ def _claim(output_dir, command, fingerprint, args=None, owned=(), overwrite=Fals
         OutputDirectoryError: the directory is a file, holds a finished
             job's results (or results not recorded as written whole), holds
             work of another (or an unknown) job, or a live
-            process on this host is writing it (of another job, or of this
-            one outside a multi-worker cluster).
+            process on this host is writing it.
     """
     finished, in_progress = owned
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
@@ -260,13 +258,12 @@ def _claim(output_dir, command, fingerprint, args=None, owned=(), overwrite=Fals
         if difference:
             raise OutputDirectoryError(f"{output_dir} is being written by another running job (pid {job['pid']}; "
                                        f"{difference}): wait for it or choose another output directory.")
-        # The workers of a multi-worker strategy run one job in several processes at once; two runs of a job
-        # otherwise write the same backup and step on each other.
-        if cluster_workers() < 2:
-            raise OutputDirectoryError(
-                f"{output_dir} is being written by another run of this {command} job (pid {job['pid']}, started "
-                f"{job.get('started', '?')}): wait for it to finish, or stop it (a later run resumes from its "
-                "backup).")
+        # Two runs of a job write the same backup and step on each other. (A multi-worker cluster's other
+        # workers claim nothing: `running_job`'s chief.)
+        raise OutputDirectoryError(
+            f"{output_dir} is being written by another run of this {command} job (pid {job['pid']}, started "
+            f"{job.get('started', '?')}): wait for it to finish, or stop it (a later run resumes from its "
+            "backup).")
     resume = False
     if present:
         if job is None or "fingerprint" not in job:
@@ -394,16 +391,24 @@ def _remove_created(output_dir, outermost):
 
 @contextlib.contextmanager
 def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite=False,
-                overwrite_flag="--overwrite_output_dir", added_items=(), extendable=(), training_state=None):
+                overwrite_flag="--overwrite_output_dir", added_items=(), extendable=(), training_state=None,
+                chief=True):
     """Claim `output_dir` for a job (see `claim_output_dir`) and record how it ended.
 
     A job that fails before writing anything leaves no directory behind (nor
     the parents it made: `runs/` of `runs/a`); one that fails later is marked
     "failed" (or "interrupted" on Ctrl-C).
 
+    `chief`: False in the other workers of a multi-worker cluster, which run
+    the chief's job: they neither check nor claim nor record the directory
+    (the chief does, in the directory they share), and yield False.
+
     Yields:
         True when the job resumes its own backup.
     """
+    if not chief:
+        yield False
+        return
     created = _outermost_missing(output_dir)
     resume, extension = _claim(output_dir, command, fingerprint, args, owned, overwrite, overwrite_flag, added_items,
                                extendable, training_state)
