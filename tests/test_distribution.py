@@ -64,10 +64,11 @@ def test_the_command_line_shows_the_strategy_on_a_line_of_stderr(capsys):
 
 
 @pytest.mark.subprocess
-def test_a_batch_the_replicas_cannot_share_equally_is_refused():
-    """MirroredStrategy splits 9 over 2 replicas as 5 and 4 without a word (a TPU cannot compile that)."""
+def test_a_batch_the_replicas_cannot_share_equally_is_refused(tiny_checkpoint):
+    """MirroredStrategy splits 9 over 2 replicas as 5 and 4 without a word (a TPU cannot compile that); both
+    pretraining entries refuse it before they read data or claim their output directory."""
     probe = """
-import json, tensorflow as tf
+import json, os, tempfile, tensorflow as tf
 tf.config.set_logical_device_configuration(tf.config.list_physical_devices("CPU")[0],
                                            [tf.config.LogicalDeviceConfiguration()] * 2)
 from keras_bert_zoo.distribution import check_global_batch_size
@@ -80,14 +81,25 @@ try:
     refused = None
 except ValueError as e:
     refused = str(e)
-print(json.dumps({"sizes": sizes, "refused": refused}))
-"""
+import keras_bert_zoo as kbz
+out = os.path.join(tempfile.mkdtemp(), "run")
+entries = []
+for entry in (lambda: kbz.pretrain(out, "missing.txt", preset=TINY, strategy=strategy, batch_size=9),
+              lambda: kbz.pretrain_from_records(out, "missing-*.tfrecord", preset=TINY, strategy=strategy,
+                                                batch_size=9)):
+    try:
+        entry()
+    except (ValueError, OSError) as e:
+        entries.append(str(e))
+print(json.dumps({"sizes": sizes, "refused": refused, "entries": entries, "written": os.path.exists(out)}))
+""".replace("TINY", repr(tiny_checkpoint))
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     assert outcome["sizes"] == [5, 4]
     assert outcome["refused"] == ("The batch size 9 is not a multiple of the 2 replicas of MirroredStrategy: each "
                                   "replica takes an equal part of the global batch. Use 8 or 10.")
+    assert outcome["entries"] == [outcome["refused"]] * 2 and not outcome["written"]
 
 
 def test_one_replica_takes_any_batch():

@@ -382,7 +382,7 @@ def test_pretraining_on_create_pretraining_data_records_stops_after_num_train_st
             in refused.stderr)
     refused = _cli(*argv[:-8], "--output_dir", str(tmp_path / "o3"), "--max_predictions_per_seq", "5")
     assert refused.returncode == 2
-    assert "max_predictions_per_seq 5 does not match the training records" in refused.stderr
+    assert "max_predictions_per_seq 5 does not match the records" in refused.stderr
     mixed = _cli("pretrain", "--preset", tiny_checkpoint, "--input_file", f"{tmp_path / 'eval.tfrecord'},{corpus}",
                  "--output_dir", str(tmp_path / "o4"))
     assert mixed.returncode == 2 and "--input_file mixes TFRecords" in mixed.stderr
@@ -589,3 +589,35 @@ def test_the_command_line_extends_a_finished_pretraining_given_more_steps(tiny_c
                            "training state (backup: optimizer, step count) was not kept")
     assert f"{out / 'model'} as the preset" in line and "--overwrite_output_dir" in line
     assert json.load(open(out / "job.json"))["status"] == "finished"
+
+
+def _zero_records(path, length, predictions, count=4):
+    zeros = lambda *shape: np.zeros(shape, "int32")  # noqa: E731
+    kbz.data.write_pretraining_records({
+        "token_ids": zeros(count, length), "segment_ids": zeros(count, length), "padding_mask": zeros(count, length),
+        "mask_positions": zeros(count, predictions), "mask_ids": zeros(count, predictions),
+        "mask_weights": zeros(count, predictions), "next_sentence_label": zeros(count)}, str(path))
+    return str(path)
+
+
+def test_held_out_records_of_other_lengths_are_refused_naming_both(tiny_checkpoint, tmp_path):
+    train, held = _zero_records(tmp_path / "train.tfrecord", 16, 3), _zero_records(tmp_path / "held.tfrecord", 12, 2)
+    with pytest.raises(ValueError, match=re.escape(
+            f"The evaluation records ({held} ...) were written with max_seq_length 12, max_predictions_per_seq 2, "
+            "the training records with 16, 3: write both with the same flags.")):
+        kbz.pretrain_from_records(str(tmp_path / "run"), train, preset=tiny_checkpoint, eval_input_file=held,
+                                  strategy="cpu")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("batch_size, count, replicas, expected", [
+    (8, 100, 1, 8), (8, 5, 1, 5),  # the training batch, or all held-out instances where fewer
+    (8, 100, 2, 8), (8, 5, 2, 4), (8, 7, 4, 4),  # in equal parts per replica
+])
+def test_the_held_out_batch_is_shared_equally_by_the_replicas(batch_size, count, replicas, expected):
+    from types import SimpleNamespace
+
+    strategy = SimpleNamespace(num_replicas_in_sync=replicas)
+    assert pretrain_module._eval_batch_size(batch_size, count, strategy) == expected
+    with pytest.raises(ValueError, match="The 3 held-out instance\\(s\\) are fewer than the 4 replicas"):
+        pretrain_module._eval_batch_size(batch_size, 3, SimpleNamespace(num_replicas_in_sync=4))

@@ -26,6 +26,7 @@ from keras_bert_zoo.data.pretraining_records import read_pretraining_records
 from keras_bert_zoo.data.pretraining_records import record_files
 from keras_bert_zoo.data.pretraining_records import record_shapes
 from keras_bert_zoo.distribution.chief import is_chief
+from keras_bert_zoo.distribution.get_strategy import check_global_batch_size
 from keras_bert_zoo.distribution.get_strategy import get_strategy
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.preprocessing.pretraining_instances import PretrainingDataConfig
@@ -209,6 +210,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     # First: a multi-worker strategy configures TensorFlow's collectives before any op runs, and names the worker
     # that writes output_dir.
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    check_global_batch_size(batch_size, strategy)
     if not claim_output_dir:
         return _pretrain(**locals())  # the arguments as given
     corpus_files = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
@@ -255,12 +257,23 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         # Random next segments need a second document to come from.
         eval_source = eval_documents if len(eval_documents) > 1 else eval_documents + train_documents[:1]
         held = create_pretraining_instances(eval_source, tokenizer, eval_config)
-        eval_ds = pretraining_batches(held, min(batch_size, len(held["token_ids"])))
+        eval_ds = pretraining_batches(held, _eval_batch_size(batch_size, len(held["token_ids"]), strategy))
         baseline = _unigram_baseline(train, held)
     return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_ds, total_steps,
                 (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
                 learning_rate, warmup_steps, mixed_precision, verbose,
                 {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None)
+
+
+def _eval_batch_size(batch_size, count, strategy):
+    """The held-out batch: the training one, or as many of the `count` instances as the replicas share equally
+    where they are fewer (a TPU compiles one shape for every core)."""
+    replicas = strategy.num_replicas_in_sync
+    size = min(batch_size, count) // replicas * replicas
+    if not size:
+        raise ValueError(f"The {count} held-out instance(s) are fewer than the {replicas} replicas that share a "
+                         "batch: hold out more text (or none).")
+    return size
 
 
 def _from_step(batches, step):
@@ -392,6 +405,7 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
     # First: a multi-worker strategy configures TensorFlow's collectives before any op runs, and names the worker
     # that writes output_dir.
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    check_global_batch_size(batch_size, strategy)
     files = record_files(input_file)
     eval_files = record_files(eval_input_file) if eval_input_file else []
     if not claim_output_dir:
@@ -411,37 +425,33 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
         return _pretrain_from_records(**locals())
 
 
-def _shapes(files, max_seq_length, max_predictions_per_seq, what):
-    length, predictions = record_shapes(files)
-    for name, given, found in (("max_seq_length", max_seq_length, length),
-                               ("max_predictions_per_seq", max_predictions_per_seq, predictions)):
-        if given is not None and given != found:
-            raise ValueError(f"{name} {given} does not match the {what} records ({files[0]} was written with "
-                             f"{name} {found}): pass {found}, or leave it out to read it from the records.")
-    return length, predictions
-
-
 def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, preset, config, vocabulary, lowercase,
                            max_eval_steps, max_seq_length, max_predictions_per_seq, batch_size, learning_rate,
                            warmup_steps, checkpoint_every, shuffle_buffer, seed, strategy, mixed_precision, verbose,
                            **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
-    length, predictions = _shapes(files, max_seq_length, max_predictions_per_seq, "training")
+    length, predictions = record_shapes(files, max_seq_length, max_predictions_per_seq)
+    if eval_files and (held_shape := record_shapes(eval_files)) != (length, predictions):
+        raise ValueError(f"The evaluation records ({eval_files[0]} ...) were written with max_seq_length "
+                         f"{held_shape[0]}, max_predictions_per_seq {held_shape[1]}, the training records with "
+                         f"{length}, {predictions}: write both with the same flags.")
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
     check_record_vocabulary(files + eval_files, tokenizer, casing_given=vocabulary is not None)
-    records = read_pretraining_records(files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
+    # The files in a new order each pass, as run_pretraining.py trains (one corpus written by several runs mixes
+    # from the first batch); the seed gives every worker the same order, which `_from_step`'s sharding needs.
+    records = read_pretraining_records(files, length, predictions, vocabulary_size=tokenizer.vocabulary_size(),
+                                       shuffle_files=True, seed=seed)
     check_first_records(records, files)
     train_ds = pretraining_batches(records, batch_size, shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
     eval_ds, eval_steps = None, max_eval_steps
     if eval_files:
-        _shapes(eval_files, length, predictions, "evaluation")
         held = read_pretraining_records(eval_files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
         check_first_records(held, eval_files)
         count = int(held.reduce(0, lambda n, _: n + 1))
         if count == 0:
             raise ValueError(f"The evaluation records ({eval_files[0]} ...) hold no instances.")
-        eval_batch = min(batch_size, count)
+        eval_batch = _eval_batch_size(batch_size, count, strategy)
         eval_ds = pretraining_batches(held, eval_batch)
         # No more steps than the records fill: Keras would warn that the input ran out.
         eval_steps = min(max_eval_steps or count, count // eval_batch)
