@@ -621,3 +621,26 @@ def test_the_held_out_batch_is_shared_equally_by_the_replicas(batch_size, count,
     assert pretrain_module._eval_batch_size(batch_size, count, strategy) == expected
     with pytest.raises(ValueError, match="The 3 held-out instance\\(s\\) are fewer than the 4 replicas"):
         pretrain_module._eval_batch_size(batch_size, 3, SimpleNamespace(num_replicas_in_sync=4))
+
+
+def test_the_command_line_steps_as_run_pretraining_py_without_adams_bias_correction(tiny_checkpoint, tmp_path,
+                                                                                    monkeypatch):
+    """--noadam_bias_correction reaches the optimizer (whose step is checked against AdamWeightDecayOptimizer's
+    formula in test_optimization.py), is saved with the model, and makes another job than the default's."""
+    from keras_bert_zoo.cli.main import main
+
+    trained = []
+    make_model = pretrain_module._model
+    monkeypatch.setattr(pretrain_module, "_model", lambda *args: trained.append(make_model(*args)) or trained[-1])
+    out = tmp_path / "out"
+    argv = ["pretrain", "--preset", tiny_checkpoint, "--input_file", _tiny_corpus(tmp_path / "corpus.txt"),
+            "--output_dir", str(out), "--num_train_steps", "2", "--train_batch_size", "4", "--strategy", "cpu"]
+    assert main(argv + ["--noadam_bias_correction"]) == 0
+    assert trained[-1].optimizer.bias_correction is False
+    assert int(trained[-1].optimizer.iterations.numpy()) == 2
+    assert kbz.BertPretrainer.from_preset(str(out / "model")).get_compile_config()["auto_optimizer"][
+        "bias_correction"] is False
+    # The default (corrected) is another job: refused in the same output directory.
+    assert main(argv) == 2
+    assert main(argv[:-8] + ["--output_dir", str(tmp_path / "default")] + argv[-6:]) == 0
+    assert trained[-1].optimizer.bias_correction is True

@@ -102,6 +102,9 @@ def add_parser(subparsers):
                              f"{library_default(*FROM_RECORDS, 'checkpoint_every')}; "
                              "text corpus: every epoch).")
     add_boolean_flag(parser, "--mixed_precision", help="Train in mixed_bfloat16.")
+    add_boolean_flag(parser, "--adam_bias_correction",
+                     help="Adam's bias correction, as Keras, keras-hub and torch step (default: true); "
+                          "--noadam_bias_correction steps as run_pretraining.py's AdamWeightDecayOptimizer.")
     parser.set_defaults(check=check, run=run, flag_names=flag_names(parser))
 
 
@@ -228,7 +231,7 @@ def _common(args, strategy):
 
     return dict(preset=args.preset, strategy=strategy, claim_output_dir=False,
                 **given(args, "batch_size", "learning_rate", "warmup_steps", "checkpoint_every", "num_train_steps",
-                        "mixed_precision", do_lower_case="lowercase"))
+                        "mixed_precision", do_lower_case="lowercase", adam_bias_correction="bias_correction"))
 
 
 def _from_records(args, files, config, strategy):

@@ -109,7 +109,7 @@ class BertPretrainer(Task):
         }
 
     def compile(self, optimizer="auto", loss="auto", learning_rate=1e-4, total_steps=None, warmup_steps=None,
-                weight_decay=0.01, **kwargs):
+                weight_decay=0.01, bias_correction=True, **kwargs):
         """Compile for pretraining.
 
         Args:
@@ -121,6 +121,9 @@ class BertPretrainer(Task):
             warmup_steps: default the paper's 10,000, or 10% of a shorter
                 run (`total_steps` under 100,000).
             weight_decay: decoupled weight decay (0.01).
+            bias_correction: Adam's bias correction (Keras'); False steps
+                as run_pretraining.py's `AdamWeightDecayOptimizer` (see
+                `bert_adamw`).
             **kwargs: passed to `keras.Model.compile` (`jit_compile`,
                 `steps_per_execution`, ...).
         """
@@ -130,9 +133,11 @@ class BertPretrainer(Task):
                 warmup_steps = min(10_000, int(round(0.1 * total_steps)))
             self._schedule = {"learning_rate": learning_rate, "total_steps": total_steps,
                               "warmup_steps": warmup_steps, "weight_decay": weight_decay}
+            if not bias_correction:  # only then: configs saved before it existed compile as they did
+                self._schedule["bias_correction"] = False
             # Built here, not by Task.compile: `fit` keeps this schedule rather than re-scheduling it.
             optimizer = bert_adamw(learning_rate, total_steps=total_steps, warmup_steps=warmup_steps,
-                                   weight_decay=weight_decay)
+                                   weight_decay=weight_decay, bias_correction=bias_correction)
         if isinstance(loss, str) and loss == "auto":
             kwargs.setdefault("weighted_metrics", {
                 "masked_lm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],

@@ -156,7 +156,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
              corpus_format="sentences", data_config=None, dynamic=False, strategy="auto", batch_size=32,
              epochs=1, learning_rate=1e-4, warmup_steps=None, eval_fraction=0.1, checkpoint_every=None,
              mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True,
-             num_train_steps=None):
+             num_train_steps=None, bias_correction=True):
     """Pretrain with masked-LM + next-sentence prediction and save a preset.
 
     Args:
@@ -192,6 +192,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         num_train_steps: stop after this many steps (the data repeats as
             needed) instead of after `epochs`. The final backup is kept: the
             same job rerun with more steps trains on from it (see `_fit`).
+        bias_correction: Adam's bias correction (Keras'); False steps as
+            run_pretraining.py's `AdamWeightDecayOptimizer` (see `bert_adamw`).
 
     Returns:
         The metrics dict written to `metrics.json`.
@@ -224,6 +226,8 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     }
     if num_train_steps is not None:  # only then: jobs recorded before it existed still resume
         fingerprint["num_train_steps"] = num_train_steps
+    if not bias_correction:  # likewise
+        fingerprint["bias_correction"] = False
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
                      overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), chief=is_chief(strategy),
                      **EXTENDABLE):
@@ -232,7 +236,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
 
 def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_format, data_config, dynamic,
               strategy, batch_size, epochs, learning_rate, warmup_steps, eval_fraction, checkpoint_every,
-              mixed_precision, verbose, num_train_steps=None, **unused):
+              mixed_precision, verbose, num_train_steps=None, bias_correction=True, **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
     tokenizer = _tokenizer(preset, vocabulary, lowercase)
@@ -262,7 +266,8 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
     return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_ds, total_steps,
                 (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
                 learning_rate, warmup_steps, mixed_precision, verbose,
-                {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None)
+                {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None,
+                bias_correction=bias_correction)
 
 
 def _eval_batch_size(batch_size, count, strategy):
@@ -291,7 +296,8 @@ def _from_step(batches, step):
 
 
 def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
-         learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None, keep_state=False):
+         learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None, keep_state=False,
+         bias_correction=True):
     """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save.
 
     `make_model(dtype)` builds the model in the dtype policy given (None: float32). `keep_state`: keep the final
@@ -303,7 +309,8 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
     at its output_dir with a larger num_train_steps. Its first N steps were at the rates of the N-step run."""
     with strategy.scope():
         model = make_model("mixed_bfloat16" if mixed_precision else None)
-        model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
+        model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps,
+                      bias_correction=bias_correction)
         # Built before fit: slots created inside the first step's trace make TF trace the step twice.
         model.optimizer.build(model.trainable_variables)
     metrics = {**metrics, "steps": total_steps, "replicas": strategy.num_replicas_in_sync}
@@ -362,7 +369,8 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
                           lowercase=True, eval_input_file=None, max_eval_steps=100, max_seq_length=None,
                           max_predictions_per_seq=None, batch_size=32, learning_rate=1e-4, warmup_steps=None,
                           checkpoint_every=1000, shuffle_buffer=10_000, seed=12345, strategy="auto",
-                          mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True):
+                          mixed_precision=False, verbose=None, overwrite_output_dir=False, claim_output_dir=True,
+                          bias_correction=True):
     """Pretrain on the TFRecords `create-pretraining-data` writes (google-research's `run_pretraining.py`).
 
     The records stream from disk (shuffled, repeated), so the corpus need not
@@ -392,7 +400,7 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
             save_checkpoints_steps, 1000).
         shuffle_buffer / seed: instance shuffling.
         strategy / mixed_precision / verbose / overwrite_output_dir /
-            claim_output_dir: as in `pretrain`.
+            claim_output_dir / bias_correction: as in `pretrain`.
 
     Returns:
         The metrics dict written to `metrics.json`.
@@ -420,6 +428,8 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
         "num_train_steps": num_train_steps, "shuffle_buffer": shuffle_buffer, "seed": seed,
         "mixed_precision": mixed_precision,
     }
+    if not bias_correction:  # only then: jobs recorded before it existed still resume
+        fingerprint["bias_correction"] = False
     with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
                      overwrite_flag="overwrite_output_dir=True", chief=is_chief(strategy), **EXTENDABLE):
         return _pretrain_from_records(**locals())
@@ -428,7 +438,7 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
 def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, preset, config, vocabulary, lowercase,
                            max_eval_steps, max_seq_length, max_predictions_per_seq, batch_size, learning_rate,
                            warmup_steps, checkpoint_every, shuffle_buffer, seed, strategy, mixed_precision, verbose,
-                           **unused):
+                           bias_correction=True, **unused):
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
     length, predictions = record_shapes(files, max_seq_length, max_predictions_per_seq)
@@ -468,4 +478,4 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
         return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
                     None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
                     {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
-                    eval_steps=eval_steps, keep_state=True)
+                    eval_steps=eval_steps, keep_state=True, bias_correction=bias_correction)
