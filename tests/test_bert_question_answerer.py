@@ -114,11 +114,21 @@ def _answerer(positions, sequence_length, **kwargs):
                                     **kwargs)
 
 
-def test_default_lengths_are_fitted_to_a_small_model_and_run_squad_s_at_384(tiny_checkpoint):
+def test_default_lengths_are_run_squad_s_and_fitted_only_where_its_question_leaves_no_context(tiny_checkpoint):
     """run_squad.py's max_query_length 64 and doc_stride 128 leave no context in 16 positions (a question of 13
-    pieces or more failed) and do not overlap windows of 128: not given, they are cut to fit."""
+    pieces or more failed): not given, they are cut to fit there. Where its question fits they stay, and the
+    windows are run_squad.py's (at 128 they step 61 pieces, the context a window holds)."""
     assert (_answerer(512, 384).doc_stride, _answerer(512, 384).max_query_length) == (128, 64)
-    assert (_answerer(128, 128).doc_stride, _answerer(128, 128).max_query_length) == (46, 32)
+    at_128 = _answerer(128, 128)
+    assert (at_128.doc_stride, at_128.max_query_length) == (128, 64)
+    long_context = " ".join(f"w{i % 30}" for i in range(150))
+    long_question = " ".join(["who"] * 70)  # cut to 64 pieces: a window holds 128 - 64 - 3 = 61 of the context
+    reference = build_features(at_128.preprocessor.tokenizer, [long_question], [long_context], max_seq_length=128,
+                               doc_stride=128, max_query_length=64)
+    features = at_128.features(_as_examples([{"question": long_question, "context": long_context}]))
+    for name, packed in reference.inputs.items():
+        np.testing.assert_array_equal(features.inputs[name], packed)
+    assert len(reference.example_index) == 3  # 150 pieces in windows of 61, 61 apart
     qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint)  # 384, cut to the checkpoint's 16 positions
     assert (qa.preprocessor.sequence_length, qa.doc_stride, qa.max_query_length) == (16, 4, 4)
     question = "which team won the game played in the stadium of the city by the bay in the year fifty"
@@ -139,12 +149,13 @@ def test_lengths_given_that_cannot_fit_are_refused_naming_them(tiny_checkpoint):
             "max_query_length=13 leaves no room for the context in 16 positions (the question and 3 special tokens "
             "take them all): pass max_query_length=12 or less.")):
         kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, max_query_length=13)
-    # A window holds 16 - 4 (the fitted question) - 3 = 9 context pieces.
-    with pytest.raises(ValueError, match=re.escape(
-            "doc_stride=10 is more than the 9 context pieces a window holds (16 positions less a 4-piece question "
-            "and 3 special tokens): windows that far apart would skip the pieces between them. Pass doc_stride=9 "
-            "or less.")):
-        kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, doc_stride=10)
+    # A stride beyond the 9 context pieces a window holds (16 - 4 - 3) is kept: windows step 9, as run_squad.py's.
+    wide = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, doc_stride=10)
+    question_and_context = {"question": "who won", "context": CONTEXT}
+    reference = build_features(wide.preprocessor.tokenizer, ["who won"], [CONTEXT], max_seq_length=16,
+                               doc_stride=10, max_query_length=4)
+    np.testing.assert_array_equal(wide.features(_as_examples([question_and_context])).inputs["token_ids"],
+                                  reference.inputs["token_ids"])
     # Given values that fit are kept, run_squad.py's own at 384 too.
     qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, doc_stride=9, max_query_length=4)
     assert (qa.doc_stride, qa.max_query_length) == (9, 4)
@@ -161,6 +172,10 @@ def test_fitted_lengths_are_saved_as_not_given_and_old_configs_are_fitted(tiny_c
     # Earlier versions saved run_squad.py's 128 / 64 whatever the length: a model saved at 16 positions loads.
     old = kbz.BertQuestionAnswerer.from_config({**config, "doc_stride": 128, "max_query_length": 64})
     assert (old.doc_stride, old.max_query_length) == (4, 4)
+    # Where they fit (128 positions), such a model reads the windows it was trained on: 64 / 128, as given.
+    at_128 = _answerer(128, 128)
+    old = kbz.BertQuestionAnswerer.from_config({**at_128.get_config(), "doc_stride": 128, "max_query_length": 64})
+    assert (old.doc_stride, old.max_query_length) == (128, 64)
 
 
 def test_examples_need_question_and_context(tiny_checkpoint):

@@ -104,11 +104,12 @@ def add_parser(subparsers):
                              f"{_default_sequence_length('classify')} for classify and ner, "
                              f"{_default_sequence_length('qa')} for qa).")
     parser.add_argument("--doc_stride", type=positive_int,
-                        help=f"QA: pieces between context windows, at most those a window holds (default: "
-                             f"{library_constant(*QA_STRIDE)}, or half a window where that is less).")
+                        help=f"QA: pieces between context windows; a window steps at most the context it holds, "
+                             f"as run_squad.py's (default: {library_constant(*QA_STRIDE)}; on a model too small for "
+                             "the default question, half the context a window holds).")
     parser.add_argument("--max_query_length", type=positive_int,
                         help=f"QA: question pieces kept (default: {library_constant(*QA_QUERY)}, or a quarter of "
-                             "--max_seq_length where that is less).")
+                             "--max_seq_length where that leaves no context).")
     parser.add_argument("--n_best_size", type=positive_int,
                         help=default_help("QA: spans considered per question.", *QA, "n_best_size"))
     parser.add_argument("--max_answer_length", type=positive_int,

@@ -92,9 +92,10 @@ class BertQuestionAnswerer(Task):
         preprocessor: a `BertPreprocessor` (its tokenizer and
             `sequence_length`, i.e. `max_seq_length`, are used).
         doc_stride / max_query_length: run_squad.py's flags; None: its
-            128 / 64, cut to fit a shorter `sequence_length` (see
-            `preprocessing.question_lengths`: 46 / 32 at 128). A value
-            that cannot fit is refused.
+            128 / 64, or fitted to a model whose positions leave its
+            question no room for the context (see
+            `preprocessing.question_lengths`). A question given that
+            leaves no room is refused.
         n_best_size / max_answer_length: run_squad.py's flags (20 / 30).
         version_2_with_negative: SQuAD v2.0: may answer "" (no answer).
         null_score_diff_threshold: answer "" when the null score beats the
