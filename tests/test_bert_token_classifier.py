@@ -548,3 +548,14 @@ def test_the_served_entities_of_a_long_text_do_not_copy_it_per_entity():
                for j in range(n)] for i, n in enumerate(count)]
     assert served == [[(e["text"], e["start"], e["end"]) for e in row] for row in expected]
     assert all(texts[i][a:b] == t for i, row in enumerate(served) for t, a, b in row)
+
+
+def test_tags_of_another_prefix_get_no_renaming_that_conlleval_would_misread():
+    """"O-PER" renamed "I-O-PER" would be read as the type "O-PER": such tags get the general advice."""
+    from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
+
+    with pytest.raises(ValueError) as refused:
+        check_entity_tags(["O", "O-PER", "O-LOC"], "predict_entities")
+    assert "I-O-PER" not in str(refused.value) and "'B-<type>', 'I-<type>'" in str(refused.value)
+    with pytest.raises(ValueError, match=re.escape("tagger.label_names = ['O', 'I-PER', 'I-LOC']")):
+        check_entity_tags(["O", "PER", "LOC"], "predict_entities")

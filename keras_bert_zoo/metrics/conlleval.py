@@ -55,7 +55,8 @@ def entity_tag_help(tag):
     """What tags conlleval reads, and how to write a type without a prefix
     (`tag`, when a string) so that it is read: the end of each message that
     refuses a tag `is_entity_tag` does not take."""
-    kind = tag if isinstance(tag, str) and tag else "PER"
+    # A tag of another prefix ("O-PER") is no type: I-O-PER would be read as the type "O-PER".
+    kind = tag if isinstance(tag, str) and tag and "-" not in tag else "PER"
     return (f"conlleval reads O and tags of a prefix B-, I-, E-, S- (IOBES) or L-, U- (BILOU), before a type or "
             f"alone (B-PER, I), and finds no entity in other tags. Write an entity type without a prefix ({kind!r}) "
             f"as 'I-{kind}' on each of an entity's words (IO tags: conlleval joins consecutive I-{kind} words into one "

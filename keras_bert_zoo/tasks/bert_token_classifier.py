@@ -61,7 +61,8 @@ def check_entity_tags(label_names, reader):
             "--model for the command line), or write them into config.json as id2label. predict_tags gives the "
             "placeholder tags as they are.")
     # A tagger's own names: each bare type given its I- (IO tags), in the order of its outputs.
-    renamed = [tag if is_entity_tag(tag) or not isinstance(tag, str) else f"I-{tag}" for tag in label_names]
+    renamed = [tag if is_entity_tag(tag) or not isinstance(tag, str) or "-" in tag else f"I-{tag}"
+               for tag in label_names]
     if not all(is_entity_tag(tag) for tag in renamed) or len(set(renamed)) < len(renamed):  # "PER" beside "I-PER"
         renamed = ["O", "B-<type>", "I-<type>", "..."]
     check_tag_scheme(label_names, reader, whose="this tagger's tags", fix=(
