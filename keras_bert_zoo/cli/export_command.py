@@ -52,7 +52,7 @@ def add_parser(subparsers):
 
 def _load(model, max_seq_length, dtype):
     from keras_bert_zoo.cli.finetune_command import _load_task
-    from keras_bert_zoo.cli.finetune_command import _saved_task_config
+    from keras_bert_zoo.cli.finetune_command import saved_task_config
     from keras_bert_zoo.cli.finetune_command import fine_tuned_model_dir
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.models.bert_backbone import BertBackbone
@@ -75,7 +75,7 @@ def _load(model, max_seq_length, dtype):
             from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
 
             # Tags that name no entity are refused by task.json, before the weights load and the graph traces.
-            check_entity_tags(_saved_task_config(saved).get("label_names"), "The served signature entities")
+            check_entity_tags(saved_task_config(saved).get("label_names"), "The served signature entities")
         return _load_task(model, dtype=dtype), None
     preset = saved or model
     try:

@@ -461,7 +461,7 @@ def _fine_tuned_config(found):
 
     resolved = resolve(found)
     if resolved.saved_dir is not None:
-        return _saved_task_config(resolved.saved_dir), None
+        return saved_task_config(resolved.saved_dir), None
     task = Task.from_preset(found)
     return {name: getattr(task, name) for name in ("label_names", "problem_type", "text_pairs")
             if hasattr(task, name)}, task
@@ -609,7 +609,7 @@ def _read_questions(path):
     return questions
 
 
-def _saved_task_config(model_dir):
+def saved_task_config(model_dir):
     """The config a fine-tuned task was saved with (its `task.json`), read before it loads: `label_names`,
     a classifier's `problem_type` and `text_pairs` (see `BertClassifier`; absent where not recorded)."""
     from keras_bert_zoo.presets import preset_io
