@@ -437,15 +437,9 @@ def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, 
     assert json.load(open(tmp_path / "out" / "metrics.json"))["after"] == metrics["after"]
 
 
-@pytest.mark.slow
-def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpoint, tmp_path, monkeypatch):
-    """A run interrupted after step 5 (backed up at step 4) resumes at step 4 on the batches that an uninterrupted
-    run trains at steps 5-8. It read the repeated data from their start again: a job interrupted every k steps
-    trained on its first k batches alone."""
+def _log_fed_batches(monkeypatch, fed):
+    """Append to `fed` the token ids of each batch `BertPretrainer.fit` itself reads (after any skipping)."""
     import tensorflow as tf
-
-    corpus = _tiny_corpus(tmp_path / "corpus.txt")
-    fed = []
 
     def logged(batch):
         fed.append(batch.numpy().tobytes())
@@ -453,9 +447,20 @@ def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpo
 
     fit = kbz.BertPretrainer.fit
 
-    def logging_fit(self, x, *args, **kwargs):  # what fit itself reads, after any skipping
+    def logging_fit(self, x, *args, **kwargs):
         return fit(self, x.map(lambda x, y, w: ({**x, "token_ids": tf.ensure_shape(
             tf.py_function(logged, [x["token_ids"]], tf.int32), x["token_ids"].shape)}, y, w)), *args, **kwargs)
+
+    monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
+
+
+@pytest.mark.slow
+def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpoint, tmp_path, monkeypatch):
+    """A run interrupted after step 5 (backed up at step 4) resumes at step 4 on the batches that an uninterrupted
+    run trains at steps 5-8. It read the repeated data from their start again: a job interrupted every k steps
+    trained on its first k batches alone."""
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    fed = []
 
     class StopAfterStepFive(pretrain_module._StopAt):
         def on_train_batch_end(self, batch, logs=None):
@@ -463,7 +468,7 @@ def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpo
                 raise KeyboardInterrupt
             super().on_train_batch_end(batch, logs)
 
-    monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
+    _log_fed_batches(monkeypatch, fed)
     monkeypatch.setattr(pretrain_module, "_StopAt", StopAfterStepFive)
 
     def run(output_dir):
@@ -492,20 +497,8 @@ def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_st
     it starts from the finished run's weights, Adam moments and step count, on the batches after those it
     trained, at the learning rates of an 8-step schedule; metrics.json's train_loss is the whole job's (it held
     the last run's alone), each chunk's loss as Keras' history had it, with the step it ended at."""
-    import tensorflow as tf
-
     corpus = _tiny_corpus(tmp_path / "corpus.txt")
     fed, runs, losses = [], [], []
-
-    def logged(batch):
-        fed.append(batch.numpy().tobytes())
-        return batch
-
-    fit = kbz.BertPretrainer.fit
-
-    def logging_fit(self, x, *args, **kwargs):  # what fit itself reads, after any skipping
-        return fit(self, x.map(lambda x, y, w: ({**x, "token_ids": tf.ensure_shape(
-            tf.py_function(logged, [x["token_ids"]], tf.int32), x["token_ids"].shape)}, y, w)), *args, **kwargs)
 
     class Watched(pretrain_module._ResumedAt):
         def on_train_begin(self, logs=None):  # after the backup's restore (it comes first)
@@ -524,7 +517,7 @@ def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_st
             runs[-1]["end"] = [v.numpy().copy() for v in self.model.optimizer.variables]
             runs[-1]["fed"] = fed[:]
 
-    monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
+    _log_fed_batches(monkeypatch, fed)
     monkeypatch.setattr(pretrain_module, "_ResumedAt", Watched)
 
     def run(output_dir, steps):
