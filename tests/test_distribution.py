@@ -4,6 +4,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.distribute import multi_worker_util
 
+import keras_bert_zoo as kbz
 from keras_bert_zoo.cli.main import _library_log_lines
 from keras_bert_zoo.distribution import check_global_batch_size, get_strategy
 from keras_bert_zoo.utils.tf_config import cluster_workers
@@ -124,3 +126,13 @@ def test_an_evaluator_beside_one_worker_does_not_make_auto_multiworker(monkeypat
                                                 "task": {"type": "worker", "index": 0}}))
     assert cluster_workers() == 1
     assert get_strategy("auto") is tf.distribute.get_strategy()
+
+
+@pytest.mark.parametrize("batch_size", [0, -2, "8", None, 8.0, True])
+def test_a_batch_size_that_is_no_positive_whole_number_is_refused_naming_it(batch_size):
+    # "8" and None failed inside the modulo with Python's TypeError; 0 and -2 passed the check.
+    with pytest.raises(ValueError, match=re.escape(f"batch_size must be a positive whole number; got {batch_size!r}.")):
+        check_global_batch_size(batch_size)
+    with pytest.raises(ValueError, match="batch_size must be a positive whole number"):
+        kbz.pretrain_from_records("unused", "missing-*.tfrecord", preset="unused", batch_size=batch_size,
+                                  strategy="cpu")

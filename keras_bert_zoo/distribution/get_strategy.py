@@ -6,6 +6,7 @@ import os
 import tensorflow as tf
 
 from keras_bert_zoo.utils.tf_config import cluster_workers
+from keras_bert_zoo.utils.whole_numbers import positive_whole_number
 
 KINDS = ("auto", "tpu", "gpus", "cpu", "multiworker")
 
@@ -108,6 +109,7 @@ def check_global_batch_size(batch_size, strategy=None):
     Examples:
     >>> check_global_batch_size(32, get_strategy("cpu"))
     """
+    batch_size = positive_whole_number(batch_size, "batch_size")
     strategy = strategy or tf.distribute.get_strategy()
     replicas = strategy.num_replicas_in_sync
     if batch_size % replicas:

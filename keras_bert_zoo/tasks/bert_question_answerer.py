@@ -16,7 +16,7 @@ from keras_bert_zoo.preprocessing.question_lengths import DEFAULT_MAX_QUERY_LENG
 from keras_bert_zoo.preprocessing.question_lengths import question_lengths
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
-from keras_bert_zoo.tasks.task import positive_whole_number
+from keras_bert_zoo.utils.whole_numbers import positive_whole_number
 from keras_bert_zoo.tasks.task import _packed_spec
 from keras_bert_zoo.tasks.task import _rows_dataset
 from keras_bert_zoo.tokenizers.text_inputs import check_text

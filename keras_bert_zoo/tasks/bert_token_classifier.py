@@ -22,7 +22,7 @@ from keras_bert_zoo.preprocessing.token_classification_preprocessor import split
 from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
-from keras_bert_zoo.tasks.task import positive_whole_number
+from keras_bert_zoo.utils.whole_numbers import positive_whole_number
 from keras_bert_zoo.tokenizers.text_inputs import check_text
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread

@@ -28,6 +28,7 @@ from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.model_names import note_name
 from keras_bert_zoo.utils.model_names import own_name
 from keras_bert_zoo.utils.traced_method import traced_method
+from keras_bert_zoo.utils.whole_numbers import positive_whole_number
 
 # In-memory examples are packed this many at a time (the ragged word-pieces of a chunk are transient).
 _PACKING_CHUNK = 4096
@@ -115,13 +116,6 @@ def _example_count(x):
     if isinstance(x, dict):
         return len(next(iter(x.values()))) if x else 0
     return len(x)
-
-
-def positive_whole_number(value, name):
-    """`value` as an int, or a ValueError naming `name` unless it is a positive whole number."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive whole number; got {value!r}.")
-    return int(value)
 
 
 def checked_batch_size(batch_size):
