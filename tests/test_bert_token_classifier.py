@@ -273,7 +273,8 @@ def test_graph_word_probabilities_match_predict_word_probabilities(tiny_checkpoi
         expected = ner.predict_word_probabilities(sentences, doc_stride=doc_stride)
         np.testing.assert_allclose(per_word, np.concatenate(expected), atol=1e-6)
         assert read.numpy().tolist() == [word != "\u200b" for sentence in sentences for word in sentence]
-        assert len(inputs["token_ids"]) == len(ner.sentence_windows(sentences, doc_stride))
+        # Only windows some word is read from are run: not the empty sentences', nor those holding only "\u200b".
+        assert len(inputs["token_ids"]) == sum(best.any() for _, _, best in ner.sentence_windows(sentences, doc_stride))
 
 
 # Every unknown word is spelled letter by letter: a long word is many pieces.
@@ -281,11 +282,9 @@ SPELLING_VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *".,", *str
                        *("##" + c for c in string.ascii_lowercase), "the", "cat", "sat", "on", "mat"]
 
 
-def test_the_served_entities_of_long_texts_are_the_predicted_ones():
-    """PubMed abstracts are far longer than the window: the served signature read one window (the words past it
-    in no entity, `truncated` set) where predict_entities reads strided windows. It reads them as
-    predict_entities does: a text of many windows, a word of many pieces across a window's edge, a word longer
-    than the window, words without pieces (control and format characters), empty texts, short texts between."""
+def _spelling_tagger():
+    """A tiny random tagger over `SPELLING_VOCABULARY` reading windows of 8 pieces every 4, its output layer
+    scaled so that its tags vary from word to word (entities of every length)."""
     keras.utils.set_random_seed(5)
     backbone = kbz.BertBackbone(vocabulary_size=len(SPELLING_VOCABULARY), num_layers=1, num_heads=2, hidden_dim=8,
                                 intermediate_dim=16, max_sequence_length=16)
@@ -293,6 +292,34 @@ def test_the_served_entities_of_long_texts_are_the_predicted_ones():
     labels = ["O", "B-X", "I-X", "B-Y", "I-Y"]
     ner = kbz.BertTokenClassifier(backbone, TokenClassificationPreprocessor(tokenizer, 10), label_names=labels)
     ner.output_dense.kernel.assign(np.random.default_rng(0).normal(size=ner.output_dense.kernel.shape) * 20)
+    return ner
+
+
+def _served_entities(out):
+    """The signature `entities`' padded outputs as `predict_entities`' dicts, one list per text."""
+    count = out["entity_count"].numpy()
+    return [[{"text": out["entity_text"][i, j].numpy().decode(), "label": out["entity_label"][i, j].numpy().decode(),
+              "start": int(out["start"][i, j]), "end": int(out["end"][i, j]), "score": float(out["score"][i, j])}
+             for j in range(n)] for i, n in enumerate(count)]
+
+
+def _assert_same_entities(actual, expected):
+    """The same entities (text, label, offsets), their scores to float32 rounding."""
+    def spans(rows):
+        return [[(e["text"], e["label"], e["start"], e["end"]) for e in row] for row in rows]
+
+    assert spans(actual) == spans(expected)
+    np.testing.assert_allclose([e["score"] for row in actual for e in row],
+                               [e["score"] for row in expected for e in row], atol=1e-5)
+
+
+def test_the_served_entities_of_long_texts_are_the_predicted_ones():
+    """PubMed abstracts are far longer than the window: the served signature read one window (the words past it
+    in no entity, `truncated` set) where predict_entities reads strided windows. It reads them as
+    predict_entities does: a text of many windows, a word of many pieces across a window's edge, a word longer
+    than the window, words without pieces (control and format characters), empty texts, short texts between."""
+    ner = _spelling_tagger()
+    tokenizer = ner.preprocessor.tokenizer
     # Windows of 8 pieces every 4; "abcdef" holds pieces 6-11 of the first text, across the first window's edge.
     first_window = "the cat the cat ab abcdef"
     assert [len(p) for p in tokenizer(tf.constant(first_window.split())).to_list()] == [1, 1, 1, 1, 2, 6]
@@ -304,16 +331,41 @@ def test_the_served_entities_of_long_texts_are_the_predicted_ones():
     assert any(e["start"] > 30 for e in expected[5]), "no entity past the first window"
     out = token_classifier_signatures(ner)[0].function(tf.constant(texts))
     assert "truncated" not in out
-    count = out["entity_count"].numpy()
-    assert count.tolist() == [len(row) for row in expected]
-    served = [[(out["entity_text"][i, j].numpy().decode(), out["entity_label"][i, j].numpy().decode(),
-                int(out["start"][i, j]), int(out["end"][i, j])) for j in range(n)] for i, n in enumerate(count)]
-    assert served == [[(e["text"], e["label"], e["start"], e["end"]) for e in row] for row in expected]
-    np.testing.assert_allclose(np.concatenate([out["score"][i, :n] for i, n in enumerate(count)]),
-                               [e["score"] for row in expected for e in row], atol=1e-5)
+    _assert_same_entities(_served_entities(out), expected)
     # A batch without a word (it failed the gather of first pieces, found by tests/test_serving_fuzz.py).
     assert token_classifier_signatures(ner)[0].function(tf.constant(["", " \t"]))["entity_count"].numpy().tolist() \
         == [0, 0]
+
+
+def test_windows_nothing_is_read_from_are_not_run_and_change_no_entity(tmp_path):
+    """Texts whose windows hold nothing to tag (empty, whitespace, control characters only; the middle of a word
+    longer than the stride) sent alone, together, among normal texts and as a 5,000-character CJK run, through
+    the loaded export as TF Serving calls it: each text gets `predict_entities`' entities whatever it is sent
+    with, and the model runs only on windows some word is read from (it ran every window of a 60-piece word,
+    and an empty row for every empty text)."""
+    ner = _spelling_tagger()
+    nothing_to_tag = ["", " \t\n\u3000\u2028", "\x01\x02\x7f\u200b\ufeff", "\x00" * 40]
+    long_word = "ab" * 30  # one word of 60 pieces: windows start every 4 pieces, its first piece is in one
+    cjk = "北京大学的学生" * 715  # each ideograph its own word (one [UNK] piece), a window each 4 of them
+    normal = ["the cat sat on the mat.", "ann sat, the cat ran on " * 6 + long_word + " the mat"]
+    texts = [*nothing_to_tag, long_word, cjk[:5000], *normal]
+    expected = ner.predict_entities(texts)
+    assert expected[4] and expected[5] and expected[7], "no entities to compare"
+
+    rows = [len(_pack_word_windows(ner.preprocessor, tf.ragged.constant([[w for w, _, _ in words]], tf.string),
+                                   4)[0]["token_ids"]) for words in split_words(texts)]
+    assert rows[:5] == [0, 0, 0, 0, 1]
+    assert rows[5] == len(window_starts(5000, 8, 4))  # each CJK window is the max-context one of its middle
+
+    entities = kbz.export.load_export(ner.export(str(tmp_path))).signatures["entities"]
+    for text, reference in zip(texts, expected):
+        _assert_same_entities(_served_entities(entities(text=tf.constant([text]))), [reference])
+    mixed = [0, 6, 1, 5, 2, 4, 3, 7, 0]  # normal texts between those with nothing to tag
+    _assert_same_entities(_served_entities(entities(text=tf.constant([texts[i] for i in mixed]))),
+                          [expected[i] for i in mixed])
+    _assert_same_entities(_served_entities(entities(text=tf.constant(nothing_to_tag + [long_word] * 3))),
+                          expected[:4] + [expected[4]] * 3)
+    assert entities(text=tf.constant([], tf.string))["entity_count"].shape == (0,)
 
 
 @pytest.mark.slow

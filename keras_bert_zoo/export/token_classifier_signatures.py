@@ -71,18 +71,17 @@ def _pack_word_windows(preprocessor, words, doc_stride):
         doc_stride: int, pieces between window starts.
 
     Returns:
-        `(inputs, read_word)`: the packed windows (one row per window, flat
-        over the batch), trimmed to their bucket, and int32
-        `[windows, positions]`, the word (among all texts' words) read at
-        each position, -1 where none is.
+        `(inputs, read_word)`: the packed windows some word is read from
+        (one row per window, flat over the batch), trimmed to their bucket,
+        and int32 `[windows, positions]`, the word (among all texts' words)
+        read at each position, -1 where none is.
     """
     pieces_per_word = words.with_flat_values(
         tf.cast(preprocessor.tokenizer(words.flat_values).row_lengths(), tf.int32))
     budget = preprocessor.sequence_length - special_token_count(1)
     windows, word_first_piece = snap_windows_to_words(pieces_per_word, budget, doc_stride)
     packed = preprocessor(tf.gather(words.flat_values, tf.ragged.range(windows.first_word, windows.end_word)))
-    inputs = trim_to_bucket({k: packed[k] for k in MODEL_INPUTS}, preprocessor.sequence_length)
-    word_index = packed["word_index"][:, : tf.shape(inputs["token_ids"])[1]]
+    word_index = packed["word_index"]
     is_first_piece = word_index >= 0
     word = tf.where(is_first_piece, windows.first_word[:, None] + word_index, -1)
     # Off first pieces a spare last entry is read: the gather stays valid when the batch has no words.
@@ -90,7 +89,13 @@ def _pack_word_windows(preprocessor, words, doc_stride):
                       tf.where(is_first_piece, word, tf.size(word_first_piece)))
     read_here = max_context(piece - windows.first_piece[:, None], windows.length, piece, is_first_piece,
                             tf.reduce_sum(pieces_per_word.flat_values))
-    return inputs, tf.where(read_here, word, -1)
+    # A window no word is read from (an empty text's, one inside a word longer than the stride, one whose words
+    # all have more context elsewhere) cannot change a result: it is dropped before the model, and before the
+    # bucket is chosen, so it costs neither a row nor positions.
+    used = tf.reduce_any(read_here, axis=1)
+    inputs = trim_to_bucket({k: tf.boolean_mask(packed[k], used) for k in MODEL_INPUTS}, preprocessor.sequence_length)
+    read_word = tf.boolean_mask(tf.where(read_here, word, -1), used)
+    return inputs, read_word[:, : tf.shape(inputs["token_ids"])[1]]
 
 
 def _word_probabilities(word_count, read_word, probabilities):

@@ -354,7 +354,8 @@ class BertTokenClassifier(Task):
         sentences = self.check_sentences(sentences)
         results = [np.full((len(s), len(self.label_names)), 1.0 / len(self.label_names), "float32") for s in sentences]
         read = [np.zeros(len(s), bool) for s in sentences]
-        windows = self.sentence_windows(sentences, doc_stride)
+        # A window no word is read from changes no result (as in the served signature): it is not run.
+        windows = [window for window in self.sentence_windows(sentences, doc_stride) if window[2].any()]
         # The preprocessor traced once, not run op by op (see `Task._packing_function`).
         pack = traced_method(self.preprocessor, "__call__")
         for start in range(0, len(windows), batch_size):
