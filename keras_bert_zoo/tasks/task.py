@@ -16,6 +16,7 @@ from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.models.bert_backbone import BertBackbone
 from keras_bert_zoo.optimization.bert_adamw import bert_adamw
 from keras_bert_zoo.optimization.bert_adamw import restart_bert_adamw
+from keras_bert_zoo.optimization.fused_adamw import FusedAdamW
 from keras_bert_zoo.preprocessing.bert_preprocessor import BertPreprocessor
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.loader import load_task
@@ -107,6 +108,34 @@ def _weighed_by_class(weights):
         return x, y, by_class if w is None else tf.cast(w, tf.float32) * by_class
 
     return weighed
+
+
+def _warn_per_replica_clipping(model):
+    """Warn that `model`'s optimizer, not the library's, clips each replica's gradient apart.
+
+    Keras clips in each replica, before the gradients are summed, so under
+    several replicas in sync a clipping optimizer steps differently from one
+    device on the same global batch; `FusedAdamW` (`bert_adamw`) sums first.
+    """
+    replicas = model.distribute_strategy.num_replicas_in_sync
+    # A loss-scaling wrapper (mixed_float16) clips through the optimizer it wraps.
+    optimizer = getattr(model.optimizer, "inner_optimizer", model.optimizer)
+    if replicas < 2 or optimizer is None or isinstance(optimizer, FusedAdamW):
+        return
+    clipping = [f"{name}={getattr(optimizer, name)}" for name in ("clipnorm", "global_clipnorm", "clipvalue")
+                if getattr(optimizer, name, None)]
+    if not clipping:
+        return
+    # Past the tasks' own `compile` overrides, each of which calls this one, to the code that compiled.
+    frame, stacklevel = inspect.currentframe().f_back.f_back, 3
+    while frame.f_code.co_name == "compile" and frame.f_locals.get("self") is model:
+        frame, stacklevel = frame.f_back, stacklevel + 1
+    warnings.warn(
+        f"compile: {type(optimizer).__name__}({', '.join(clipping)}) clips each of the {replicas} replicas' "
+        f"gradients apart, before {type(model.distribute_strategy).__name__} sums them (Keras' optimizers do), "
+        "so training differs from one device on the same global batch. Compile with the library's optimizer, "
+        "which sums the replicas' gradients before clipping: optimizer=\"auto\" or kbz.bert_adamw(...) (a "
+        "kbz.FusedAdamW), or give this optimizer no clipping.", stacklevel=stacklevel)
 
 
 def _example_count(x):
@@ -420,6 +449,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             metrics=self.default_metrics() if isinstance(metrics, str) and metrics == "auto" else metrics,
             **kwargs,
         )
+        _warn_per_replica_clipping(self)
 
     def get_compile_config(self):
         if getattr(self, "_auto_optimizer", False):
