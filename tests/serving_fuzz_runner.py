@@ -60,6 +60,11 @@ def text_battery(rng):
                     "\U0010ffff\U000e0001 \ud7ff"],
         "word_longer_than_the_tokenizer_reads": ["a" * 5000 + " b", "x" * 100_000],
         "punctuation_storm": ["!" * 20_000, "(" * 3000 + ")" * 3000],
+        # Texts with windows nothing is read from (none at all, or inside a word of more pieces than the window)
+        # between those with words, and a 5,000-character CJK run (a word per ideograph).
+        "windows_with_nothing_to_read": ["", "ab" * 45 + " the cat", "\x01\x02\x7f", " \t", "北京大学的学生" * 715,
+                                         "the cat"],
+        "only_windows_with_nothing_to_read": ["", " ", "\x01\u200b\ufeff", "\x00\x00"],
     }
 
 

@@ -98,7 +98,8 @@ def test_every_readable_request_gets_a_well_formed_answer(fuzz_log):
     cases = {e["case"].rsplit("/", 1)[1] for e in answered}
     assert {"batch_0", "batch_1000", "empty", "text_100k_chars", "invalid_utf8", "random_bytes",
             "masks_beyond_the_window", "empty_context", "both_empty", "context_50k_chars",
-            "batch_300_one_long", "question_longer_than_the_window"} <= cases
+            "batch_300_one_long", "question_longer_than_the_window", "windows_with_nothing_to_read",
+            "only_windows_with_nothing_to_read"} <= cases
 
 
 # --- Requests a model cannot read get InvalidArgumentError naming the input ------
