@@ -949,7 +949,22 @@ def test_tf_index_entries_hidden_behind_a_restart_point_are_refused(small_tf_che
 def test_tf_string_variable_is_refused_before_tf_reads_it(tmp_path):
     # TF reads a string by the lengths its shard stores, unchecked: a crafted one crashed the interpreter.
     prefix = _save_tf(tmp_path, **{"bert.small": np.ones(3, np.float32), "bert.words": np.array([b"abc"])})
-    _refused(kbz.CheckpointError, prefix, "has variable 'bert/words' of dtype string, not numbers", read=_read_tf)
+    _refused(kbz.CheckpointError, prefix, "has variable 'bert/words' of dtype string, not one of the plain numbers",
+             read=_read_tf)
+
+
+# uint8 (4) becomes uint8_ref (104 = 0x68), whose 1-byte values fit the 2 MiB 'bert/big' stores: TF aborted the
+# interpreter (tensor.cc "Unexpected type: 104") reading it, so only the check is run here, never TF's reader.
+# float8_e5m2 (24) TF reads, but no BERT checkpoint holds it.
+@pytest.mark.parametrize("code, name", [(0x68, "uint8_ref"), (24, "float8_e5m2")])
+def test_tf_variable_of_no_plain_number_dtype_is_refused_by_the_index_check(small_tf_checkpoint, code, name):
+    from keras_bert_zoo.presets.converters.tf_checkpoint_index import check_checkpoint_index
+
+    _rewrite_index(small_tf_checkpoint.with_name("bert_model.ckpt.index"), bytes.fromhex("0804120f"),
+                   bytes([0x08, code]) + bytes.fromhex("120f"))
+    _refused(kbz.CheckpointError, small_tf_checkpoint, f"has variable 'bert/big' of dtype {name}, not one of the "
+             "plain numbers a BERT checkpoint holds (float16, bfloat16, float32,", "corrupt or truncated (or crafted)",
+             read=lambda prefix: check_checkpoint_index(str(prefix)))
 
 
 def test_truncated_tf_data_shard_is_refused(small_tf_checkpoint):

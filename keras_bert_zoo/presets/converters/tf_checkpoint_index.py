@@ -16,6 +16,9 @@ from keras_bert_zoo.presets.errors import CheckpointError
 # The last 8 bytes of a TF table (the .index format), little-endian.
 _TABLE_MAGIC = (0xDB4775248B80FB57).to_bytes(8, "little")
 _UNTRUSTED = "The checkpoint is corrupt or truncated (or crafted): download it again."
+# The dtypes a checkpoint's variables may have: what TF's own savers write for weights and counters.
+_PLAIN_NUMBER_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64,
+                        tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64)
 
 
 def _varint(data, pos):
@@ -122,11 +125,12 @@ def check_checkpoint_index(prefix):
             dtype = tf.dtypes.as_dtype(entry.dtype)
         except TypeError as e:
             raise CheckpointError(f"{where} with unknown dtype {entry.dtype}. {_UNTRUSTED}") from e
-        # A BERT checkpoint holds numbers (weights, Adam slots, global_step); TF reads a string by lengths
-        # stored in the shard, unchecked, and a variant or resource is no value at all.
-        if not (dtype.is_floating or dtype.is_integer):
-            raise CheckpointError(f"{where} of dtype {dtype.name}, not numbers, which is all a BERT checkpoint "
-                                  f"holds. {_UNTRUSTED}")
+        # A BERT checkpoint holds plain numbers (weights, Adam slots, global_step). TF reads a string by
+        # lengths stored in the shard, unchecked; a variant or resource is no value at all; and it aborts the
+        # interpreter reading a reference dtype (float32_ref, enum 101), which passes is_floating.
+        if dtype not in _PLAIN_NUMBER_DTYPES:
+            raise CheckpointError(f"{where} of dtype {dtype.name}, not one of the plain numbers a BERT checkpoint "
+                                  f"holds ({', '.join(d.name for d in _PLAIN_NUMBER_DTYPES)}). {_UNTRUSTED}")
         needed = math.prod(dims) * dtype.size
         stored = total if entry.slices else entry.size  # a partitioned variable is assembled from its slices
         if needed > stored:
