@@ -224,6 +224,32 @@ def test_compressed_but_plausible_storage_loads(tmp_path):
     np.testing.assert_array_equal(load_torch_state_dict(path)["t"], np.zeros(1000, np.float32))
 
 
+def _views_of_one_storage(path, count, numel=1 << 18):
+    """`count` tensors each viewing all of one storage of `numel` zero floats, deflated."""
+    storage = _Storage("0", numel=numel)
+    state = {f"t{i}": _Tensor(storage, 0, (numel,), (1,)) for i in range(count)}
+    return _write_torch_bin(path, state, {"0": bytes(4 * numel)}, compression=zipfile.ZIP_DEFLATED)
+
+
+def test_many_views_of_one_storage_are_refused_before_copying(tmp_path):
+    # 2,000 such views of 1 MiB, in a 34 kB file, filled 2 GiB when copied out; 16 show it without the memory.
+    path = _views_of_one_storage(tmp_path / "pytorch_model.bin", 16)
+    assert os.path.getsize(path) < 10_000
+    _refused(kbz.CheckpointError, path, f"its 16 tensors hold {16 << 20} bytes, more than 4 times the {1 << 20} "
+             "bytes of the storages they view", "convert it to model.safetensors")
+
+
+def test_tied_weight_saved_as_two_views_of_one_storage_loads(tmp_path):
+    # torch's state_dict() detaches each parameter: a tied weight pickles as two tensors of one storage.
+    storage = _Storage("0", numel=12)
+    state = {"embeddings.weight": _Tensor(storage, 0, (3, 4), (4, 1)),
+             "decoder.weight": _Tensor(storage, 0, (3, 4), (4, 1)), "decoder.bias": _Tensor(storage, 8, (4,), (1,))}
+    loaded = load_torch_state_dict(_write_torch_bin(tmp_path / "pytorch_model.bin", state, {"0": WEIGHT.tobytes()}))
+    np.testing.assert_array_equal(loaded["embeddings.weight"], WEIGHT)
+    np.testing.assert_array_equal(loaded["decoder.weight"], WEIGHT)
+    np.testing.assert_array_equal(loaded["decoder.bias"], [8, 9, 10, 11])
+
+
 def test_huge_pickle_is_refused(tmp_path, monkeypatch):
     path = _valid_bin(tmp_path / "pytorch_model.bin")
     size = zipfile.ZipFile(path).getinfo("archive/data.pkl").file_size

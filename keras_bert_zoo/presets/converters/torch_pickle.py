@@ -57,6 +57,10 @@ _SMALL_MEMBER_BYTES = 1 << 20
 # torch keeps sizes and strides as int64; no real dimension or stride nears
 # 2**48 elements, and the bound keeps numpy's byte arithmetic from overflowing.
 _MAX_INDEX = 1 << 48
+# Tensors are views of their storages, and views may overlap: torch's state_dict() gives a tied weight (the
+# decoder's and the word embeddings') as two tensors of one storage, so a real checkpoint's tensors hold at most
+# twice its storages' bytes. Many views of one storage would make a kilobyte file fill gigabytes when copied out.
+_MAX_VIEW_EXPANSION = 4
 # The legacy format's first two pickles (torch/serialization.py).
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
@@ -533,8 +537,21 @@ def load_torch_state_dict(path):
         raise CheckpointError(f"{path} cannot be read ({e}).") from e
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, _Tensor) for k, v in state.items()):
         raise UnsafeCheckpointError(f"{path} is not a state dict of named tensors.")
-    arrays = {}  # by tensor: a tensor pickled under two names (a tied weight) is copied out once
-    for tensor in state.values():
-        if id(tensor) not in arrays:
-            arrays[id(tensor)] = tensor.to_numpy()
+    tensors = {id(tensor): tensor for tensor in state.values()}  # a tensor pickled under two names is copied once
+    _check_expansion(path, tensors.values())
+    arrays = {key: tensor.to_numpy() for key, tensor in tensors.items()}
     return {name: arrays[id(tensor)] for name, tensor in state.items()}
+
+
+def _check_expansion(path, tensors):
+    """Refuse `tensors` that together hold far more bytes than the storages they view, before any is copied."""
+    storages = {id(tensor.storage): tensor.storage for tensor in tensors}.values()
+    stored = sum(storage.count * storage.dtype.itemsize for storage in storages)
+    viewed = sum(math.prod(tensor.size) * tensor.storage.dtype.itemsize for tensor in tensors)
+    if viewed > _MAX_VIEW_EXPANSION * stored:
+        raise CheckpointError(
+            f"{path}: its {len(tensors)} tensors hold {viewed} bytes, more than {_MAX_VIEW_EXPANSION} times the "
+            f"{stored} bytes of the storages they view (overlapping views of the same bytes), which copying them "
+            f"out would fill memory with. {_CRAFTED} If the checkpoint is genuine, load it with torch, save a "
+            "clone() of each tensor, or convert it to model.safetensors."
+        )
