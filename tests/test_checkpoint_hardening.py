@@ -219,6 +219,18 @@ def test_zip_bomb_storage_is_refused_before_inflating(tmp_path):
     _refused(kbz.CheckpointError, path, "storage '0' inflates from", "bytes to 8388608 bytes")
 
 
+def test_many_small_zip_bomb_storages_are_refused_together(tmp_path):
+    # Each 1 MiB member of zeros may inflate alone; a thousand of them (a 1 MB file) filled a gigabyte.
+    numel = 1 << 18
+    state = {f"t{i}": _Tensor(_Storage(str(i), numel=numel), 0, (numel,), (1,)) for i in range(4)}
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", state, {str(i): bytes(4 * numel) for i in range(4)},
+                            zipfile.ZIP_DEFLATED)
+    size = os.path.getsize(path)
+    assert 32 * size + (1 << 20) < 2 << 20
+    _refused(kbz.CheckpointError, path, f"its storages up to '1' inflate to {2 << 20} bytes from a file of {size}, "
+             "like a zip bomb")
+
+
 def test_compressed_but_plausible_storage_loads(tmp_path):
     path = _zeros_member_bin(tmp_path / "pytorch_model.bin", 1000, 1000, zipfile.ZIP_DEFLATED)
     np.testing.assert_array_equal(load_torch_state_dict(path)["t"], np.zeros(1000, np.float32))

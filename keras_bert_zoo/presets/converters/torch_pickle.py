@@ -197,6 +197,10 @@ class _ZipStorages(_Storages):
     def __init__(self, path, archive, root):
         super().__init__(path)
         self._archive, self._root = archive, root
+        # Each small member may inflate freely, but not all together: a thousand 1 MiB members of zeros are a
+        # 1 MB file that would fill a gigabyte.
+        self._file_size = os.path.getsize(path)
+        self._inflated = 0
 
     def _declared(self, storage):
         name = f"{self._root}/data/{storage.key}"
@@ -207,6 +211,10 @@ class _ZipStorages(_Storages):
                 f"{self.path} has no member '{name}' for storage '{storage.key}'. {_TRUNCATED}"
             ) from None
         _check_member(self.path, name, storage, info)
+        self._inflated += info.file_size
+        if self._inflated > _MAX_INFLATION * self._file_size + _SMALL_MEMBER_BYTES:
+            raise CheckpointError(f"{self.path}: its storages up to '{storage.key}' inflate to {self._inflated} "
+                                  f"bytes from a file of {self._file_size}, like a zip bomb. {_CRAFTED}")
         data = self._archive.read(info)
         # A member whose data ends early but matches its CRC reads short, with no error from zipfile; views
         # are checked against the declared count, so a short array would let them read past it.
