@@ -166,12 +166,17 @@ def test_legal_tensor_layouts_read_the_right_values(tmp_path, offset, size, stri
         (0, (3, 4), (True, 1), 12, "stride (True, 1): True is not an integer"),
         ("0", (3, 4), (4, 1), 12, "offset '0' is not an integer"),
         (0, (1 << 70,), (1,), 12, f"size ({1 << 70},): {1 << 70} is too large"),
+        # Too long for repr (over 4,300 digits): the message was int's ValueError, naming no tensor.
+        (10 ** 5000, (1,), (1,), 12, "offset <an integer of 16610 bits> is too large"),
         (0, 12, (1,), 12, "size 12 and stride (1,) are not tuples"),
+        # numpy raised a bare ValueError making each of these (2**94 empty elements, 70 dimensions).
+        (0, (0, 1 << 47, 1 << 47), (1, 1, 1), 12, f"size (0, {1 << 47}, {1 << 47}) is too large, though empty"),
+        (0, (1,) * 70, (1,) * 70, 12, "it has 70 dimensions, more than the 32 an array can have"),
     ],
     ids=["issue-huge-size", "issue-heap-read", "stride-past-end", "offset-past-end", "0-dim-past-end",
          "empty-past-end", "expanded-too-big",
          "negative-offset", "negative-size", "negative-stride", "rank-mismatch", "float-size", "bool-stride",
-         "str-offset", "huge-int", "size-not-tuple"],
+         "str-offset", "huge-int", "int-too-long-for-repr", "size-not-tuple", "empty-but-huge", "70-dims"],
 )
 def test_tensor_outside_its_storage_is_refused(tmp_path, offset, size, stride, numel, words):
     path = _bin_with_tensor(tmp_path / "pytorch_model.bin", offset, size, stride, numel)
@@ -273,6 +278,18 @@ def test_rebuild_of_something_that_is_not_a_storage_is_refused(tmp_path):
     tensor = _Tensor(("0", "FloatStorage"), 0, (12,), (1,))
     path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": tensor}, {"0": bytes(48)})
     _refused(kbz.CheckpointError, path, "rebuilds a tensor from ('0', 'FloatStorage'), which is not a storage")
+
+
+def test_tensor_of_a_nested_object_is_named_in_a_line(tmp_path):
+    # A list holding one list twice, 60 levels deep, pickles in 200 bytes; its repr, 2**60 leaves long, in the
+    # message never ended.
+    nested = [1]
+    for _ in range(60):
+        nested = [nested, nested]
+    path = _write_torch_bin(tmp_path / "pytorch_model.bin", {"t": _Tensor(nested, 0, (1,), (1,))}, {})
+    message = _refused(kbz.CheckpointError, path, "rebuilds a tensor from [[[[...], [...]], [[...], [...]]],",
+                       "which is not a storage")
+    assert len(message) < len(str(path)) + 300
 
 
 @pytest.mark.parametrize("state", [{"t": 3}, {1: _contiguous(BIAS, "1")}], ids=["int-value", "int-key"])
@@ -603,6 +620,10 @@ def test_hand_written_safetensors_loads_with_its_values(tmp_path):
         (b"\x10\0\0", "holds 3 bytes, less than its header needs"),
         ((1 << 40).to_bytes(8, "little") + b"{}", "holds 10 bytes, less than its header needs"),
         (_safetensors_bytes(b"\xff{"), "the header is not valid JSON"),
+        # Each raised a bare RecursionError or int's ValueError.
+        (_safetensors_bytes(b"[" * 100_000), "the header nests JSON arrays or objects deeper than Python reads"),
+        (_safetensors_bytes(b'{"a": {"data_offsets": [0, 1' + b"0" * 5000 + b"]}}"),
+         "the header holds an integer of 5001 digits, more than any field holds"),
         (_safetensors_bytes([1, 2]), "the header is not a JSON object"),
         (_safetensors_bytes({"a": 3}), "tensor 'a' is described by 3, not an object"),
         (_safetensors_bytes(_safetensors_header(a_dtype="F128")), "tensor 'a' has unknown dtype 'F128'"),
@@ -610,6 +631,8 @@ def test_hand_written_safetensors_loads_with_its_values(tmp_path):
         (_safetensors_bytes(_safetensors_header(a_dtype="F8_E4M3", a_shape=[4, 4])),
          "tensor 'a' has dtype F8_E4M3, which this reader does not support"),
         (_safetensors_bytes(_safetensors_header(a_shape=[-1, 2])), "tensor 'a' has shape [-1, 2], not a list"),
+        (_safetensors_bytes(_safetensors_header(a_shape=json.loads("[" * 500 + "]" * 500))),
+         "tensor 'a' has shape [[[[...]]]], not a list"),
         (_safetensors_bytes(_safetensors_header(b_data_offsets=[16, 40])),
          "tensor 'b' has data_offsets [16, 40] outside the 28-byte data buffer"),
         (_safetensors_bytes(_safetensors_header(a_data_offsets=[-4, 12])),
@@ -620,8 +643,8 @@ def test_hand_written_safetensors_loads_with_its_values(tmp_path):
          "tensor 'a' has shape [3, 2] of F32 (24 bytes) but data_offsets [0, 16] span 16 bytes"),
         (_safetensors_bytes(_safetensors_header(b_data_offsets=[12, 24])), "tensors 'a' and 'b' overlap"),
     ],
-    ids=["short-file", "header-past-end", "not-json", "not-object", "entry-not-object", "unknown-dtype", "float8",
-         "negative-shape", "offsets-past-end", "negative-offset", "huge-tensor", "span-mismatch", "overlap"],
+    ids=["short-file", "header-past-end", "not-json", "deep-json", "long-integer", "not-object", "entry-not-object", "unknown-dtype", "float8",
+         "negative-shape", "deep-shape", "offsets-past-end", "negative-offset", "huge-tensor", "span-mismatch", "overlap"],
 )
 def test_crafted_safetensors_is_refused(tmp_path, content, words):
     path = tmp_path / "model.safetensors"

@@ -304,6 +304,11 @@ HF_CONFIGS = {  # each raised a bare TypeError, UnicodeDecodeError, AttributeErr
                            "config.json is not a valid BERT config.json: Unsupported hidden_act 'bogus'"),
     "no-hidden_size": (lambda d: json.dumps({k: v for k, v in d.items() if k != "hidden_size"}).encode(),
                        CheckpointError, "config.json is not a valid BERT config.json: it has no 'hidden_size'"),
+    # A bare RecursionError; int's ValueError, naming no file.
+    "deep-json": (_raw(b"[" * 100_000), CheckpointError,
+                  "config.json nests JSON arrays or objects deeper than Python reads"),
+    "long-integer": (_raw(b'{"vocab_size": ' + b"1" * 5000 + b"}"), CheckpointError,
+                     "config.json holds an integer of 5000 digits, more than any field holds"),
 }
 
 
@@ -323,7 +328,10 @@ def test_hf_config_that_is_no_bert_config_object_is_named(hf_tiny, case):
      "bert_config.json is not a valid bert_config.json: Unsupported hidden_act ['gelu']"),
     (_json_with(hidden_act="gelu_new"), "bert_config.json is not a valid bert_config.json: Unsupported hidden_act "
                                         "'gelu_new'"),
-], ids=["list", "not-utf8", "hidden_act-list", "hidden_act-hf-name"])
+    # Its whole repr, as long as the file, was the message.
+    (_json_with(hidden_act=json.loads("[" * 500 + "]" * 500)),
+     "bert_config.json is not a valid bert_config.json: Unsupported hidden_act [[[[...]]]]."),
+], ids=["list", "not-utf8", "hidden_act-list", "hidden_act-hf-name", "hidden_act-nested"])
 def test_google_config_that_is_no_bert_config_object_is_named(tiny_checkpoint, tmp_path, content, words):
     directory = str(tmp_path / "google")
     shutil.copytree(tiny_checkpoint, directory)
@@ -336,7 +344,8 @@ def test_google_config_that_is_no_bert_config_object_is_named(tiny_checkpoint, t
 @pytest.mark.parametrize("content, words", [
     (b"{bad json", "tokenizer_config.json is not valid JSON (Expecting property name"),
     (b"[1]", "tokenizer_config.json holds a JSON list, not an object of named fields"),
-], ids=["not-json", "list"])
+    (b'{"a":' * 100_000, "tokenizer_config.json nests JSON arrays or objects deeper than Python reads"),
+], ids=["not-json", "list", "deep-json"])
 def test_hf_tokenizer_config_that_is_no_object_is_named(hf_tiny, content, words):
     with open(os.path.join(hf_tiny, "tokenizer_config.json"), "wb") as f:
         f.write(content)
@@ -356,6 +365,10 @@ SAVED_FILES = {  # each raised a bare KeyError, TypeError, AttributeError or Uni
                                  "tokenizer.json: 'config' is missing, not an object"),
     "tokenizer-list": ("tokenizer.json", _raw(b"[]"), kbz.BertTokenizer, "tokenizer.json holds a JSON list"),
     "task-list": ("task.json", _raw(b"[]"), kbz.BertPretrainer, "task.json holds a JSON list"),
+    "config-deep-json": ("config.json", _raw(b"[" * 100_000), kbz.BertBackbone,
+                         "config.json nests JSON arrays or objects deeper than Python reads"),
+    "tokenizer-long-integer": ("tokenizer.json", _raw(b'{"config": {"vocabulary_size": ' + b"9" * 5000 + b"}}"),
+                               kbz.BertTokenizer, "tokenizer.json holds an integer of 5000 digits"),
     "task-backbone-config-list": (
         "task.json", lambda d: json.dumps({**d, "config": {**d["config"], "backbone": {
             **d["config"]["backbone"], "config": []}}}).encode(),

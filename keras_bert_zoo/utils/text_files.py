@@ -3,6 +3,8 @@
 import contextlib
 import json
 import os
+import reprlib
+import sys
 
 
 # Files that are text in another encoding, or not text at all, by their first bytes: what to do about each.
@@ -52,12 +54,66 @@ def utf8_errors_named(path):
         raise ValueError(f"{os.fspath(path)}{where} is not UTF-8 text: {advice}.") from None
 
 
+class _UntrustedRepr(reprlib.Repr):
+    """reprlib's bounded repr, which also shows an integer too long for `repr` (over 4,300 digits) by its size."""
+
+    def repr_int(self, x, level):
+        try:
+            return super().repr_int(x, level)
+        except ValueError:
+            return f"<an integer of {x.bit_length()} bits>"
+
+
+_untrusted_repr = _UntrustedRepr()
+_untrusted_repr.maxstring = _untrusted_repr.maxother = 60
+_untrusted_repr.maxlevel = 3  # with at most 6 items a level shown, at most 216 values
+
+
+def untrusted_repr(value):
+    """`repr(value)` cut to a line, for a value read from an untrusted file: a file's nested lists or pickled
+    objects could make the full repr gigabytes long (a list holding itself twice, 60 levels deep), or fail.
+
+    Examples:
+    >>> untrusted_repr([[[[[[[[1]]]]]]]])
+    '[[[[...]]]]'
+    >>> untrusted_repr(10 ** 5000)
+    '<an integer of 16610 bits>'
+    """
+    return _untrusted_repr.repr(value)
+
+
 def check_bool_fields(document, path, keys, error=ValueError):
     """Refuse a field of `keys` that `document` (read from `path`) holds as anything but true or false: a
     string such as "no", or 0, would otherwise be read as a truth value."""
     for key in keys:
         if key in document and not isinstance(document[key], bool):
-            raise error(f"{os.fspath(path)}: '{key}' is {document[key]!r}, not true or false.")
+            raise error(f"{os.fspath(path)}: '{key}' is {untrusted_repr(document[key])}, not true or false.")
+
+
+class _TooManyDigits(ValueError):
+    pass
+
+
+def _bounded_int(digits):
+    # int() refuses more digits than sys.get_int_max_str_digits() with advice to raise that limit, which is no
+    # fix for a file: such a number is refused here, named by its length.
+    if len(digits.lstrip("-")) > sys.get_int_max_str_digits():
+        raise _TooManyDigits(f"an integer of {len(digits.lstrip('-'))} digits, more than any field holds")
+    return int(digits)
+
+
+def loads_json(data, source, error=ValueError):
+    """`json.loads(data)` (a str, or UTF-8 bytes), whatever `data` holds raising only `error` naming `source`:
+    invalid JSON, arrays or objects nested deeper than Python recurses, or an integer too long to convert."""
+    try:
+        return json.loads(data, parse_int=_bounded_int)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise error(f"{source} is not valid JSON ({e}).") from e
+    except _TooManyDigits as e:
+        raise error(f"{source} holds {e}: it is corrupt or crafted.") from None
+    except RecursionError:
+        raise error(f"{source} nests JSON arrays or objects deeper than Python reads (about "
+                    f"{sys.getrecursionlimit()} levels), far beyond any config: it is corrupt or crafted.") from None
 
 
 def read_json_object(path, error=ValueError):
@@ -66,11 +122,10 @@ def read_json_object(path, error=ValueError):
     passes before a field is read from it."""
     try:
         with utf8_errors_named(path), open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except json.JSONDecodeError as e:
-        raise error(f"{os.fspath(path)} is not valid JSON ({e}).") from e
+            text = f.read()
     except ValueError as e:  # not UTF-8, named by utf8_errors_named
         raise error(str(e)) from e
+    document = loads_json(text, os.fspath(path), error)
     if not isinstance(document, dict):
         raise error(f"{os.fspath(path)} holds a JSON {type(document).__name__}, not an object of named fields.")
     return document

@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 
 from keras_bert_zoo.presets.errors import CheckpointError
+from keras_bert_zoo.utils.text_files import untrusted_repr
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 
@@ -156,7 +157,7 @@ def backbone_config(config, layer_norm_epsilon, hidden_activation):
     for key in _SIZE_KEYS:
         value = config.get(key)
         if key in config and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ValueError(f"{key} is {value!r}, not a whole number")
+            raise ValueError(f"{key} is {untrusted_repr(value)}, not a whole number")
     backbone = {ours: config.get(theirs, default) for theirs, ours, default in _BACKBONE_KEYS}
     backbone.update(layer_norm_epsilon=layer_norm_epsilon, hidden_activation=hidden_activation)
     return backbone

@@ -16,6 +16,7 @@ from keras_bert_zoo.presets.converters.checkpoint import task_head_weights
 from keras_bert_zoo.presets.converters.tf_checkpoint_index import check_checkpoint_index
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.utils.text_files import read_json_object
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 # The output layers google-research/bert's fine-tuning scripts add beside `bert/*`, by the prefix of their
 # `weights` ([labels, hidden]) and `bias`, and the task whose output layer each is. run_classifier.py's
@@ -62,7 +63,7 @@ def google_config_to_backbone(config):
     """Map a `bert_config.json` dict to `BertBackbone` arguments."""
     act = config.get("hidden_act", "gelu")
     if not isinstance(act, str) or act not in _GOOGLE_ACTIVATIONS:  # a list is unhashable
-        raise ValueError(f"Unsupported hidden_act {act!r}. Supported: {sorted(_GOOGLE_ACTIVATIONS)}.")
+        raise ValueError(f"Unsupported hidden_act {untrusted_repr(act)}. Supported: {sorted(_GOOGLE_ACTIVATIONS)}.")
     # modeling.py hard-codes LayerNorm epsilon 1e-12.
     return backbone_config(config, layer_norm_epsilon=1e-12, hidden_activation=_GOOGLE_ACTIVATIONS[act])
 

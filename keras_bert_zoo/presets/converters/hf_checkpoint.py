@@ -1,6 +1,5 @@
 """Read Hugging Face-format BERT directories (config.json + weights + vocab.txt)."""
 
-import json
 import math
 import os
 import re
@@ -22,7 +21,9 @@ from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.utils.placeholder_labels import UNNAMED_LABELS
 from keras_bert_zoo.utils.text_files import check_bool_fields
+from keras_bert_zoo.utils.text_files import loads_json
 from keras_bert_zoo.utils.text_files import read_json_object
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
@@ -52,13 +53,13 @@ def hf_config_to_backbone(config):
     """
     model_type = config.get("model_type", "bert")
     if model_type != "bert":
-        raise ValueError(f"it holds a {model_type!r} model, not BERT")
+        raise ValueError(f"it holds a {untrusted_repr(model_type)} model, not BERT")
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise ValueError("only absolute position embeddings are supported")
     # A decoder attends causally, and cross-attention adds a sublayer: neither is BERT's encoder.
     for key in _ENCODER_ONLY_KEYS:
         if config.get(key, False) is not False:
-            raise ValueError(f"{key} is {config[key]!r}; only BERT's encoder ({key}: false) is supported")
+            raise ValueError(f"{key} is {untrusted_repr(config[key])}; only BERT's encoder ({key}: false) is supported")
     return backbone_config(config, layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
                            hidden_activation=hf_activation(config.get("hidden_act", "gelu")))
 
@@ -92,7 +93,7 @@ def _architecture(document, path):
     if architectures is None or architectures == []:
         return None
     if not (isinstance(architectures, list) and all(isinstance(a, str) for a in architectures)):
-        raise CheckpointError(f"{path}: 'architectures' is {architectures!r}, not a list of class names. Fix it "
+        raise CheckpointError(f"{path}: 'architectures' is {untrusted_repr(architectures)}, not a list of class names. Fix it "
                               "(e.g. [\"BertForSequenceClassification\"]) or remove it.")
     return architectures[0]
 
@@ -103,7 +104,7 @@ def _label_names(document, path):
     if id2label is None:
         return None
     if not isinstance(id2label, dict) or not id2label:
-        raise CheckpointError(f"{path}: 'id2label' is {id2label!r}, not an object of label ids to names. Fix it "
+        raise CheckpointError(f"{path}: 'id2label' is {untrusted_repr(id2label)}, not an object of label ids to names. Fix it "
                               "(e.g. {\"0\": \"O\", \"1\": \"B-Gene\"}) or remove it.")
     try:
         ids = [int(key) for key in id2label]  # JSON's keys are strings ("0"), as transformers writes them
@@ -116,7 +117,7 @@ def _label_names(document, path):
     names = [name for _, name in sorted(zip(ids, id2label.values()))]
     bad = [name for name in names if not isinstance(name, str) or not name]
     if bad:
-        raise CheckpointError(f"{path}: 'id2label' names a label {bad[0]!r}; label names are non-empty strings.")
+        raise CheckpointError(f"{path}: 'id2label' names a label {untrusted_repr(bad[0])}; label names are non-empty strings.")
     return names
 
 
@@ -127,12 +128,12 @@ def _task_head(document, path):
         return None
     problem_type = document.get("problem_type")
     if problem_type is not None and problem_type not in _PROBLEM_TYPES:
-        raise CheckpointError(f"{path}: 'problem_type' is {problem_type!r}; transformers' are "
+        raise CheckpointError(f"{path}: 'problem_type' is {untrusted_repr(problem_type)}; transformers' are "
                               f"{', '.join(_PROBLEM_TYPES)}. Fix it or remove it.")
     dropout = document.get("classifier_dropout")
     dropout = document.get("hidden_dropout_prob", 0.1) if dropout is None else dropout
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise CheckpointError(f"{path}: the classifier's dropout rate is {dropout!r} (classifier_dropout, else "
+        raise CheckpointError(f"{path}: the classifier's dropout rate is {untrusted_repr(dropout)} (classifier_dropout, else "
                               "hidden_dropout_prob); a rate is a number in [0, 1).")
     return TaskHead(architecture, HF_TASKS[architecture][1], label_names=_label_names(document, path),
                     unnamed_labels=UNNAMED_LABELS, problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
@@ -192,9 +193,9 @@ def _read_safetensors_header(path):
         if length > _MAX_SAFETENSORS_HEADER:
             raise CheckpointError(f"{path} claims a {length}-byte header, beyond the format's 100 MB. {_CRAFTED}")
         try:
-            header = json.loads(f.read(length))
-        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
-            raise CheckpointError(f"{path}: the header is not valid JSON ({e}). {_CRAFTED}") from e
+            header = loads_json(f.read(length), f"{path}: the header")
+        except ValueError as e:
+            raise CheckpointError(f"{e} {_CRAFTED}") from e
     if not isinstance(header, dict):
         raise CheckpointError(f"{path}: the header is not a JSON object. {_CRAFTED}")
     return header, size - 8 - length
@@ -210,19 +211,19 @@ def _check_safetensors(path):
             continue
         where = f"{path}: tensor '{name}'"
         if not isinstance(entry, dict):
-            raise CheckpointError(f"{where} is described by {entry!r}, not an object. {_CRAFTED}")
+            raise CheckpointError(f"{where} is described by {untrusted_repr(entry)}, not an object. {_CRAFTED}")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
         if dtype not in _SAFETENSORS_ITEMSIZE:
-            raise CheckpointError(f"{where} has unknown dtype {dtype!r}. {_CRAFTED}")
+            raise CheckpointError(f"{where} has unknown dtype {untrusted_repr(dtype)}. {_CRAFTED}")
         if dtype in _NOT_NUMPY:
             raise CheckpointError(f"{where} has dtype {dtype}, which this reader does not support: convert the "
                                   "checkpoint to F32, F16 or BF16.")
         if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
-            raise CheckpointError(f"{where} has shape {shape!r}, not a list of non-negative integers. {_CRAFTED}")
+            raise CheckpointError(f"{where} has shape {untrusted_repr(shape)}, not a list of non-negative integers. {_CRAFTED}")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
                 and 0 <= offsets[0] <= offsets[1] <= buffer):
             raise CheckpointError(
-                f"{where} has data_offsets {offsets!r} outside the {buffer}-byte data buffer. {_CRAFTED}"
+                f"{where} has data_offsets {untrusted_repr(offsets)} outside the {buffer}-byte data buffer. {_CRAFTED}"
             )
         needed = math.prod(shape) * _SAFETENSORS_ITEMSIZE[dtype]
         if offsets[1] - offsets[0] != needed:

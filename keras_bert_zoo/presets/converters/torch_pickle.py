@@ -32,6 +32,7 @@ import numpy as np
 from keras_bert_zoo.presets.download import check_zip_member
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import UnsafeCheckpointError
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 _STORAGE_DTYPES = {
     "DoubleStorage": np.float64,
@@ -57,6 +58,8 @@ _SMALL_MEMBER_BYTES = 1 << 20
 # torch keeps sizes and strides as int64; no real dimension or stride nears
 # 2**48 elements, and the bound keeps numpy's byte arithmetic from overflowing.
 _MAX_INDEX = 1 << 48
+# A BERT weight has at most 4 dimensions; numpy makes arrays of at most 32 (numpy 1) or 64 (numpy 2).
+_MAX_DIMS = 32
 # Tensors are views of their storages, and views may overlap: torch's state_dict() gives a tied weight (the
 # decoder's and the word embeddings') as two tensors of one storage, so a real checkpoint's tensors hold at most
 # twice its storages' bytes. Many views of one storage would make a kilobyte file fill gigabytes when copied out.
@@ -121,13 +124,16 @@ def _to_numpy_dtype(dtype):
 
 def _check_int(where, what, value, container=None):
     """`value` (an offset, or one entry of a size or stride) must be a plain non-negative int."""
-    shown = f"{what} {container!r}: {value!r}" if container is not None else f"{what} {value!r}"
     if type(value) is not int:  # bools and floats are not indices
-        raise CheckpointError(f"{where} is invalid: {shown} is not an integer. {_CRAFTED}")
-    if value < 0:
-        raise CheckpointError(f"{where} is invalid: {shown} is negative. {_CRAFTED}")
-    if value >= _MAX_INDEX:
-        raise CheckpointError(f"{where} is invalid: {shown} is too large. {_CRAFTED}")
+        problem = "is not an integer"
+    elif value < 0:
+        problem = "is negative"
+    elif value >= _MAX_INDEX:
+        problem = "is too large"
+    else:
+        return
+    shown = f"{untrusted_repr(container)}: " if container is not None else ""
+    raise CheckpointError(f"{where} is invalid: {what} {shown}{untrusted_repr(value)} {problem}. {_CRAFTED}")
 
 
 def _check_view(where, storage, offset, size, stride):
@@ -135,17 +141,24 @@ def _check_view(where, storage, offset, size, stride):
     elements than the storage (a zero stride could otherwise make a tiny file
     expand into gigabytes)."""
     if not isinstance(size, tuple) or not isinstance(stride, tuple):
-        raise CheckpointError(f"{where} is invalid: size {size!r} and stride {stride!r} are not tuples. {_CRAFTED}")
+        raise CheckpointError(f"{where} is invalid: size {untrusted_repr(size)} and stride {untrusted_repr(stride)} "
+                              f"are not tuples. {_CRAFTED}")
     if len(size) != len(stride):
-        raise CheckpointError(
-            f"{where} is invalid: size {size!r} and stride {stride!r} have different lengths. {_CRAFTED}"
-        )
+        raise CheckpointError(f"{where} is invalid: size {untrusted_repr(size)} and stride {untrusted_repr(stride)} "
+                              f"have different lengths. {_CRAFTED}")
+    if len(size) > _MAX_DIMS:
+        raise CheckpointError(f"{where} is invalid: it has {len(size)} dimensions, more than the {_MAX_DIMS} an "
+                              f"array can have. {_CRAFTED}")
     _check_int(where, "offset", offset)
     for what, values in (("size", size), ("stride", stride)):
         for value in values:
             _check_int(where, what, value, values)
     available = storage.count
     if 0 in size:
+        # No elements, but numpy still multiplies the other dimensions (in int64) to make the empty array.
+        if math.prod(n for n in size if n) >= _MAX_INDEX:
+            raise CheckpointError(f"{where} is invalid: size {untrusted_repr(size)} is too large, though empty. "
+                                  f"{_CRAFTED}")
         if offset > available:
             raise CheckpointError(
                 f"{where} is invalid: offset {offset} is past the end of its storage ({available} elements). "
@@ -253,7 +266,7 @@ class _LegacyStorages(_Storages):
                 differs from the pickle's, or the file ends before the last storage.
         """
         if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
-            raise CheckpointError(f"{self.path}: its list of storage keys is {keys!r:.200}, not a list of keys. "
+            raise CheckpointError(f"{self.path}: its list of storage keys is {untrusted_repr(keys)}, not a list of keys. "
                                   f"{_CRAFTED}")
         repeated = sorted(key for key, n in collections.Counter(keys).items() if n > 1)
         unlisted = sorted(set(self.by_key) - set(keys))
@@ -390,7 +403,7 @@ class _SafeUnpickler(pickle.Unpickler):
     def _rebuild_tensor(self, storage, offset, size, stride, *unused):
         if not isinstance(storage, _Storage):
             raise CheckpointError(
-                f"{self._path} rebuilds a tensor from {storage!r}, which is not a storage. {_CRAFTED}"
+                f"{self._path} rebuilds a tensor from {untrusted_repr(storage)}, which is not a storage. {_CRAFTED}"
             )
         _check_view(f"{self._path}: the tensor on storage '{storage.key}'", storage, offset, size, stride)
         return _Tensor(storage, offset, size, stride, self._path)
@@ -399,16 +412,17 @@ class _SafeUnpickler(pickle.Unpickler):
         storages = self._storages
         fields = storages.fields if storages is not None else None
         if not (isinstance(pid, tuple) and len(pid) == fields and pid[0] == "storage"):
-            raise UnsafeCheckpointError(f"{self._path} has an unknown persistent id {pid!r}.")
-        storage_type, key, count = pid[1], str(pid[2]), pid[4]
+            raise UnsafeCheckpointError(f"{self._path} has an unknown persistent id {untrusted_repr(pid)}.")
+        storage_type, key, count = pid[1], pid[2], pid[4]
+        key = key if isinstance(key, str) else untrusted_repr(key)  # torch writes str keys
         if not isinstance(storage_type, _StorageType):
-            raise UnsafeCheckpointError(f"{self._path}: unsupported storage type {storage_type!r}.")
+            raise UnsafeCheckpointError(f"{self._path}: unsupported storage type {untrusted_repr(storage_type)}.")
         if type(count) is not int or count < 0:
             raise CheckpointError(
-                f"{self._path}: storage '{key}' declares {count!r} elements, which is not a count. {_CRAFTED}"
+                f"{self._path}: storage '{key}' declares {untrusted_repr(count)} elements, which is not a count. {_CRAFTED}"
             )
         if pid[5:] not in ((), (None,)):  # the legacy format's view metadata: torch 1.x's save writes None
-            raise CheckpointError(f"{self._path}: storage '{key}' is a view into another storage ({pid[5]!r:.100}), "
+            raise CheckpointError(f"{self._path}: storage '{key}' is a view into another storage ({untrusted_repr(pid[5])}), "
                                   "which is not read. Re-save the checkpoint with a current torch or convert it to "
                                   "model.safetensors.")
         return storages.get(key, _to_numpy_dtype(storage_type.dtype), count)
@@ -498,13 +512,13 @@ def _load_legacy(file, path, start):
         )
     protocol = _unpickle(file, path, "its protocol version")
     if type(protocol) is not int or protocol != _LEGACY_PROTOCOL:
-        raise CheckpointError(f"{path} is in torch's legacy format with protocol version {protocol!r:.100}, not "
+        raise CheckpointError(f"{path} is in torch's legacy format with protocol version {untrusted_repr(protocol)}, not "
                               f"{_LEGACY_PROTOCOL}. {_CRAFTED}")
     sys_info = _unpickle(file, path, "its sys_info")
     if not isinstance(sys_info, dict):
-        raise CheckpointError(f"{path}: its sys_info is {sys_info!r:.100}, not a dict. {_CRAFTED}")
+        raise CheckpointError(f"{path}: its sys_info is {untrusted_repr(sys_info)}, not a dict. {_CRAFTED}")
     if sys_info.get("little_endian") is not True:
-        raise CheckpointError(f"{path} was written on a big-endian machine (sys_info {sys_info!r:.200}): its bytes "
+        raise CheckpointError(f"{path} was written on a big-endian machine (sys_info {untrusted_repr(sys_info)}): its bytes "
                               "are not read. Re-save it on a little-endian one or convert it to model.safetensors.")
     storages = _LegacyStorages(path, os.fstat(file.fileno()).st_size)
     state = _unpickle(file, path, "its tensors' pickle", storages)
