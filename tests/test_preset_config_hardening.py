@@ -155,6 +155,53 @@ def test_weights_array_claiming_more_bytes_than_the_file_is_refused(preset):
     assert "corrupt or crafted" in str(error.value)
 
 
+def _rewritten(path, name, write, **layout):
+    """Replace the dataset `name` of the weights file `path` by one of its shape and dtype laid out as `layout`
+    says (h5py's create_dataset arguments), into which `write(dataset)` writes what it writes."""
+    with h5py.File(path, "r+") as f:
+        shape, dtype = f[name].shape, f[name].dtype
+        del f[name]
+        write(f.create_dataset(name, shape=shape, dtype=dtype, **layout))
+
+
+def _first_half(dataset):
+    dataset[: len(dataset) // 2] = 1.0
+
+
+def _first_row(dataset):
+    dataset[:1] = 1.0
+
+
+# The pooler's kernel, [4, 4] float32 (64 bytes), and its bias.
+@pytest.mark.parametrize("name, write, layout, words", [
+    ("layers/dense/vars/1", lambda dataset: None, {}, "stores 0 of its 16 bytes"),
+    ("layers/dense/vars/1", _first_half, {"chunks": (2,)}, "stores 1 of its 2 chunks"),
+    # 4 chunks of 3 x 3 values: the first row writes two, whose 72 bytes are more than the kernel's 64.
+    ("layers/dense/vars/0", _first_row, {"chunks": (3, 3)}, "stores 2 of its 4 chunks"),
+    ("layers/dense/vars/1", _first_half, {"chunks": (2,), "compression": "gzip"}, "stores 1 of its 2 chunks"),
+], ids=["contiguous-unwritten", "chunks-half-written", "chunks-over-the-edges", "compressed-chunks-half-written"])
+def test_weights_array_not_all_written_is_refused_not_read_as_zeros(preset, name, write, layout, words):
+    # HDF5 reads what was never written as the fill value: the model loaded with a bias of zeros, silently.
+    path = os.path.join(preset, "model.weights.h5")
+    _rewritten(path, name, write, **layout)
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert f"{path}: the array '{name}' {words}: HDF5 would read the rest as zeros" in str(error.value)
+    assert "corrupt or crafted" in str(error.value)
+
+
+def test_weights_array_kept_in_another_file_is_refused(preset, tmp_path):
+    # HDF5 read the bias from any file the weights file names (here 16 bytes of one beside it).
+    other = tmp_path / "elsewhere.bin"
+    other.write_bytes(np.ones(4, np.float32).tobytes())
+    path = os.path.join(preset, "model.weights.h5")
+    _rewritten(path, "layers/dense/vars/1", lambda dataset: None, external=[(str(other), 0, 16)])
+    with pytest.raises(CheckpointError) as error:
+        kbz.BertBackbone.from_preset(preset)
+    assert (f"{path}: the array 'layers/dense/vars/1' keeps its values in another file ({other}), which Keras never "
+            "writes") in str(error.value)
+
+
 def test_weights_file_that_is_not_hdf5_is_refused(preset):
     with open(os.path.join(preset, "model.weights.h5"), "wb") as f:
         f.write(b"\x89HDF\r\n\x1a\n" + b"\0" * 50)

@@ -151,48 +151,78 @@ def json_object_at(document, path, *keys):
 
 
 _ENCODER_LAYER = re.compile(r"(^|/)bert_encoder_layer(_\d+)?$")
+_CRAFTED = "The file is corrupt or crafted; it is refused."
 
 
 def _stored_arrays(path):
     """`({dataset name: (shape, numpy dtype)}, number of encoder layers)` of a weights file, without reading
-    arrays; an array without a shape, not floating point, or claiming more bytes than the file has is refused."""
+    arrays; an array without a shape, not floating point, claiming more bytes than the file has, or not all
+    written (see `_unwritten`) is refused."""
     import h5py
 
-    arrays, encoder_layers = {}, set()
+    datasets, encoder_layers = {}, set()
 
     def visit(name, item):
         if isinstance(item, h5py.Dataset):
-            dtype = item.dtype
-            # Keras writes bfloat16 as opaque 2-byte values marked with a `dtype` attribute (h5py has no bfloat16).
-            if dtype == "V2" and item.attrs.get("dtype") == "bfloat16":
-                dtype = np.dtype(ml_dtypes.bfloat16)
-            arrays[name] = (item.shape, dtype)  # None for an h5py.Empty dataset
+            datasets[name] = item
         elif _ENCODER_LAYER.search(name):
             encoder_layers.add(name)
 
     if not os.path.isfile(path):
         raise CheckpointError(f"The weights file {path} is missing: the preset directory is incomplete (copied in part, "
                               "or its writer was stopped). Save the preset again.")
+    size = os.path.getsize(path)
     try:
         with h5py.File(path, "r") as f:
             f.visititems(visit)
+            arrays = {name: _checked_array(path, name, dataset, size) for name, dataset in datasets.items()}
     except OSError as e:
         raise CheckpointError(f"Cannot read the weights file {path} ({e}): it is corrupt or truncated. "
                               "Save the preset again.") from e
-    size = os.path.getsize(path)
-    for name, (shape, dtype) in arrays.items():
-        if shape is None:
-            raise CheckpointError(f"{path}: the array '{name}' is an empty dataset, with no shape: Keras never "
-                                  "writes one. The file is corrupt or crafted; it is refused.")
-        if not is_float_dtype(dtype):  # every saved weight is floating point; Keras would cast integers silently
-            raise CheckpointError(f"{path}: the array '{name}' holds {dtype} values, not floating-point weights "
-                                  "(a quantized model's, which a preset does not hold: quantize after loading). "
-                                  "The file is corrupt or crafted; it is refused.")
-        nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes > size:
-            raise CheckpointError(f"{path}: the array '{name}' claims {nbytes} bytes but the file has only "
-                                  f"{size}. The file is corrupt or crafted; it is refused.")
     return arrays, len(encoder_layers)
+
+
+def _checked_array(path, name, dataset, file_size):
+    """`(shape, numpy dtype)` of the weights file's `dataset`, read from its header and refused as
+    `_stored_arrays` says."""
+    dtype = dataset.dtype
+    # Keras writes bfloat16 as opaque 2-byte values marked with a `dtype` attribute (h5py has no bfloat16).
+    if dtype == "V2" and dataset.attrs.get("dtype") == "bfloat16":
+        dtype = np.dtype(ml_dtypes.bfloat16)
+    where = f"{path}: the array '{name}'"
+    if dataset.shape is None:  # an h5py.Empty dataset
+        raise CheckpointError(f"{where} is an empty dataset, with no shape: Keras never writes one. {_CRAFTED}")
+    if not is_float_dtype(dtype):  # every saved weight is floating point; Keras would cast integers silently
+        raise CheckpointError(f"{where} holds {dtype} values, not floating-point weights (a quantized model's, "
+                              f"which a preset does not hold: quantize after loading). {_CRAFTED}")
+    nbytes = math.prod(dataset.shape) * dtype.itemsize
+    if nbytes > file_size:
+        raise CheckpointError(f"{where} claims {nbytes} bytes but the file has only {file_size}. {_CRAFTED}")
+    unwritten = _unwritten(dataset, nbytes)
+    if unwritten:
+        raise CheckpointError(f"{where} {unwritten}. {_CRAFTED}")
+    return dataset.shape, dtype
+
+
+def _unwritten(dataset, nbytes):
+    """What of its `nbytes` values `dataset` does not hold in the weights file itself (None where it holds all):
+    HDF5 reads a value never written as the fill value, zeros, without a word."""
+    import h5py
+
+    plist = dataset.id.get_create_plist()
+    if plist.get_external_count():
+        return (f"keeps its values in another file ({plist.get_external(0)[0].decode('utf-8', 'replace')}), which "
+                "Keras never writes")
+    if plist.get_layout() == h5py.h5d.VIRTUAL:
+        return "maps its values from other datasets (a virtual dataset), which Keras never writes"
+    if dataset.chunks:  # chunks overhang the array's edges and may be compressed: their bytes say little, count them
+        needed = math.prod(-(-n // c) for n, c in zip(dataset.shape, dataset.chunks))
+        stored = dataset.id.get_num_chunks()
+        missing = f"stores {stored} of its {needed} chunks" if stored < needed else None
+    else:
+        stored = dataset.id.get_storage_size()
+        missing = f"stores {stored} of its {nbytes} bytes" if stored < nbytes else None
+    return missing and f"{missing}: HDF5 would read the rest as zeros"
 
 
 def stored_sizes(path):
