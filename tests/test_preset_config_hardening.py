@@ -202,6 +202,27 @@ def test_weights_array_kept_in_another_file_is_refused(preset, tmp_path):
             "writes") in str(error.value)
 
 
+def test_weights_arrays_sharing_their_bytes_are_refused(tmp_path):
+    # 'b' is created but never written, then its header pointed at the bytes of 'a': each array looks whole,
+    # and 'b' read as a copy of 'a'.
+    from keras_bert_zoo.presets.preset_io import _stored_arrays
+
+    path = tmp_path / "model.weights.h5"
+    with h5py.File(path, "w") as f:
+        offset = f.create_dataset("a", data=np.arange(16384, dtype=np.float32)).id.get_offset()
+        f.create_dataset("b", shape=(16384,), dtype=np.float32)
+    data = path.read_bytes()
+    unallocated = b"\xff" * 8 + (65536).to_bytes(8, "little")  # 'b''s contiguous layout: no address, 64 KiB
+    assert data.count(unallocated) == 1
+    path.write_bytes(data.replace(unallocated, offset.to_bytes(8, "little") + unallocated[8:]))
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["b"][:3], [0, 1, 2])
+    with pytest.raises(CheckpointError) as error:
+        _stored_arrays(str(path))
+    assert (f"{path}: its arrays store 131072 bytes, more than the file's {len(data)}: some share their bytes"
+            in str(error.value))
+
+
 def test_weights_file_that_is_not_hdf5_is_refused(preset):
     with open(os.path.join(preset, "model.weights.h5"), "wb") as f:
         f.write(b"\x89HDF\r\n\x1a\n" + b"\0" * 50)

@@ -157,7 +157,7 @@ _CRAFTED = "The file is corrupt or crafted; it is refused."
 def _stored_arrays(path):
     """`({dataset name: (shape, numpy dtype)}, number of encoder layers)` of a weights file, without reading
     arrays; an array without a shape, not floating point, claiming more bytes than the file has, or not all
-    written (see `_unwritten`) is refused."""
+    written (see `_unwritten`), and arrays storing more bytes together than the file has, are refused."""
     import h5py
 
     datasets, encoder_layers = {}, set()
@@ -176,9 +176,14 @@ def _stored_arrays(path):
         with h5py.File(path, "r") as f:
             f.visititems(visit)
             arrays = {name: _checked_array(path, name, dataset, size) for name, dataset in datasets.items()}
+            stored = sum(dataset.id.get_storage_size() for dataset in datasets.values())
     except OSError as e:
         raise CheckpointError(f"Cannot read the weights file {path} ({e}): it is corrupt or truncated. "
                               "Save the preset again.") from e
+    # Each array's header says where its bytes lie: arrays pointing at the same bytes each look whole.
+    if stored > size:
+        raise CheckpointError(f"{path}: its arrays store {stored} bytes, more than the file's {size}: some share "
+                              f"their bytes, which Keras never writes. {_CRAFTED}")
     return arrays, len(encoder_layers)
 
 
