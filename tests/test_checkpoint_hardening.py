@@ -643,8 +643,9 @@ def test_hand_written_safetensors_loads_with_its_values(tmp_path):
          "tensor 'a' has shape [3, 2] of F32 (24 bytes) but data_offsets [0, 16] span 16 bytes"),
         (_safetensors_bytes(_safetensors_header(b_data_offsets=[12, 24])), "tensors 'a' and 'b' overlap"),
     ],
-    ids=["short-file", "header-past-end", "not-json", "deep-json", "long-integer", "not-object", "entry-not-object", "unknown-dtype", "float8",
-         "negative-shape", "deep-shape", "offsets-past-end", "negative-offset", "huge-tensor", "span-mismatch", "overlap"],
+    ids=["short-file", "header-past-end", "not-json", "deep-json", "long-integer", "not-object", "entry-not-object",
+         "unknown-dtype", "float8", "negative-shape", "deep-shape", "offsets-past-end", "negative-offset",
+         "huge-tensor", "span-mismatch", "overlap"],
 )
 def test_crafted_safetensors_is_refused(tmp_path, content, words):
     path = tmp_path / "model.safetensors"

@@ -1,4 +1,5 @@
-"""Text files that are not UTF-8: named by file, line and byte, not by Python's codec message."""
+"""Text and JSON files from users: a file that is not UTF-8 is named by file, line and byte, and one that is no
+JSON Python can read by file, never by Python's codec or parser message; values read from them are shown bounded."""
 
 import contextlib
 import json

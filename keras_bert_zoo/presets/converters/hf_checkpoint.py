@@ -93,8 +93,8 @@ def _architecture(document, path):
     if architectures is None or architectures == []:
         return None
     if not (isinstance(architectures, list) and all(isinstance(a, str) for a in architectures)):
-        raise CheckpointError(f"{path}: 'architectures' is {untrusted_repr(architectures)}, not a list of class names. Fix it "
-                              "(e.g. [\"BertForSequenceClassification\"]) or remove it.")
+        raise CheckpointError(f"{path}: 'architectures' is {untrusted_repr(architectures)}, not a list of class "
+                              "names. Fix it (e.g. [\"BertForSequenceClassification\"]) or remove it.")
     return architectures[0]
 
 
@@ -104,8 +104,8 @@ def _label_names(document, path):
     if id2label is None:
         return None
     if not isinstance(id2label, dict) or not id2label:
-        raise CheckpointError(f"{path}: 'id2label' is {untrusted_repr(id2label)}, not an object of label ids to names. Fix it "
-                              "(e.g. {\"0\": \"O\", \"1\": \"B-Gene\"}) or remove it.")
+        raise CheckpointError(f"{path}: 'id2label' is {untrusted_repr(id2label)}, not an object of label ids to "
+                              "names. Fix it (e.g. {\"0\": \"O\", \"1\": \"B-Gene\"}) or remove it.")
     try:
         ids = [int(key) for key in id2label]  # JSON's keys are strings ("0"), as transformers writes them
     except ValueError:
@@ -117,7 +117,8 @@ def _label_names(document, path):
     names = [name for _, name in sorted(zip(ids, id2label.values()))]
     bad = [name for name in names if not isinstance(name, str) or not name]
     if bad:
-        raise CheckpointError(f"{path}: 'id2label' names a label {untrusted_repr(bad[0])}; label names are non-empty strings.")
+        raise CheckpointError(f"{path}: 'id2label' names a label {untrusted_repr(bad[0])}; label names are "
+                              "non-empty strings.")
     return names
 
 
@@ -133,8 +134,8 @@ def _task_head(document, path):
     dropout = document.get("classifier_dropout")
     dropout = document.get("hidden_dropout_prob", 0.1) if dropout is None else dropout
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise CheckpointError(f"{path}: the classifier's dropout rate is {untrusted_repr(dropout)} (classifier_dropout, else "
-                              "hidden_dropout_prob); a rate is a number in [0, 1).")
+        raise CheckpointError(f"{path}: the classifier's dropout rate is {untrusted_repr(dropout)} "
+                              "(classifier_dropout, else hidden_dropout_prob); a rate is a number in [0, 1).")
     return TaskHead(architecture, HF_TASKS[architecture][1], label_names=_label_names(document, path),
                     unnamed_labels=UNNAMED_LABELS, problem_type=_PROBLEM_TYPES.get(problem_type), dropout=float(dropout))
 
@@ -219,7 +220,8 @@ def _check_safetensors(path):
             raise CheckpointError(f"{where} has dtype {dtype}, which this reader does not support: convert the "
                                   "checkpoint to F32, F16 or BF16.")
         if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
-            raise CheckpointError(f"{where} has shape {untrusted_repr(shape)}, not a list of non-negative integers. {_CRAFTED}")
+            raise CheckpointError(f"{where} has shape {untrusted_repr(shape)}, not a list of non-negative integers. "
+                                  f"{_CRAFTED}")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
                 and 0 <= offsets[0] <= offsets[1] <= buffer):
             raise CheckpointError(

@@ -266,8 +266,8 @@ class _LegacyStorages(_Storages):
                 differs from the pickle's, or the file ends before the last storage.
         """
         if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
-            raise CheckpointError(f"{self.path}: its list of storage keys is {untrusted_repr(keys)}, not a list of keys. "
-                                  f"{_CRAFTED}")
+            raise CheckpointError(f"{self.path}: its list of storage keys is {untrusted_repr(keys)}, not a list of "
+                                  f"keys. {_CRAFTED}")
         repeated = sorted(key for key, n in collections.Counter(keys).items() if n > 1)
         unlisted = sorted(set(self.by_key) - set(keys))
         unused = sorted(set(keys) - set(self.by_key))
@@ -419,12 +419,13 @@ class _SafeUnpickler(pickle.Unpickler):
             raise UnsafeCheckpointError(f"{self._path}: unsupported storage type {untrusted_repr(storage_type)}.")
         if type(count) is not int or count < 0:
             raise CheckpointError(
-                f"{self._path}: storage '{key}' declares {untrusted_repr(count)} elements, which is not a count. {_CRAFTED}"
+                f"{self._path}: storage '{key}' declares {untrusted_repr(count)} elements, which is not a count. "
+                f"{_CRAFTED}"
             )
         if pid[5:] not in ((), (None,)):  # the legacy format's view metadata: torch 1.x's save writes None
-            raise CheckpointError(f"{self._path}: storage '{key}' is a view into another storage ({untrusted_repr(pid[5])}), "
-                                  "which is not read. Re-save the checkpoint with a current torch or convert it to "
-                                  "model.safetensors.")
+            raise CheckpointError(f"{self._path}: storage '{key}' is a view into another storage "
+                                  f"({untrusted_repr(pid[5])}), which is not read. Re-save the checkpoint with a "
+                                  "current torch or convert it to model.safetensors.")
         return storages.get(key, _to_numpy_dtype(storage_type.dtype), count)
 
 
@@ -512,14 +513,15 @@ def _load_legacy(file, path, start):
         )
     protocol = _unpickle(file, path, "its protocol version")
     if type(protocol) is not int or protocol != _LEGACY_PROTOCOL:
-        raise CheckpointError(f"{path} is in torch's legacy format with protocol version {untrusted_repr(protocol)}, not "
-                              f"{_LEGACY_PROTOCOL}. {_CRAFTED}")
+        raise CheckpointError(f"{path} is in torch's legacy format with protocol version {untrusted_repr(protocol)}, "
+                              f"not {_LEGACY_PROTOCOL}. {_CRAFTED}")
     sys_info = _unpickle(file, path, "its sys_info")
     if not isinstance(sys_info, dict):
         raise CheckpointError(f"{path}: its sys_info is {untrusted_repr(sys_info)}, not a dict. {_CRAFTED}")
     if sys_info.get("little_endian") is not True:
-        raise CheckpointError(f"{path} was written on a big-endian machine (sys_info {untrusted_repr(sys_info)}): its bytes "
-                              "are not read. Re-save it on a little-endian one or convert it to model.safetensors.")
+        raise CheckpointError(f"{path} was written on a big-endian machine (sys_info {untrusted_repr(sys_info)}): "
+                              "its bytes are not read. Re-save it on a little-endian one or convert it to "
+                              "model.safetensors.")
     storages = _LegacyStorages(path, os.fstat(file.fileno()).st_size)
     state = _unpickle(file, path, "its tensors' pickle", storages)
     storages.read(file, _unpickle(file, path, "its list of storage keys"))
