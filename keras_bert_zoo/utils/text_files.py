@@ -56,7 +56,10 @@ def utf8_errors_named(path):
 
 
 class _UntrustedRepr(reprlib.Repr):
-    """reprlib's bounded repr, which also shows an integer too long for `repr` (over 4,300 digits) by its size."""
+    """reprlib's bounded repr, which also cuts bytes before showing them (reprlib shows them whole, then cuts the
+    text), and shows an integer too long for `repr` (over 4,300 digits) by its size."""
+
+    repr_bytes = repr_bytearray = reprlib.Repr.repr_str
 
     def repr_int(self, x, level):
         try:
@@ -72,13 +75,15 @@ _untrusted_repr.maxlevel = 3  # with at most 6 items a level shown, at most 216 
 
 def untrusted_repr(value):
     """`repr(value)` cut to a line, for a value read from an untrusted file: a file's nested lists or pickled
-    objects could make the full repr gigabytes long (a list holding itself twice, 60 levels deep), or fail.
+    objects could make the full repr gigabytes long (a list holding one list twice, 60 levels deep), or fail.
 
     Examples:
     >>> untrusted_repr([[[[[[[[1]]]]]]]])
     '[[[[...]]]]'
     >>> untrusted_repr(10 ** 5000)
     '<an integer of 16610 bits>'
+    >>> untrusted_repr(b"ab" * 10 ** 6)
+    "b'ababababababababababababab...abababababababababababababab'"
     """
     return _untrusted_repr.repr(value)
 
