@@ -30,6 +30,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     requests = []
     truncate = set()
     stall = set()
+    content_length = {}  # path: the Content-Length header sent, as is, with the whole file
 
     def log_message(self, *args):
         pass
@@ -54,6 +55,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(3)
             return
+        if self.path in self.content_length:
+            with open(self.translate_path(self.path), "rb") as f:
+                body = f.read()
+            self.send_response(200)
+            self.send_header("Content-Length", self.content_length[self.path])
+            self.end_headers()
+            self.wfile.write(body)
+            return
         super().do_GET()
 
 
@@ -68,7 +77,7 @@ def server(tmp_path, tiny_checkpoint):
             z.write(os.path.join(source, name), f"tiny_L-2_H-4/{name}")
     # A Hugging Face repository layout for hf:// handles.
     shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), root / "org" / "tiny-bert" / "resolve" / "main")
-    _Handler.requests, _Handler.truncate, _Handler.stall = [], set(), set()
+    _Handler.requests, _Handler.truncate, _Handler.stall, _Handler.content_length = [], set(), set(), {}
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -284,6 +293,25 @@ def test_checksum_mismatch_saves_nothing(server, tmp_path):
     good = dl.sha256_of(str(tmp_path / "www" / "tiny_L-2_H-4.zip"))
     dl.download(f"{base}/tiny_L-2_H-4.zip", str(target), sha256=good, progress=False)
     assert target.exists()
+
+
+@pytest.mark.parametrize("length", ["ten", "-1", "1e3", "", "\u00b2"])
+def test_a_malformed_content_length_is_read_as_unknown(server, tmp_path, length):
+    # int() raised a bare ValueError of "ten"; "-1" was promised and failed as a download "cut short".
+    base, handler = server
+    handler.content_length = {"/tiny_L-2_H-4.zip": length}
+    target = tmp_path / "out.zip"
+    dl.download(f"{base}/tiny_L-2_H-4.zip", str(target), progress=False)
+    assert target.read_bytes() == (tmp_path / "www" / "tiny_L-2_H-4.zip").read_bytes()
+
+
+def test_a_body_shorter_than_its_content_length_is_refused_naming_both_sizes(server, tmp_path):
+    base, handler = server
+    size = os.path.getsize(tmp_path / "www" / "tiny_L-2_H-4.zip")
+    handler.content_length = {"/tiny_L-2_H-4.zip": f" {size + 7} "}
+    with pytest.raises(kbz.CheckpointError, match=f"cut short \\({size} of {size + 7} bytes\\)"):
+        dl.download(f"{base}/tiny_L-2_H-4.zip", str(tmp_path / "out.zip"), progress=False)
+    assert not (tmp_path / "out.zip").exists()
 
 
 def test_missing_file_is_not_found(server):

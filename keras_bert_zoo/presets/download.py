@@ -108,6 +108,14 @@ def _network_error(url, error, connect_timeout, read_timeout, hint):
     return NetworkUnreachableError(f"{what}. Set $KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT to wait longer. {hint}")
 
 
+def _content_length(response):
+    """The body's size the server promises, or None where it gives none or a malformed one ("ten", "-1"): as
+    http.client, which then reads to the connection's end, takes it (a checksum or the archive's checks still
+    catch a short body)."""
+    value = (response.headers.get("Content-Length") or "").strip()
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
 def download(url, destination, sha256=None, offline_hint="", progress=True):
     """Download `url` to `destination` atomically, checking size and sha256.
 
@@ -132,8 +140,7 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
         raise NetworkUnreachableError(f"Downloading {url} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
     except (urllib.error.URLError, OSError) as e:
         raise _network_error(url, e, *timeouts, offline_hint) from e
-    expected = response.headers.get("Content-Length")
-    expected = int(expected) if expected else None
+    expected = _content_length(response)
     received = 0
     digest = hashlib.sha256()
     with response, atomic_file(destination) as f, progress_bar(
