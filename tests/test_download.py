@@ -2,6 +2,7 @@
 hf:// handles, the cache, atomicity and network errors."""
 
 import functools
+import hashlib
 import json
 import http.server
 import os
@@ -506,6 +507,35 @@ def test_archive_url_naming_a_directory_is_refused(server, end):
     with pytest.raises(kbz.PresetNotFoundError, match=f"{url} does not name an archive: its path ends in '{end}'"):
         kbz.BertBackbone.from_preset(url)
     assert handler.requests == []
+
+
+def test_long_urls_and_handles_are_cached_under_names_a_file_system_holds(server, monkeypatch, tmp_path):
+    # The cache and scratch directories were named after the whole archive name or repository: "File name too
+    # long" (a name holds 255 bytes, its temporaries add ".tmp-" and "-<pid>@<host>-<random>").
+    base, handler = server
+    archive = "a" * 240 + ".zip"
+    shutil.copy(tmp_path / "www" / "tiny_L-2_H-4.zip", tmp_path / "www" / archive)
+    repository = "b" * 240
+    shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), tmp_path / "www" / "org" / repository / "resolve" / "main")
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    for preset in (f"{base}/{archive}", f"hf://org/{repository}"):
+        kbz.BertBackbone.from_preset(preset)
+        requests = len(handler.requests)
+        kbz.BertBackbone.from_preset(preset)
+        assert len(handler.requests) == requests  # read from the cache
+    hf_name, url_name = sorted(os.listdir(os.path.dirname(cached_preset_dir("x"))))
+    assert len(hf_name.encode()) <= 150 and len(url_name.encode()) <= 150
+    assert hf_name.startswith("hf--org--bbbbbbbbbb") and url_name.startswith("url--") and "--aaaaaaaaaa" in url_name
+
+
+def test_a_long_cache_name_keeps_its_start_and_a_hash_of_the_whole():
+    from keras_bert_zoo.presets.loader import _bounded_name
+
+    assert _bounded_name("hf--org--name") == "hf--org--name"
+    long, other = "\u00e9" * 100, "\u00e9" * 99 + "e"  # 200 bytes: cut between two of é's bytes
+    bounded = _bounded_name(long)
+    assert len(bounded.encode()) <= 150 and bounded.startswith("\u00e9" * 60) and bounded != _bounded_name(other)
+    assert bounded.endswith("--" + hashlib.sha256(long.encode()).hexdigest()[:16])
 
 
 def test_a_bad_weight_in_a_downloaded_checkpoint_is_named_by_its_handle(server, monkeypatch, tmp_path):

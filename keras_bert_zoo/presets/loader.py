@@ -126,12 +126,26 @@ def _preset_inside(directory):
 # --- Cache ---------------------------------------------------------------
 
 
+# Cache entries, and the files downloaded into scratch, are named after the handle or URL, and their temporaries
+# `.tmp-<name>-<pid>@<host>-<random>`: a file name holds 255 bytes, and a long URL failed with "File name too long".
+# A longer name keeps its first bytes and ends in a hash of the whole, so names stay apart.
+_MAX_NAME_BYTES = 150  # the other 105 hold the temporaries' pid, host name (64 at most) and random part
+
+
+def _bounded_name(name):
+    encoded = name.encode()
+    if len(encoded) <= _MAX_NAME_BYTES:
+        return name
+    digest = hashlib.sha256(encoded).hexdigest()[:16]
+    return encoded[:_MAX_NAME_BYTES - len(digest) - 2].decode("utf-8", "ignore") + "--" + digest
+
+
 def _hf_cache_name(handle):
     name = "hf--" + handle[len("hf://"):].strip("/").replace("/", "--")
     endpoint = dl.hf_endpoint()
     if endpoint != dl.HF_DEFAULT_ENDPOINT:  # a mirror's repository is another's files: cached apart
         name += f"--{hashlib.sha256(endpoint.encode()).hexdigest()[:16]}"
-    return name
+    return _bounded_name(name)
 
 
 def _archive_file_name(url):
@@ -140,11 +154,11 @@ def _archive_file_name(url):
     if base in (".", ".."):  # joined to a directory, it would name that directory or its parent
         raise PresetNotFoundError(f"{url} does not name an archive: its path ends in '{base}'. Give the URL of a "
                                   ".zip or .tar.gz file.")
-    return base or "archive"
+    return _bounded_name(base or "archive")
 
 
 def _url_cache_name(url):
-    return f"url--{hashlib.sha256(url.encode()).hexdigest()[:16]}--{_archive_file_name(url)}"
+    return _bounded_name(f"url--{hashlib.sha256(url.encode()).hexdigest()[:16]}--{_archive_file_name(url)}")
 
 
 def cached_preset_dir(name):
