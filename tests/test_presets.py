@@ -64,9 +64,78 @@ def test_unknown_preset_lists_close_matches():
     assert "list_presets()" in str(info.value)
 
 
-def test_missing_directory_is_named():
-    with pytest.raises(kbz.PresetNotFoundError, match="No such directory"):
-        kbz.BertBackbone.from_preset("./no/such/dir")
+@pytest.mark.parametrize("path", ["./no/such/dir", "C:/no/such/dir", "v2:x/y"])
+def test_missing_directory_is_named(path):
+    with pytest.raises(kbz.PresetNotFoundError, match=f"^No such directory: '{path}'.$"):
+        kbz.BertBackbone.from_preset(path)
+
+
+FORMS = ("from_preset takes a registered preset name (see keras_bert_zoo.list_presets() or `keras-bert-zoo presets`), "
+         "a local directory, an hf://org/name handle or the http(s):// URL of a .zip or .tar.gz archive.")
+
+
+@pytest.mark.parametrize("preset, why", [
+    ("s3://bucket/bert.zip", "has the unsupported scheme 's3:'"),
+    ("kaggle://org/bert", "has the unsupported scheme 'kaggle:'"),
+    ("gs://bucket/bert.zip", "has the unsupported scheme 'gs:'"),
+    ("file:///data/bert", "has the unsupported scheme 'file:'"),
+    ("HF://org/name", "has the unsupported scheme 'HF:' (did you mean 'hf://org/name'?)"),
+    ("Https://host/bert.zip", "has the unsupported scheme 'Https:' (did you mean 'https://host/bert.zip'?)"),
+    ("hf:/org/name", "is not written as hf:// (did you mean 'hf://org/name'?)"),
+    ("hf:org/name", "is not written as hf:// (did you mean 'hf://org/name'?)"),
+    ("http:/host/bert.zip", "is not written as http:// (did you mean 'http://host/bert.zip'?)"),
+])
+def test_an_unsupported_scheme_is_named_with_the_forms_from_preset_takes(preset, why):
+    # Each was "No such directory: 's3://bucket/bert.zip'.", as if a path were mistyped.
+    with pytest.raises(kbz.PresetNotFoundError) as info:
+        kbz.BertBackbone.from_preset(preset)
+    assert str(info.value) == f"'{preset}' {why}. {FORMS}"
+
+
+def _no_download(*args, **kwargs):
+    raise AssertionError("a malformed handle was requested from the hub")
+
+
+HANDLE_RULE = ("is not a Hugging Face handle: write hf://org/name (or hf://name), each part of letters, digits, '-', "
+               "'_' and '.', without '--' or '..'.")
+
+
+@pytest.mark.parametrize("handle", ["hf://", "hf:///", "hf://org//name", "hf://org/name/extra", "hf://a--b/c",
+                                    "hf://org/../name", "hf://-org/name", "hf://org/name.", "hf://org/n ame",
+                                    "hf://\u00f6rg/name"])
+def test_a_malformed_hf_handle_is_refused_before_any_request(handle, monkeypatch):
+    # "hf://" asked the hub for "//resolve/main/config.json"; "hf://a--b/c" and "hf://a/b--c" shared a cache entry.
+    from keras_bert_zoo.presets import download
+
+    monkeypatch.setattr(download, "download", _no_download)
+    with pytest.raises(kbz.PresetNotFoundError) as info:
+        kbz.BertBackbone.from_preset(handle)
+    assert str(info.value) == f"'{handle}' {HANDLE_RULE}"
+
+
+@pytest.mark.parametrize("handle", ["hf://org/name?rev=", "hf://org/name@v1.0", "hf://org/name#main"])
+def test_an_hf_handle_naming_a_revision_is_refused_with_the_way_round(handle, monkeypatch):
+    from keras_bert_zoo.presets import download
+
+    monkeypatch.setattr(download, "download", _no_download)
+    with pytest.raises(kbz.PresetNotFoundError) as info:
+        kbz.BertBackbone.from_preset(handle)
+    assert str(info.value) == (f"'{handle}' {HANDLE_RULE} A revision cannot be named: download its files into one "
+                               "directory and call from_preset('/path/to/that/dir').")
+
+
+def test_hub_repository_ids_are_read_as_the_hub_names_them(monkeypatch):
+    from keras_bert_zoo.presets.loader import _hf_base
+
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.example")
+    assert _hf_base("hf://bert-base-uncased") == "https://hub.example/bert-base-uncased/resolve/main"
+    assert _hf_base("hf://dmis-lab/biobert-v1.1/") == "https://hub.example/dmis-lab/biobert-v1.1/resolve/main"
+    assert _hf_base("hf://allenai/scibert_scivocab_uncased") == (
+        "https://hub.example/allenai/scibert_scivocab_uncased/resolve/main")
+    handles = [source["hf"] for name in preset_names() for source in get_preset_spec(name)["sources"] if "hf" in source]
+    assert len(handles) >= 8
+    for handle in handles:
+        assert _hf_base(handle) == f"https://hub.example/{handle[len('hf://'):]}/resolve/main"
 
 
 def test_directory_that_is_not_a_checkpoint(tmp_path):

@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import warnings
 
 import keras
@@ -46,6 +47,7 @@ from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.presets.errors import load_directory_advice
 from keras_bert_zoo.presets.registry import get_preset_spec
 from keras_bert_zoo.presets.registry import is_preset_name
+from keras_bert_zoo.presets.registry import PRESET_FORMS
 from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.atomic import scratch_directory
 from keras_bert_zoo.utils.packed_length import packed_length
@@ -104,7 +106,34 @@ def resolve(preset):
         hint = _offline_hint(_archive_fix(preset))
         return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint),
                                           origin=preset))
+    scheme = _scheme(preset)
+    if scheme is not None:
+        raise PresetNotFoundError(_unsupported_scheme(preset, scheme))
     raise PresetNotFoundError(f"No such directory: '{preset}'.")
+
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
+_SCHEMES = ("hf", "http", "https")
+
+
+def _scheme(preset):
+    """The URI scheme `preset` begins with ("s3" of "s3://bucket/x"), or None where it reads as a path: "C:/x" is a
+    Windows drive (one letter), "v2:x/y" a relative path (not followed by '/', nor a scheme from_preset reads)."""
+    match = _SCHEME.match(preset)
+    if match and (preset[match.end():].startswith("/") or match[1].lower() in _SCHEMES):
+        return match[1]
+    return None
+
+
+def _unsupported_scheme(preset, scheme):
+    """Why `preset` ("s3://b/x", "HF://org/name", "hf:/org/name"), a path that does not exist, is refused."""
+    meant = f"{scheme.lower()}://{preset[len(scheme) + 1:].lstrip('/')}"
+    if scheme in _SCHEMES:
+        why = f"is not written as {scheme}:// (did you mean '{meant}'?)"
+    else:
+        why = f"has the unsupported scheme '{scheme}:'" + (f" (did you mean '{meant}'?)" if scheme.lower() in _SCHEMES
+                                                          else "")
+    return f"'{preset}' {why}. from_preset takes {PRESET_FORMS}."
 
 
 def _preset_inside(directory):
@@ -140,8 +169,26 @@ def _bounded_name(name):
     return encoded[:_MAX_NAME_BYTES - len(digest) - 2].decode("utf-8", "ignore") + "--" + digest
 
 
+# A Hugging Face repository id as the hub allows it: [org/]name, each of letters, digits, '-', '_' and '.', neither
+# beginning nor ending with '-' or '.', without '--' or '..' (with them, "a--b/c" and "a/b--c" were one cache name).
+_HF_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?"
+_HF_REPOSITORY = re.compile(rf"(?:{_HF_PART}/)?{_HF_PART}")
+
+
+def _hf_repository(handle):
+    """The repository id of `handle` ("org/name" of "hf://org/name/"), refused before any download where the hub
+    holds no such id ("hf://", "hf://org/name?rev=v1")."""
+    repository = handle[len("hf://"):].strip("/")
+    if _HF_REPOSITORY.fullmatch(repository) and "--" not in repository and ".." not in repository:
+        return repository
+    revision = (f" A revision cannot be named: download its files into one directory and "
+                f"{load_directory_advice('/path/to/that/dir')}." if any(c in repository for c in "@?#") else "")
+    raise PresetNotFoundError(f"'{handle}' is not a Hugging Face handle: write hf://org/name (or hf://name), each part "
+                              f"of letters, digits, '-', '_' and '.', without '--' or '..'.{revision}")
+
+
 def _hf_cache_name(handle):
-    name = "hf--" + handle[len("hf://"):].strip("/").replace("/", "--")
+    name = "hf--" + _hf_repository(handle).replace("/", "--")
     endpoint = dl.hf_endpoint()
     if endpoint != dl.HF_DEFAULT_ENDPOINT:  # a mirror's repository is another's files: cached apart
         name += f"--{hashlib.sha256(endpoint.encode()).hexdigest()[:16]}"
@@ -345,7 +392,7 @@ def _check_config(checkpoint, expected, name):
 
 
 def _hf_base(handle):
-    return f"{dl.hf_endpoint()}/{handle[len('hf://'):].strip('/')}/resolve/main"
+    return f"{dl.hf_endpoint()}/{_hf_repository(handle)}/resolve/main"
 
 
 def _hf_fix(handle):

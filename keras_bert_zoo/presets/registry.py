@@ -13,6 +13,9 @@ TABLE_COLUMNS = ("name", "params", "domain", "casing", "source", "license")
 # The preset examples, recipes and the command line use when none is named:
 # small, and shipped on PyPI, so it loads offline.
 DEFAULT_PRESET = "minilm_l6_h384_en_uncased"
+# Every form `from_preset` reads, for the error of a string that is none of them.
+PRESET_FORMS = ("a registered preset name (see keras_bert_zoo.list_presets() or `keras-bert-zoo presets`), a local "
+                "directory, an hf://org/name handle or the http(s):// URL of a .zip or .tar.gz archive")
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,11 +56,7 @@ def get_preset_spec(name):
     close = containing + [p for p in difflib.get_close_matches(name, presets, n=3, cutoff=0.5) if p not in containing]
     close = close[:3]
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    raise PresetNotFoundError(
-        f"Unknown preset '{name}'.{hint} See keras_bert_zoo.list_presets() (or "
-        "`keras-bert-zoo presets`) for all names; a local directory, an "
-        "hf://org/name handle or an http(s) archive URL also works."
-    )
+    raise PresetNotFoundError(f"Unknown preset '{name}'.{hint} from_preset takes {PRESET_FORMS}.")
 
 
 class PresetTable(list):
