@@ -8,6 +8,7 @@ import http.server
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -410,6 +411,24 @@ def test_archive_with_path_traversal_is_refused(tmp_path):
     with pytest.raises(kbz.CheckpointError, match="unsafe path"):
         dl.extract_archive(str(archive), str(tmp_path / "out"))
     assert not (tmp_path / "outside.txt").exists()
+
+
+@pytest.mark.parametrize("member, why", [
+    ("../outside.txt", "contains an unsafe path '../outside.txt'; refusing to extract it."),
+    ("link", "contains a link or device 'link'; refusing it."),
+])
+def test_a_refused_downloaded_archive_is_named_by_its_url(server, tmp_path, member, why):
+    # The refusal named the archive's path in the download's scratch directory, deleted before it was read.
+    base, _ = server
+    with zipfile.ZipFile(tmp_path / "www" / "evil.zip", "w") as z:
+        info = zipfile.ZipInfo(member)
+        if member == "link":
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        z.writestr(info, "x")
+    with pytest.raises(kbz.CheckpointError) as info:
+        kbz.BertBackbone.from_preset(f"{base}/evil.zip")
+    assert str(info.value) == f"{base}/evil.zip {why}"
+    assert _cache_files() == [] and not (tmp_path / "outside.txt").exists()
 
 
 @pytest.fixture

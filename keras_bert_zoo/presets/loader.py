@@ -435,7 +435,10 @@ def _fetch_archive(url, tmp, hint, sha256=None):
     archive = os.path.join(tmp, _archive_file_name(url))
     dl.download(url, archive, sha256=sha256, offline_hint=hint)
     extracted = os.path.join(tmp, "extracted")
-    dl.extract_archive(archive, extracted)
+    try:
+        dl.extract_archive(archive, extracted)
+    except CheckpointError as e:  # named by its path in scratch, gone once the error is read
+        raise type(e)(str(e).replace(archive, url)) from None
     found = dl.find_checkpoint_dir(extracted, lambda d: is_hf_checkpoint_dir(d) or is_google_checkpoint_dir(d))
     if found is None:
         raise CheckpointError(f"The archive {url} holds no BERT checkpoint (no bert_config.json or config.json with weights).")
