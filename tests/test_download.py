@@ -2,15 +2,18 @@
 hf:// handles, the cache, atomicity and network errors."""
 
 import functools
+import gzip
 import hashlib
 import json
 import http.server
+import io
 import os
 import shutil
 import socket
 import stat
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import warnings
@@ -429,6 +432,39 @@ def test_a_refused_downloaded_archive_is_named_by_its_url(server, tmp_path, memb
         kbz.BertBackbone.from_preset(f"{base}/evil.zip")
     assert str(info.value) == f"{base}/evil.zip {why}"
     assert _cache_files() == [] and not (tmp_path / "outside.txt").exists()
+
+
+def _tar_gz_with_zeros_after(path, zeros):
+    """A .tar.gz of one small member, followed in its gzip stream by `zeros` zero bytes (tarfile's own end
+    included)."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as t:  # ends in zeros padded to a 10 KiB record
+        member = tarfile.TarInfo("vocab.txt")
+        member.size = 5
+        t.addfile(member, io.BytesIO(b"hello"))
+    with gzip.open(path, "wb") as f:
+        f.write(data.getvalue())
+        f.write(bytes(zeros))
+
+
+def test_a_tar_gz_ending_in_a_megabyte_of_zeros_is_unpacked(tmp_path):
+    # A tar written with a blocking factor of 2048 (1 MiB records) ends so.
+    archive = tmp_path / "model.tar.gz"
+    _tar_gz_with_zeros_after(archive, 1 << 20)
+    dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "vocab.txt").read_bytes() == b"hello"
+
+
+def test_a_tar_gz_inflating_to_endless_zeros_after_its_last_member_is_refused(tmp_path):
+    # Its tail was inflated to the last byte: 1 GB from 1 MB of gzip, 1 TB from 1 GB.
+    archive = tmp_path / "bomb.tar.gz"
+    _tar_gz_with_zeros_after(archive, 64 << 20)
+    assert os.path.getsize(archive) < 100_000
+    with pytest.raises(kbz.CheckpointError) as info:
+        dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert str(info.value) == (f"{archive} goes on for more than {4 << 20} bytes of zeros after its last member, "
+                               "where a tar ends in a few blocks: it is corrupt or crafted; it is refused.")
+    assert os.listdir(tmp_path) == ["bomb.tar.gz"]
 
 
 @pytest.fixture

@@ -234,15 +234,26 @@ def _check_entries(archive, root, entries):
             )
 
 
+# A tar ends in two zero blocks, padded to its record: 10 KiB as tar and tarfile write it, rarely over 1 MiB. Zeros
+# beyond this are no end but a gzip stream crafted to inflate (1000x) for as long as it is read.
+_MAX_TAR_END_BYTES = 4 << 20
+
+
 def _check_tar_end(archive, t):
     """tarfile takes the first header it cannot parse for the end of the archive and stops there, unread (a
     flipped bit extracted half a checkpoint): what follows the last member must be the zero blocks that end
     a tar. Reading it to the end also checks a gzip stream's CRC."""
     t.fileobj.seek(t.offset)
+    read = 0
     for chunk in iter(lambda: t.fileobj.read(_CHUNK), b""):
         if chunk.count(0) != len(chunk):
             raise CheckpointError(f"{archive} is a corrupt archive: a member's header at byte {t.offset} of its "
                                   "tar stream cannot be read. Download it again.")
+        read += len(chunk)
+        if read > _MAX_TAR_END_BYTES:
+            raise CheckpointError(f"{archive} goes on for more than {_MAX_TAR_END_BYTES} bytes of zeros after its "
+                                  "last member, where a tar ends in a few blocks: it is corrupt or crafted; it is "
+                                  "refused.")
 
 
 def extract_archive(archive, directory):
