@@ -8,6 +8,7 @@ import json
 import http.server
 import io
 import os
+import re
 import shutil
 import socket
 import stat
@@ -323,6 +324,30 @@ def test_missing_file_is_not_found(server):
     base, _ = server
     with pytest.raises(kbz.PresetNotFoundError, match="404"):
         kbz.BertBackbone.from_preset(f"{base}/nope.zip")
+
+
+@pytest.mark.parametrize("path, reason", [
+    ("/a b.zip", "URL can't contain control characters"),
+    ("/\u6a21\u578b.zip", "'ascii' codec can't encode characters"),
+    ("/a\nb.zip", "URL can't contain control characters"),
+])
+def test_a_malformed_url_is_refused_naming_it_before_any_request(server, path, reason):
+    # http.client's InvalidURL and UnicodeEncodeError escaped bare.
+    base, handler = server
+    url = base + path
+    with pytest.raises(kbz.PresetNotFoundError) as info:
+        kbz.BertBackbone.from_preset(url)
+    assert str(info.value).startswith(f"{url} is not a valid URL ({reason}")
+    assert str(info.value).endswith("): check its host and port, and percent-encode spaces and non-ASCII characters.")
+    assert handler.requests == [] and _cache_files() == []
+
+
+@pytest.mark.parametrize("url, reason", [("http://host:abc/m.zip", "nonnumeric port: 'abc'"),
+                                         ("http://[::1/m.zip", "Invalid IPv6 URL")])
+def test_a_url_with_a_malformed_host_is_refused_naming_it(tmp_path, url, reason):
+    with pytest.raises(kbz.PresetNotFoundError, match=re.escape(f"{url} is not a valid URL ({reason}): check its")):
+        dl.download(url, str(tmp_path / "m.zip"), progress=False)
+    assert os.listdir(tmp_path) == []
 
 
 def test_unreachable_network_explains_offline_use(monkeypatch):

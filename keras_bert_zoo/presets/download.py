@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import http.client
 import os
 import shutil
 import stat
@@ -128,7 +129,7 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
     Raises:
         NetworkUnreachableError: the host cannot be reached, or is silent
             longer than `download_timeouts()` allow.
-        PresetNotFoundError: the server answered 404.
+        PresetNotFoundError: the server answered 404, or `url` is malformed.
         CheckpointError: the download was cut short or the checksum differs.
     """
     timeouts = download_timeouts()
@@ -140,6 +141,9 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
         raise NetworkUnreachableError(f"Downloading {url} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
     except (urllib.error.URLError, OSError) as e:
         raise _network_error(url, e, *timeouts, offline_hint) from e
+    except (http.client.InvalidURL, ValueError) as e:  # a space, a non-ASCII path, "host:abc", "http://[::1"
+        raise PresetNotFoundError(f"{url} is not a valid URL ({e}): check its host and port, and percent-encode "
+                                  "spaces and non-ASCII characters.") from e
     expected = _content_length(response)
     received = 0
     digest = hashlib.sha256()
