@@ -492,6 +492,26 @@ def test_a_tar_gz_inflating_to_endless_zeros_after_its_last_member_is_refused(tm
     assert os.listdir(tmp_path) == ["bomb.tar.gz"]
 
 
+@pytest.mark.parametrize("name", ["m/" + "x" * 256, "m/" + "/".join(["y" * 200] * 21)])
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_an_archive_member_named_beyond_what_a_file_system_holds_is_refused(tmp_path, name, kind):
+    # Its extraction failed with a bare OSError "File name too long" (a part over 255 bytes, a path over 4095).
+    archive = tmp_path / f"long.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as z:
+            z.writestr(name, "x")
+    else:
+        with tarfile.open(archive, "w") as t:
+            member = tarfile.TarInfo(name)
+            member.size = 1
+            t.addfile(member, io.BytesIO(b"x"))
+    with pytest.raises(kbz.CheckpointError) as info:
+        dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert str(info.value) == (f"{archive} contains a path longer than a file system holds ('{name[:80]}...'); no "
+                               "checkpoint's is. It is corrupt or crafted; it is refused.")
+    assert os.listdir(tmp_path) == [archive.name]
+
+
 @pytest.fixture
 def silent_host():
     """A host that accepts connections (the kernel completes them) and never answers."""

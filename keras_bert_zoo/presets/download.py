@@ -181,6 +181,8 @@ _MAX_MEMBERS = 10_000
 # which inflates 1000x. Small archives may always inflate to 64 MiB.
 _MAX_INFLATION = 8
 _SMALL_ARCHIVE_BYTES = 64 << 20
+# Longer names fail to extract with "File name too long" (NAME_MAX and PATH_MAX of Linux file systems).
+_MAX_NAME_BYTES, _MAX_PATH_BYTES = 255, 4095
 
 
 # What zipfile can inflate; it raises a NotImplementedError for any other method.
@@ -211,6 +213,12 @@ def _tar_entries(t):
         yield member.name, member.isfile() or member.isdir(), member.size
 
 
+def _too_long(path):
+    """Whether the file `path` cannot be made: a part of it over NAME_MAX bytes, or the whole over PATH_MAX."""
+    encoded = os.fsencode(path)
+    return len(encoded) > _MAX_PATH_BYTES or max(map(len, encoded.split(os.fsencode(os.sep)))) > _MAX_NAME_BYTES
+
+
 def _check_entries(archive, root, entries):
     """Refuse, before anything is written, any entry that would land outside
     `root`, is a link or device, repeats a name, or pushes the count or the
@@ -223,6 +231,9 @@ def _check_entries(archive, root, entries):
             raise CheckpointError(f"{archive} contains an unsafe path '{name}'; refusing to extract it.")
         if not regular:
             raise CheckpointError(f"{archive} contains a link or device '{name}'; refusing it.")
+        if _too_long(target):
+            raise CheckpointError(f"{archive} contains a path longer than a file system holds ('{name[:80]}...'); "
+                                  "no checkpoint's is. It is corrupt or crafted; it is refused.")
         if target in seen:
             raise CheckpointError(f"{archive} contains '{name}' twice; refusing it.")
         seen.add(target)
