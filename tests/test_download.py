@@ -599,6 +599,17 @@ def test_hf_handles_of_two_endpoints_are_cached_apart(server, monkeypatch):
     assert len(handler.requests) == requests  # the first endpoint's copy is still cached
 
 
+@pytest.mark.parametrize("endpoint", ["huggingface.co", "ftp://mirror.example", "http://", "https:///hub"])
+def test_an_hf_endpoint_that_is_no_http_url_is_refused_naming_the_variable(monkeypatch, endpoint):
+    # "huggingface.co" was read as a URL of unknown type, "ftp://..." asked a host that cannot be an HF hub.
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.setattr(dl, "download", lambda *args, **kwargs: pytest.fail("a request was made"))
+    with pytest.raises(kbz.PresetError) as info:
+        kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    assert str(info.value) == (f"$HF_ENDPOINT={endpoint!r} is not the http(s):// URL of a hub, such as "
+                               "https://huggingface.co.")
+
+
 @pytest.mark.parametrize("end", ["..", "."])
 def test_archive_url_naming_a_directory_is_refused(server, end):
     # The download was written to the temporary directory's parent: an IsADirectoryError.

@@ -9,6 +9,7 @@ import stat
 import tarfile
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 import zlib
@@ -38,7 +39,12 @@ HF_DEFAULT_ENDPOINT = "https://huggingface.co"
 
 def hf_endpoint():
     """The Hugging Face hub base URL (`$HF_ENDPOINT`, as `huggingface_hub` reads it)."""
-    return os.environ.get("HF_ENDPOINT", HF_DEFAULT_ENDPOINT).rstrip("/")
+    endpoint = os.environ.get("HF_ENDPOINT", HF_DEFAULT_ENDPOINT).rstrip("/")
+    parts = urllib.parse.urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:  # "huggingface.co" failed as an unknown URL type
+        raise PresetError(f"$HF_ENDPOINT={os.environ['HF_ENDPOINT']!r} is not the http(s):// URL of a hub, such as "
+                          f"{HF_DEFAULT_ENDPOINT}.")
+    return endpoint
 
 
 def sha256_of(path):
