@@ -37,6 +37,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     truncate = set()
     stall = set()
     content_length = {}  # path: the Content-Length header sent, as is, with the whole file
+    endless = set()  # paths answered with zeros, without a Content-Length, until the client hangs up
 
     def log_message(self, *args):
         pass
@@ -61,6 +62,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(3)
             return
+        if self.path in self.endless:
+            self.send_response(200)
+            self.end_headers()
+            try:
+                for _ in range(1024):  # 1 GiB at most
+                    self.wfile.write(bytes(1 << 20))
+            except OSError:  # the client hung up
+                pass
+            return
         if self.path in self.content_length:
             with open(self.translate_path(self.path), "rb") as f:
                 body = f.read()
@@ -84,6 +94,7 @@ def server(tmp_path, tiny_checkpoint):
     # A Hugging Face repository layout for hf:// handles.
     shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), root / "org" / "tiny-bert" / "resolve" / "main")
     _Handler.requests, _Handler.truncate, _Handler.stall, _Handler.content_length = [], set(), set(), {}
+    _Handler.endless = set()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -318,6 +329,32 @@ def test_a_body_shorter_than_its_content_length_is_refused_naming_both_sizes(ser
     with pytest.raises(kbz.CheckpointError, match=f"cut short \\({size} of {size + 7} bytes\\)"):
         dl.download(f"{base}/tiny_L-2_H-4.zip", str(tmp_path / "out.zip"), progress=False)
     assert not (tmp_path / "out.zip").exists()
+
+
+@pytest.mark.parametrize("promised", [None, "2000001"])
+def test_a_download_over_its_bound_is_refused(server, tmp_path, promised):
+    # A server streaming without end (or promising more than the file can hold) filled the disk.
+    base, handler = server
+    if promised:
+        (tmp_path / "www" / "big.bin").write_bytes(bytes(2_000_001))
+        handler.content_length = {"/big.bin": promised}
+    else:
+        handler.endless = {"/big.bin"}
+    with pytest.raises(kbz.CheckpointError) as info:
+        dl.download(f"{base}/big.bin", str(tmp_path / "out.bin"), progress=False, max_bytes=2_000_000)
+    assert str(info.value) == (f"{base}/big.bin is over 2000000 bytes, far beyond the file it should be: the server "
+                               "is broken or hostile; it is refused. Nothing was saved.")
+    assert os.listdir(tmp_path) == ["www"]  # no partial out.bin
+
+
+def test_a_hub_streaming_an_endless_config_is_refused(server, monkeypatch):
+    base, handler = server
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    handler.endless = {"/org/tiny-bert/resolve/main/config.json"}
+    with pytest.raises(kbz.CheckpointError, match=f"{base}/org/tiny-bert/resolve/main/config.json is over {64 << 20} "
+                                                  "bytes, far beyond the file it should be"):
+        kbz.BertBackbone.from_preset("hf://org/tiny-bert")
+    assert _cache_files() == []
 
 
 def test_missing_file_is_not_found(server):

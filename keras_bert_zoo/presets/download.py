@@ -123,7 +123,12 @@ def _content_length(response):
     return int(value) if value.isascii() and value.isdigit() else None
 
 
-def download(url, destination, sha256=None, offline_hint="", progress=True):
+def _too_large(url, max_bytes):
+    return CheckpointError(f"{url} is over {max_bytes} bytes, far beyond the file it should be: the server is broken "
+                           "or hostile; it is refused. Nothing was saved.")
+
+
+def download(url, destination, sha256=None, offline_hint="", progress=True, max_bytes=None):
     """Download `url` to `destination` atomically, checking size and sha256.
 
     Args:
@@ -131,12 +136,15 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
         destination: final file path; written only when complete and verified.
         sha256: expected hex digest, if known.
         offline_hint: what to do without network (appended to errors).
+        max_bytes: the most the file may hold, if bounded: a server that
+            promises or sends more is refused.
 
     Raises:
         NetworkUnreachableError: the host cannot be reached, or is silent
             longer than `download_timeouts()` allow.
         PresetNotFoundError: the server answered 404, or `url` is malformed.
-        CheckpointError: the download was cut short or the checksum differs.
+        CheckpointError: the download was cut short, is over `max_bytes`,
+            or the checksum differs.
     """
     timeouts = download_timeouts()
     try:
@@ -156,12 +164,16 @@ def download(url, destination, sha256=None, offline_hint="", progress=True):
     with response, atomic_file(destination) as f, progress_bar(
         None, progress, total=expected, unit="B", unit_scale=True, desc=os.path.basename(destination), leave=False
     ) as bar:
+        if max_bytes is not None and (expected or 0) > max_bytes:
+            raise _too_large(url, max_bytes)
         try:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 f.write(chunk)
                 digest.update(chunk)
                 received += len(chunk)
                 bar.update(len(chunk))
+                if max_bytes is not None and received > max_bytes:  # an endless body, without a Content-Length
+                    raise _too_large(url, max_bytes)
         except TimeoutError as e:
             raise _network_error(url, e, *timeouts, offline_hint) from e
         except (OSError, urllib.error.URLError) as e:

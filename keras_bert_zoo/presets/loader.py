@@ -62,6 +62,9 @@ PRESET_CACHE_VERSION = 3
 HF_FILES = ("config.json", "vocab.txt")
 HF_OPTIONAL_FILES = ("tokenizer_config.json",)
 HF_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+# config.json and tokenizer_config.json hold KBs, vocab.txt a few MB (4 MB for 250k tokens): a hub streaming more
+# into one is refused before it fills the disk, or the memory of the JSON reader.
+_MAX_HF_TEXT_FILE_BYTES = 64 << 20
 
 
 @dataclasses.dataclass
@@ -416,10 +419,11 @@ def _fetch_hf(handle, tmp, hint):
     """Download an HF checkpoint into `tmp`; `hint` ends a download's error."""
     base = _hf_base(handle)
     for name in HF_FILES:
-        dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint)
+        dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint, max_bytes=_MAX_HF_TEXT_FILE_BYTES)
     for name in HF_OPTIONAL_FILES:
         try:
-            dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint, progress=False)
+            dl.download(f"{base}/{name}", os.path.join(tmp, name), offline_hint=hint, progress=False,
+                        max_bytes=_MAX_HF_TEXT_FILE_BYTES)
         except PresetNotFoundError:
             pass
     for name in HF_WEIGHT_FILES:
