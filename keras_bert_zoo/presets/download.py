@@ -200,7 +200,7 @@ _MAX_MEMBERS = 10_000
 _MAX_INFLATION = 8
 _SMALL_ARCHIVE_BYTES = 64 << 20
 # Longer names fail to extract with "File name too long" (NAME_MAX and PATH_MAX of Linux file systems).
-_MAX_NAME_BYTES, _MAX_PATH_BYTES = 255, 4095
+_NAME_MAX_BYTES, _PATH_MAX_BYTES = 255, 4095
 
 
 # What zipfile can inflate; it raises a NotImplementedError for any other method.
@@ -234,7 +234,7 @@ def _tar_entries(t):
 def _too_long(path):
     """Whether the file `path` cannot be made: a part of it over NAME_MAX bytes, or the whole over PATH_MAX."""
     encoded = os.fsencode(path)
-    return len(encoded) > _MAX_PATH_BYTES or max(map(len, encoded.split(os.fsencode(os.sep)))) > _MAX_NAME_BYTES
+    return len(encoded) > _PATH_MAX_BYTES or max(map(len, encoded.split(os.fsencode(os.sep)))) > _NAME_MAX_BYTES
 
 
 def _check_entries(archive, root, entries):

@@ -131,12 +131,9 @@ def _scheme(preset):
 def _unsupported_scheme(preset, scheme):
     """Why `preset` ("s3://b/x", "HF://org/name", "hf:/org/name"), a path that does not exist, is refused."""
     meant = f"{scheme.lower()}://{preset[len(scheme) + 1:].lstrip('/')}"
-    if scheme in _SCHEMES:
-        why = f"is not written as {scheme}:// (did you mean '{meant}'?)"
-    else:
-        why = f"has the unsupported scheme '{scheme}:'" + (f" (did you mean '{meant}'?)" if scheme.lower() in _SCHEMES
-                                                          else "")
-    return f"'{preset}' {why}. from_preset takes {PRESET_FORMS}."
+    suggestion = f" (did you mean '{meant}'?)" if scheme.lower() in _SCHEMES else ""
+    why = f"is not written as {scheme}://" if scheme in _SCHEMES else f"has the unsupported scheme '{scheme}:'"
+    return f"'{preset}' {why}{suggestion}. from_preset takes {PRESET_FORMS}."
 
 
 def _preset_inside(directory):
@@ -161,15 +158,15 @@ def _preset_inside(directory):
 # Cache entries, and the files downloaded into scratch, are named after the handle or URL, and their temporaries
 # `.tmp-<name>-<pid>@<host>-<random>`: a file name holds 255 bytes, and a long URL failed with "File name too long".
 # A longer name keeps its first bytes and ends in a hash of the whole, so names stay apart.
-_MAX_NAME_BYTES = 150  # the other 105 hold the temporaries' pid, host name (64 at most) and random part
+_MAX_CACHE_NAME_BYTES = 150  # the other 105 hold the temporaries' pid, host name (64 at most) and random part
 
 
 def _bounded_name(name):
     encoded = name.encode()
-    if len(encoded) <= _MAX_NAME_BYTES:
+    if len(encoded) <= _MAX_CACHE_NAME_BYTES:
         return name
     digest = hashlib.sha256(encoded).hexdigest()[:16]
-    return encoded[:_MAX_NAME_BYTES - len(digest) - 2].decode("utf-8", "ignore") + "--" + digest
+    return encoded[:_MAX_CACHE_NAME_BYTES - len(digest) - 2].decode("utf-8", "ignore") + "--" + digest
 
 
 # A Hugging Face repository id as the hub allows it: [org/]name, each of letters, digits, '-', '_' and '.', neither
