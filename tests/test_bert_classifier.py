@@ -311,3 +311,51 @@ def test_fit_and_evaluate_warn_of_the_texts_they_cut():
         warnings.simplefilter("error", kbz.TruncationWarning)
         clf.fit(["jack", "a dull boy"], labels, epochs=1, verbose=0)  # they fit: no warning
         clf.predict_proba(texts)
+
+
+def _always_predicts(clf, class_id):
+    """Make `clf` answer `class_id` for every text: logits are the bias alone, far apart."""
+    kernel, bias = clf.output_dense.get_weights()
+    bias = np.zeros_like(bias)
+    bias[class_id] = 100.0
+    clf.output_dense.set_weights([np.zeros_like(kernel), bias])
+
+
+@pytest.mark.slow
+def test_fit_on_a_readers_result_takes_its_label_names(tiny_checkpoint, tmp_path):
+    """A classifier without label_names fitted on a reader's result trained on the reader's ids but kept no
+    names: a dev file of another subset of labels was read by its own ids (cat 0, dog 1 here, where training's
+    were 1 and 2) and scored against other classes in silence, and the saved model answered ids."""
+    train_csv, dev_csv, other_csv = tmp_path / "train.csv", tmp_path / "dev.csv", tmp_path / "other.csv"
+    train_csv.write_text("text,label\nthe cat,cat\na dog,dog\na bird,bird\nthe fish,fish\n")
+    dev_csv.write_text("text,label\nthe cat,cat\na dog,dog\nmy dog,dog\nno dog,dog\n")
+    other_csv.write_text("text,label\nthe cat,cat\na horse,horse\n")
+    train, dev = kbz.data.read_csv(str(train_csv), "text", "label"), kbz.data.read_csv(str(dev_csv), "text", "label")
+    assert (train.label_names, dev.label_names) == (["bird", "cat", "dog", "fish"], ["cat", "dog"])
+    clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=4, sequence_length=12)
+    clf.compile(learning_rate=1e-9)  # the answer stays the one set below
+    _always_predicts(clf, 2)  # "dog" among training's names: 3 of the 4 dev examples
+    history = clf.fit(train, validation_data=dev, epochs=1, batch_size=4, verbose=0)
+    assert clf.label_names == ["bird", "cat", "dog", "fish"]
+    assert history.history["val_accuracy"] == [pytest.approx(0.75)]
+    assert clf.evaluate(dev, verbose=0, return_dict=True)["accuracy"] == pytest.approx(0.75)
+    assert clf.evaluate_glue(dev)["accuracy"] == pytest.approx(0.75)
+    assert clf.predict_labels(["a text"]) == ["dog"]
+    assert preset_round_trip(clf, tmp_path).label_names == ["bird", "cat", "dog", "fish"]
+    assert clf.get_config()["label_names"] == ["bird", "cat", "dog", "fish"]
+    # A label the classifier does not know is refused, naming both lists.
+    with pytest.raises(ValueError, match=r"other\.csv: the labels \['horse'\] are not the classifier's: its "
+                                         r"label_names are \['bird', 'cat', 'dog', 'fish'\], the data's \['cat', "
+                                         r"'horse'\]"):
+        clf.evaluate(kbz.data.read_csv(str(other_csv), "text", "label"), verbose=0)
+
+    # Names of another count than the classes are refused (the classifier's ids would have no names), and a fit
+    # stopped before its first step leaves it without names.
+    three = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=3, sequence_length=12)
+    with pytest.raises(ValueError, match=r"dev\.csv holds 2 labels \['cat', 'dog'\] but the classifier has "
+                                         r"num_classes=3: give it label_names="):
+        three.fit(dev, verbose=0)
+    four = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=4, sequence_length=12)
+    with pytest.raises(ValueError):
+        four.fit(train, batch_size=0, verbose=0)
+    assert four.label_names is None

@@ -39,6 +39,18 @@ class _StepSeen(keras.callbacks.Callback):
         self.seen = True
 
 
+def _class_ids_as_text(label_names):
+    """Whether a reader's names are class ids written as text ("0", "2"; or none: regression), which a
+    classifier without names reads as those ids, not by the file's names."""
+    return label_names is None or all(re.fullmatch("[0-9]+", name) for name in label_names)
+
+
+def _names_used(examples):
+    """The label names a reader's result's examples use (each once, in order)."""
+    named = examples.named_labels()
+    return list(dict.fromkeys(name for label in named for name in (label if isinstance(label, list) else [label])))
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class BertClassifier(Task):
     """BERT's classifier: dropout + dense on the pooled `[CLS]` vector.
@@ -182,7 +194,10 @@ class BertClassifier(Task):
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`Task.fit`; fitting on texts or pairs records which in `text_pairs`
-        once training starts (a warning where that changes it)."""
+        once training starts (a warning where that changes it). A classifier
+        without `label_names` fitted on a reader's result takes its names."""
+        previous_names = self.label_names
+        self._adopt_label_names(x)
         x, y = self.standardize_examples(x, y)
         self._fitting_form, previous = self.examples_are_pairs(x, labeled=True), self.text_pairs
         steps = _StepSeen()
@@ -190,11 +205,27 @@ class BertClassifier(Task):
         try:
             return super().fit(x, y, *args, **kwargs)
         except BaseException:
-            if not steps.seen:
-                self.text_pairs = previous  # stopped before a step (a Dataset's label is checked in the graph)
+            if not steps.seen:  # stopped before a step (a Dataset's label is checked in the graph)
+                self.text_pairs, self.label_names = previous, previous_names
             raise
         finally:
             self._fitting_form = None
+
+    def _adopt_label_names(self, examples):
+        """Take the names of a reader's result that `fit` trains a classifier without names on: its ids count
+        them, and without them a later file of another set of names (a dev file without one class) was read by
+        its own ids, scored against other classes in silence, and the saved model answered ids. Names that are
+        class ids as text ("0", "1") stay ids (see `standardize_examples`)."""
+        if not isinstance(examples, ClassificationExamples) or self.label_names is not None \
+                or _class_ids_as_text(examples.label_names):
+            return
+        if len(examples.label_names) != self.num_classes:
+            raise ValueError(
+                f"{examples.source + ' holds' if examples.source else 'The examples hold'} "
+                f"{len(examples.label_names)} labels {examples.label_names} but the classifier has "
+                f"num_classes={self.num_classes}: give it label_names=[...] of all its classes, in the order of "
+                "its outputs.")
+        self.label_names = list(examples.label_names)
 
     def training_starts(self):
         pairs, previous = self._fitting_form, self.text_pairs
@@ -227,11 +258,24 @@ class BertClassifier(Task):
         they are no class ids of the classifier (a GLUE file's "0" / "1" were read by position against the names
         ["1", "0"]; a file's "2" was class 4 among "0".."11" ("10" sorts before "2"), and class 1 of a file
         without a "1"; multi-label rows as well). Names that are no class ids, to a classifier without names
-        of its own, keep the reader's ids: there are no names to match them to."""
+        of its own, keep the reader's ids: there are no names to match them to (`fit` gives it the names
+        first). A result labelled with names the classifier does not read is refused, naming both lists."""
         if isinstance(x, ClassificationExamples) and y is None and self.label_names is None \
-                and x.label_names is not None and not all(re.fullmatch("[0-9]+", n) for n in x.label_names):
+                and not _class_ids_as_text(x.label_names):
             x, y = x.texts, x.labels
+        elif isinstance(x, ClassificationExamples) and self.label_names is not None:
+            self._check_names_read(x)
         return super().standardize_examples(x, y)
+
+    def _check_names_read(self, examples):
+        """Refuse a reader's result labelled with names the classifier does not read, naming both lists."""
+        readable = class_index(self.label_names, self.num_classes)
+        unknown = [name for name in _names_used(examples) if str(name) not in readable]
+        if unknown:
+            raise ValueError(
+                f"{examples.source or 'The examples'}: the labels {unknown} are not the classifier's: its "
+                f"label_names are {self.label_names}, the data's {examples.label_names}. Relabel the data with "
+                "the classifier's names, or fine-tune a classifier on these.")
 
     def prepare_labels(self, y):
         """Labels as the loss takes them, checked (see `class_labels`)."""
