@@ -17,6 +17,7 @@ from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_index
 from keras_bert_zoo.tasks.class_labels import class_labels
+from keras_bert_zoo.tasks.class_labels import unreadable_label
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 
@@ -43,12 +44,6 @@ def _class_ids_as_text(label_names):
     """Whether a reader's names are class ids written as text ("0", "2"; or none: regression), which a
     classifier without names reads as those ids, not by the file's names."""
     return label_names is None or all(re.fullmatch("[0-9]+", name) for name in label_names)
-
-
-def _names_used(examples):
-    """The label names a reader's result's examples use (each once, in order)."""
-    named = examples.named_labels()
-    return list(dict.fromkeys(name for label in named for name in (label if isinstance(label, list) else [label])))
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -263,19 +258,20 @@ class BertClassifier(Task):
         if isinstance(x, ClassificationExamples) and y is None and self.label_names is None \
                 and not _class_ids_as_text(x.label_names):
             x, y = x.texts, x.labels
-        elif isinstance(x, ClassificationExamples) and self.label_names is not None:
+        elif isinstance(x, ClassificationExamples) and None not in (self.label_names, x.label_names):
             self._check_names_read(x)
         return super().standardize_examples(x, y)
 
     def _check_names_read(self, examples):
         """Refuse a reader's result labelled with names the classifier does not read, naming both lists."""
         readable = class_index(self.label_names, self.num_classes)
-        unknown = [name for name in _names_used(examples) if str(name) not in readable]
-        if unknown:
-            raise ValueError(
-                f"{examples.source or 'The examples'}: the labels {unknown} are not the classifier's: its "
-                f"label_names are {self.label_names}, the data's {examples.label_names}. Relabel the data with "
-                "the classifier's names, or fine-tune a classifier on these.")
+        for index, label in enumerate(examples.named_labels()):
+            unknown = [name for name in (label if isinstance(label, list) else [label]) if str(name) not in readable]
+            if unknown:
+                what = f"Label {index}'s {unknown[0]!r}" if isinstance(label, list) else f"Label {index} {unknown[0]!r}"
+                error = unreadable_label(what, self.label_names, self.num_classes)
+                raise ValueError(f"{examples.source + ': ' if examples.source else ''}{error} The data's labels are "
+                                 f"{examples.label_names}.")
 
     def prepare_labels(self, y):
         """Labels as the loss takes them, checked (see `class_labels`)."""
