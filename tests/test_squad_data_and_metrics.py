@@ -26,6 +26,32 @@ def test_covid_qa_offsets_are_repaired():
     assert all(c[s:s + len(t)] == t for c, golds in zip(data.contexts, data.answers) for t, s in golds)
 
 
+def test_split_holds_out_whole_contexts(tmp_path):
+    """A split by question held out questions whose paragraph was trained on (every one of the 102 COVID-QA
+    questions `finetune --task qa` held out): whole contexts go to one side, as near the fraction as they allow."""
+    sizes = {"alpha": 3, "beta": 1, "gamma": 2, "delta": 4}
+    paragraphs = [{"context": f"{name} text", "qas": [
+        {"id": f"{name}{q}", "question": "?", "answers": [{"text": name, "answer_start": 0}]} for q in range(count)]}
+        for name, count in sizes.items()]
+    path = tmp_path / "four.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": paragraphs}]}))
+    data = read_squad(str(path))
+    for seed in range(6):
+        rest, held_out = data.split(0.3, seed=seed)
+        assert not set(rest.contexts) & set(held_out.contexts)
+        assert sorted(rest.ids + held_out.ids) == sorted(data.ids)
+        # Each side is its contexts' questions, all of them.
+        assert len(held_out) == sum(sizes[c.split()[0]] for c in set(held_out.contexts))
+        # 3 of 10 questions asked: a boundary between contexts of at most 4 lies within 2 of it.
+        assert abs(len(held_out) - 3) <= 2
+    assert data.split(0.3, seed=1) == data.split(0.3, seed=1)
+    assert [len(part) for part in data.split(0.0)] == [10, 0] and [len(part) for part in data.split(1.0)] == [0, 10]
+    covid = read_squad(shared_path("qa", "covid_qa", "train_docs0-77.json"))
+    rest, held_out = covid.split(0.1, seed=0)
+    assert not set(rest.contexts) & set(held_out.contexts) and len(rest) + len(held_out) == len(covid)
+    assert 0 < len(held_out) < 2 * 102
+
+
 def test_answer_not_in_context_is_an_error(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc def", "qas": [

@@ -1,6 +1,7 @@
 """Slicing for example sets held as parallel lists (texts and labels, ...)."""
 
 import dataclasses
+import itertools
 import numbers
 import random
 
@@ -28,14 +29,24 @@ class ParallelExamples:
         random.Random(seed).shuffle(order)
         return self._take(order[:count])
 
+    def split_groups(self):
+        """Per example, the group it is held out with by `split` (each example its own, unless a subclass says)."""
+        return range(len(self))
+
     def split(self, fraction, seed=0):
-        """Split off `fraction` of a seeded shuffle: `(rest, held_out)`."""
+        """Split off `fraction` of a seeded shuffle: `(rest, held_out)`. The examples of one group
+        (`split_groups`) fall on one side: the cut is at the group boundary nearest to `fraction`."""
         if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 <= fraction <= 1:
             # 1.5 or -0.5 would slice from the wrong end: a held-out set of the wrong size, in silence.
             raise ValueError(f"split takes a fraction between 0 and 1 to hold out; got {fraction!r}.")
-        order = list(range(len(self)))
-        random.Random(seed).shuffle(order)
-        cut = len(order) - int(round(len(order) * fraction))
+        groups = {}
+        for index, group in enumerate(self.split_groups()):
+            groups.setdefault(group, []).append(index)
+        members = list(groups.values())
+        random.Random(seed).shuffle(members)  # one example a group: the same shuffle as of the examples
+        order = [index for group in members for index in group]
+        target = len(order) - int(round(len(order) * fraction))
+        cut = min(itertools.accumulate(map(len, members), initial=0), key=lambda boundary: abs(boundary - target))
         return self._take(order[:cut]), self._take(order[cut:])
 
 

@@ -32,6 +32,11 @@ class QAExamples(ParallelExamples):
 
     _PARALLEL = ("ids", "questions", "contexts", "answers")
 
+    def split_groups(self):
+        """`split` holds out whole contexts: a held-out question on a paragraph trained on (SQuAD asks several of
+        each, COVID-QA dozens of each article) is scored on a text whose answers the model has learnt."""
+        return self.contexts
+
     def check_unique_ids(self):
         """Refuse two questions of one id: SQuAD scores are keyed by id, so the two would be scored as one.
         `evaluate_squad` checks this, and `finetune` before it trains (a set to score after training)."""
