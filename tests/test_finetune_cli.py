@@ -306,8 +306,9 @@ def test_qa_on_a_small_model_fine_tunes_predicts_and_exports_with_the_default_le
     small = tmp_path / "small.json"
     small.write_text(json.dumps({"data": [article], "version": "1.1"}))
     out = tmp_path / "qa"
+    # Questions are held out with their context: of two, one.
     assert main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", str(small), "--output_dir",
-                 str(out), "--num_train_epochs", "1", "--train_batch_size", "32"]) == 0
+                 str(out), "--num_train_epochs", "1", "--train_batch_size", "32", "--eval_fraction", "0.5"]) == 0
     saved = json.loads((out / "model" / "task.json").read_text())["config"]
     assert (saved["doc_stride"], saved["max_query_length"]) == (None, None)
     qa = kbz.Task.from_preset(str(out / "model"))
@@ -542,3 +543,17 @@ def test_questions_of_one_id_are_refused_before_training(tiny_checkpoint, tmp_pa
         err = capsys.readouterr().err
         assert f"{squad}: Examples 0 and 1 have one id, '1': give each question its own 'id'" in err, err
     assert not (tmp_path / "run").exists()
+
+
+def test_qa_held_out_split_keeps_each_context_on_one_side(tiny_checkpoint, tmp_path, capsys):
+    """Without --eval_file, finetune --task qa held out questions whose context it trained on (all of COVID-QA's
+    102). Whole contexts are held out now: of a file of two, --eval_fraction 0.1 can hold out none, and says so."""
+    paragraphs = [{"context": f"{name} won.", "qas": [
+        {"id": f"{name}{q}", "question": "Who won?", "answers": [{"text": name, "answer_start": 0}]}
+        for q in range(count)]} for name, count in (("Denver", 6), ("Carolina", 4))]
+    small = tmp_path / "two.json"
+    small.write_text(json.dumps({"data": [{"paragraphs": paragraphs}]}))
+    assert main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", str(small),
+                 "--output_dir", str(tmp_path / "qa")]) == 2
+    assert ("--eval_fraction 0.1 of the 10 examples of {} leaves 10 to train on and 0 to score (questions are held "
+            "out with their context, and it holds 2): pass --eval_file".format(small)) in capsys.readouterr().err

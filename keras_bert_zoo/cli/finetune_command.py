@@ -211,13 +211,16 @@ def _split_or_read_eval(args, read, classes=None):
         # Scored against the training file's labels (tags); QA examples have none to share.
         evaluation = read(args.eval, getattr(train, "label_names", None))
     else:
-        total = len(train)
+        whole = train
         train, evaluation = train.split(args.eval_fraction, seed=args.seed)
         if not len(evaluation) or not len(train):
             # An empty held-out set would be scored 0.0 after training; an empty training set fails inside fit.
-            raise UsageError(f"--eval_fraction {args.eval_fraction} of the {total} examples of {args.train} leaves "
-                             f"{len(train)} to train on and {len(evaluation)} to score: pass --eval_file, or another "
-                             "--eval_fraction, or more examples.")
+            groups = len(set(whole.split_groups()))
+            raise UsageError(f"--eval_fraction {args.eval_fraction} of the {len(whole)} examples of {args.train} "
+                             f"leaves {len(train)} to train on and {len(evaluation)} to score"
+                             + ("" if groups == len(whole) else
+                                f" (questions are held out with their context, and it holds {groups})")
+                             + ": pass --eval_file, or another --eval_fraction, or more examples.")
     if args.max_train_examples:
         whole, train = train, train.sample(args.max_train_examples, seed=args.seed)
         held, drawn = (sorted(classes(whole)), sorted(classes(train))) if classes else ([], [])
