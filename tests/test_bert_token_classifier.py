@@ -611,3 +611,23 @@ def test_tags_of_another_prefix_get_no_renaming_that_conlleval_would_misread():
     assert "I-O-PER" not in str(refused.value) and "'B-<type>', 'I-<type>'" in str(refused.value)
     with pytest.raises(ValueError, match=re.escape("tagger.label_names = ['O', 'I-PER', 'I-LOC']")):
         check_entity_tags(["O", "PER", "LOC"], "predict_entities")
+
+
+def test_evaluate_entities_takes_a_readers_result(tiny_checkpoint, tmp_path):
+    """evaluate_squad and evaluate_glue take a reader's result alone; evaluate_entities required the tags apart
+    (evaluate_entities(read_conll(path)): "missing 1 required positional argument: 'tags'")."""
+    path = tmp_path / "two.tsv"
+    path.write_text("John\tB-PER\nran\tO\n\nMary\tB-PER\nsat\tO\n")
+    data = read_conll(str(path))
+    tagger = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=data.label_names, sequence_length=12)
+    kernel, bias = tagger.output_dense.get_weights()
+    tagger.output_dense.set_weights([np.zeros_like(kernel), np.where(np.arange(len(bias)) == 1, 100.0, 0.0)])
+    assert data.label_names[1] == "B-PER"  # every word tagged B-PER: each its own entity
+    # Hand-computed: 4 entities predicted, 2 gold, both found: precision 1/2, recall 1, F1 2/3.
+    scores = tagger.evaluate_entities(data)
+    assert (scores["precision"], scores["recall"], scores["f1"]) == (0.5, 1.0, pytest.approx(2 / 3))
+    assert tagger.evaluate_entities(data.words, data.tags) == scores == tagger.evaluate_entities(*data)
+    with pytest.raises(ValueError, match=r"evaluate_entities needs the tags: .* evaluate_entities\(read_conll\(path"):
+        tagger.evaluate_entities(data.words)
+    with pytest.raises(ValueError, match="hold their labels; pass them without y"):
+        tagger.evaluate_entities(data, data.tags)

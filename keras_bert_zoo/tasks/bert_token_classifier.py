@@ -410,16 +410,21 @@ class BertTokenClassifier(Task):
             results.append(entities)
         return results
 
-    def evaluate_entities(self, sentences, tags, batch_size=32, doc_stride=None):
+    def evaluate_entities(self, sentences, tags=None, batch_size=32, doc_stride=None):
         """conlleval entity-level precision / recall / F1 on tagged sentences
-        (their tags as `fit` takes them: label names or ids).
+        (their tags as `fit` takes them: label names or ids), or on a
+        reader's result alone: `evaluate_entities(read_conll(path))`.
 
         Raises:
             ValueError: the tagger's tags are transformers' placeholders, or
                 not of an entity scheme (see `check_entity_tags`): checked
-                before anything is predicted.
+                before anything is predicted; or no tags are given.
         """
         check_entity_tags(self.label_names, "evaluate_entities")
+        sentences, tags = self.standardize_examples(sentences, tags)
+        if tags is None:
+            raise ValueError("evaluate_entities needs the tags: pass them, evaluate_entities(sentences, tags), or a "
+                             "reader's result alone, evaluate_entities(read_conll(path)).")
         sentences = self.check_sentences(sentences)
         if not sentences:  # scores of nothing would read as an F1 of 0
             raise ValueError("No sentences: the input list is empty.")
