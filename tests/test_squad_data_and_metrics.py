@@ -52,6 +52,18 @@ def test_split_holds_out_whole_contexts(tmp_path):
     assert 0 < len(held_out) < 2 * 102
 
 
+def test_qa_examples_say_they_do_not_unpack(tmp_path):
+    """The other readers' results unpack into (x, y); a SQuAD result failed with Python's "cannot unpack
+    non-iterable QAExamples object" (or, as qa.fit(*examples), "argument after * must be an iterable")."""
+    data = read_squad(shared_path("squad", "dev-v1.1-sample-articles0-2.json")).head(2)
+    message = r"QAExamples do not unpack into \(x, y\): .* Pass them whole: qa\.fit\(read_squad\(path\)\)"
+    with pytest.raises(TypeError, match=message):
+        x, y = data
+    with pytest.raises(TypeError, match=message):
+        print(*data)
+    assert len(data) == 2 and data.split(0.5, seed=0)[1].head(1).ids[0] in data.ids  # slicing is untouched
+
+
 def test_answer_not_in_context_is_an_error(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc def", "qas": [

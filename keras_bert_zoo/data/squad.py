@@ -32,6 +32,12 @@ class QAExamples(ParallelExamples):
 
     _PARALLEL = ("ids", "questions", "contexts", "answers")
 
+    def __iter__(self):
+        # Unlike the other readers' results, no (x, y): a question's answers are part of its example.
+        raise TypeError("QAExamples do not unpack into (x, y): each question's answers are part of its example. "
+                        "Pass them whole: qa.fit(read_squad(path)), qa.evaluate_squad(read_squad(path)); "
+                        "examples.questions, .contexts and .answers hold the parts.")
+
     def split_groups(self):
         """`split` holds out whole contexts: a held-out question on a paragraph trained on (SQuAD asks several of
         each, COVID-QA dozens of each article) is scored on a text whose answers the model has learnt."""
