@@ -16,6 +16,7 @@ import pytest
 
 from keras_bert_zoo.cli import finetune_command
 from keras_bert_zoo.cli import pretrain_command
+from keras_bert_zoo.cli.main import build_parser
 from keras_bert_zoo.cli.main import main
 from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.utils import atomic
@@ -916,3 +917,45 @@ def test_evaluate_refuses_a_classification_files_options_for_an_ner_model(tiny_c
     for extra, flag in ((["--skip_bad_rows"], "--skip_bad_rows"), (["--text_column", "t"], "--text_column")):
         _refused(capsys, ["evaluate", "--model", str(model), "--eval_file", str(conll), *extra],
                  f"{flag} is for --task classify; {model} (a ner model) does not read it")
+
+
+def test_standard_input_and_pipes_are_read_where_a_stream_is_and_named_where_not(tiny_checkpoint, files, capsys,
+                                                                                  monkeypatch):
+    """`--input_file -` (and a pipe, `<(...)`) were refused as "no such file" by predict, finetune and evaluate,
+    though encode reads '-'. predict reads a stream now; finetune and evaluate, which read files, say what is
+    wrong."""
+    import io
+
+    import keras_bert_zoo as kbz
+
+    tmp = files["tmp"]
+    pipe = os.path.join(tmp, "pipe")
+    os.mkfifo(pipe)
+    for flags in (["finetune", "--task", "classify", "--output_dir", tmp + "/o", "--train_file"],
+                  ["finetune", "--task", "classify", "--output_dir", tmp + "/o", "--train_file", files["train"],
+                   "--eval_file"],
+                  ["evaluate", "--model", tmp, "--eval_file"]):
+        flag = flags[-1]
+        _refused(capsys, flags + ["-"], f"argument {flag}: '-' (standard input) is not read here; pass a file path")
+        _refused(capsys, flags + [pipe], f"argument {flag}: '{pipe}' is not a regular file (a pipe or device); "
+                                         "pass a file path")
+    for command in (["encode"], ["extract-features", "--output_file", tmp + "/f.jsonl"], ["predict", "--model", tmp]):
+        args = build_parser().parse_args(command + ["--input_file", pipe])
+        assert (args.input_file if command[0] == "extract-features" else args.input) == pipe
+
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=12,
+                                                label_names=["no", "yes"])
+    classifier.save_to_preset(tmp + "/clf")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("all work\nno play\n"))
+    assert main(["predict", "--model", tmp + "/clf", "--input_file", "-"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    probabilities = classifier.predict_proba(["all work", "no play"])
+    assert [row["text"] for row in rows] == ["all work", "no play"]
+    assert [row["label"] for row in rows] == [["no", "yes"][i] for i in probabilities.argmax(-1)]
+    answerer = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
+    answerer.save_to_preset(tmp + "/qa")
+    question = {"question": "Who ran?", "context": "Ann ran."}
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\ufeff" + json.dumps(question) + "\n"))
+    assert main(["predict", "--model", tmp + "/qa", "--input_file", "-"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["answer"] == answerer.predict_answers([question])[0]["answer"] and row["question"] == "Who ran?"

@@ -9,6 +9,7 @@ import warnings
 from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
+from keras_bert_zoo.cli.flag_types import file_or_stdin
 from keras_bert_zoo.cli.flag_types import finite_float
 from keras_bert_zoo.cli.flag_types import fraction
 from keras_bert_zoo.cli.flag_types import non_negative_int
@@ -134,9 +135,9 @@ def add_parser(subparsers):
 
     predict = subparsers.add_parser("predict", help="Label texts with a fine-tuned model.")
     predict.add_argument("--model", required=True, help=MODEL_HELP)
-    add_flag(predict, "--input_file", "--input", dest="input", type=existing_file, required=True,
+    add_flag(predict, "--input_file", "--input", dest="input", type=file_or_stdin, required=True,
              help="One text per line (text_a<TAB>text_b for pairs); "
-                  'for QA, JSON lines {"question": ..., "context": ...}.')
+                  'for QA, JSON lines {"question": ..., "context": ...}; \'-\' for stdin.')
     add_flag(predict, "--output_file", "--output", dest="output", type=output_file,
              help="JSON lines output (default: stdout).")
     add_flag(predict, "--predict_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
@@ -594,8 +595,11 @@ def _question(path, number, line):
 
 def _read_questions(path):
     """A question answering model's `--input_file`: JSON lines, each checked and named by its line."""
-    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
-        text = f.read()
+    if path == "-":
+        text = sys.stdin.read().removeprefix("\ufeff")  # as utf-8-sig reads a file
+    else:
+        with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
+            text = f.read()
     try:
         whole = json.loads(text)
     except json.JSONDecodeError:

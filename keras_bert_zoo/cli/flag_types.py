@@ -77,17 +77,24 @@ def probability(text):
 
 
 def existing_file(text):
-    """A path to a file that exists."""
+    """A path to a regular file that exists: not standard input or a pipe (`<(...)`), which were refused as
+    "no such file"."""
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"'{text}' is a directory; pass a file")
-    if not os.path.isfile(text):
+    if text == "-" and not os.path.exists(text):
+        raise argparse.ArgumentTypeError("'-' (standard input) is not read here; pass a file path")
+    if not os.path.exists(text):
         raise argparse.ArgumentTypeError(f"no such file: '{text}'")
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a regular file (a pipe or device); pass a file path")
     return text
 
 
 def file_or_stdin(text):
-    """An existing file, or '-' for standard input."""
-    return text if text == "-" else existing_file(text)
+    """A file read once, as a stream: an existing file, a pipe (`<(...)`), or '-' for standard input."""
+    if text == "-" or (os.path.exists(text) and not os.path.isdir(text)):
+        return text
+    return existing_file(text)  # names what is wrong
 
 
 def existing_directory(text):
