@@ -358,3 +358,18 @@ def test_fit_on_a_readers_result_takes_its_label_names(tiny_checkpoint, tmp_path
     with pytest.raises(ValueError):
         four.fit(train, batch_size=0, verbose=0)
     assert four.label_names is None
+
+
+def test_a_tf_data_label_out_of_the_classes_is_named(tiny_checkpoint):
+    """A Dataset's bad label failed in the graph naming no value: of names, which names matched ([1 0]); of ids,
+    the first three of the batch, not the bad one further on."""
+    clf = _tiny_classifier()
+    texts = [f"text {i}" for i in range(12)]
+    for labels, message, named in (
+            (["yes"] * 9 + ["maybe"] + ["no"] * 2, r"A label is not one of the label_names ", "maybe"),
+            ([0] * 9 + [7, 1, 1], r"A class label is >= num_classes=2\.", "7"),
+            ([0] * 9 + [-3, 1, 1], r"A class label is negative; classes are 0\.\.1\.", "-3"),
+            ([0.0] * 9 + [0.5, 1.0, 1.0], r"A class label is not a whole number\.", "0.5")):
+        dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message + r".*\[The labels:\] \[" + named + r"\]"):
+            list(clf.make_dataset(dataset, batch_size=12))

@@ -186,6 +186,14 @@ def class_labels(labels, problem_type, num_classes, label_names=None):
     return targets[:, 0] if num_classes == 1 else targets
 
 
+def _assert_labels(holds, labels, message):
+    """Assert `holds` of every label in the graph, naming the labels it fails for (TensorFlow's own asserts name
+    only the first few of the batch, or for names, which of them matched)."""
+    holds = tf.reshape(holds, [-1])
+    failing = tf.boolean_mask(tf.reshape(labels, [-1]), tf.logical_not(holds))
+    tf.debugging.Assert(tf.reduce_all(holds), [message, "The labels:", failing], summarize=10)
+
+
 def check_label_tensor(labels, problem_type, num_classes, label_names=None):
     """In-graph label checks for tf.data inputs (they fail when the batch is read).
 
@@ -196,16 +204,15 @@ def check_label_tensor(labels, problem_type, num_classes, label_names=None):
         if labels.dtype == tf.string:
             names = class_index(label_names, num_classes)
             matches = tf.equal(labels[..., tf.newaxis], tf.constant(list(names)))
-            tf.debugging.assert_equal(tf.reduce_any(matches, -1), True, message=(
+            _assert_labels(tf.reduce_any(matches, -1), labels, (
                 f"A label is not {_readable_labels(label_names, num_classes)}. (A Dataset of two strings is read "
                 "as (text, label), as Keras reads (x, y); pairs are ((text_a, text_b), label).)"))
             return tf.gather(tf.constant(list(names.values()), tf.int32), tf.argmax(matches, -1))
         if labels.dtype.is_floating:
-            tf.debugging.assert_equal(labels, tf.round(labels), message="A class label is not a whole number.")
+            _assert_labels(labels == tf.round(labels), labels, "A class label is not a whole number.")
         ids = tf.cast(labels, tf.int64)
-        tf.debugging.assert_non_negative(ids, message=f"A class label is negative; classes are 0..{num_classes - 1}.")
-        tf.debugging.assert_less(ids, tf.constant(num_classes, tf.int64),
-                                 message=f"A class label is >= num_classes={num_classes}.")
+        _assert_labels(ids >= 0, labels, f"A class label is negative; classes are 0..{num_classes - 1}.")
+        _assert_labels(ids < num_classes, labels, f"A class label is >= num_classes={num_classes}.")
         return labels
     if labels.dtype == tf.string:
         raise TypeError(f"{problem_type} labels must be numbers; the tf.data input gives strings.")
