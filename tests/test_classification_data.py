@@ -240,3 +240,37 @@ def test_head_sample_and_split_refuse_counts_and_fractions_that_would_slice_from
     for bad in (1.5, -0.5, float("nan"), "0.2"):
         with pytest.raises(ValueError, match="split takes a fraction between 0 and 1 to hold out"):
             examples.split(bad)
+
+
+# --- Hostile and odd files ---
+
+@pytest.mark.parametrize("name,delimiter", [("long.csv", ","), ("long.tsv", "\t")])
+def test_a_field_longer_than_csvs_default_limit_is_read_whole(tmp_path, name, delimiter):
+    """csv refuses a field over 131,072 characters by default: a long document (valid input) failed in a bare
+    `_csv.Error` naming no file or line."""
+    import csv
+
+    document = "word " * 40_000  # 200,000 characters
+    path = tmp_path / name
+    path.write_text(f"text{delimiter}label\n{document}{delimiter}long\nshort{delimiter}short\n")
+    data = read_classification(str(path))
+    assert (data.texts, data.named_labels()) == ([document, "short"], ["long", "short"])
+    assert csv.field_size_limit() == 131_072  # the process's own limit is left as it was
+
+
+def test_a_line_csv_cannot_parse_is_named_by_file_and_line(tmp_path, monkeypatch):
+    """A field past the reader's limit (2**31 - 1 characters; 10 here) is a bad row named by file and line, and
+    skipped as one, not a bare `_csv.Error`."""
+    from keras_bert_zoo.data import csv_reader
+
+    monkeypatch.setattr(csv_reader, "_LONGEST_FIELD", 10)
+    path = tmp_path / "notes.csv"
+    path.write_text("text,label\nfine,a\nfar too long a text,b\nfine too,c\n")
+    with pytest.raises(DataFormatError, match=r"notes.csv, line 3: not readable as ','-separated fields "
+                                              r"\(field larger than field limit \(10\)\)\.$"):
+        read_classification(str(path))
+    skipped = read_classification(str(path), on_error="skip")
+    assert (skipped.texts, skipped.named_labels(), skipped.skipped) == (["fine", "fine too"], ["a", "c"], 1)
+    path.write_text("text,label,a header field far too long\nfine,a\n")
+    with pytest.raises(DataFormatError, match=r"notes.csv, line 1: not readable as ','-separated fields"):
+        read_classification(str(path), on_error="skip")

@@ -1,5 +1,6 @@
 """CSV / TSV files with named columns."""
 
+import contextlib
 import csv
 import re
 import warnings
@@ -30,14 +31,18 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
         on_error: `"raise"` (naming file and line) or `"skip"`.
     """
     builder = ExampleBuilder(path, label_names, regression=regression, on_error=on_error, multi_label=multi_label)
-    with utf8_errors_named(path), open(path, encoding="utf-8-sig", newline="") as f:
+    with utf8_errors_named(path), _long_fields(), open(path, encoding="utf-8-sig", newline="") as f:
         delimiter = delimiter or _delimiter(path, f.readline())
         f.seek(0)
         tabs = delimiter == "\t"
         # Quotes in a TSV are text (run_classifier.py: quotechar=None): a text opening with '"' swallowed the rows
         # after it up to the next quote.
         reader = csv.DictReader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE if tabs else csv.QUOTE_MINIMAL)
-        if not reader.fieldnames:
+        try:
+            header = reader.fieldnames
+        except csv.Error as e:
+            raise DataFormatError(f"{path}, line 1: " + _unparsed(e, delimiter)) from None
+        if not header:
             raise DataFormatError(f"{path} is empty: a header line naming its columns, then one example per line.")
         wanted = [c for c in (text_column, text_b_column, label_column) if c]
         missing = [c for c in wanted if c not in reader.fieldnames]
@@ -47,7 +52,7 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
                 + _header_hint(reader.fieldnames, delimiter) + _glue_hint(reader.fieldnames)
             )
         csv_quoted = None  # the first line whose field looks quoted by a CSV writer
-        for row in reader:
+        for row in _rows(reader, builder, delimiter):
             fields = [v for v in row.values() if isinstance(v, str)]
             if tabs and csv_quoted is None and any(_CSV_QUOTED.fullmatch(v) for v in fields):
                 csv_quoted = reader.line_num
@@ -67,6 +72,41 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
     if csv_quoted is not None:
         warnings.warn(f"{path}, line {csv_quoted}: a field looks quoted by a CSV writer." + _CSV_QUOTING, stacklevel=2)
     return builder.build()
+
+
+# csv's default limit, 131,072 characters, refused a long document (valid input) with a bare csv.Error. A field
+# fits in a C long on every platform; one longer is refused by its line.
+_LONGEST_FIELD = 2**31 - 1
+
+
+@contextlib.contextmanager
+def _long_fields():
+    """Inside, csv reads fields up to `_LONGEST_FIELD` characters (its limit is global: restored after)."""
+    previous = csv.field_size_limit(_LONGEST_FIELD)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _rows(reader, builder, delimiter):
+    """The rows of `reader`; one csv cannot parse is a bad row of `builder`, named by its line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            # The DictReader's own line_num counts the lines of rows read whole: the csv reader's, this one's.
+            builder.fail(reader.reader.line_num, _unparsed(e, delimiter))
+            continue
+        yield row
+
+
+def _unparsed(error, delimiter):
+    """The message of a line csv cannot parse (`error`: its csv.Error)."""
+    separator = "tab" if delimiter == "\t" else repr(delimiter)
+    return f"not readable as {separator}-separated fields ({error})."
 
 
 # A field a CSV writer quoted (pandas' to_csv(sep="\t"), csv.writer): whole, with its quotes doubled (a text
