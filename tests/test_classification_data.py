@@ -274,3 +274,19 @@ def test_a_line_csv_cannot_parse_is_named_by_file_and_line(tmp_path, monkeypatch
     path.write_text("text,label,a header field far too long\nfine,a\n")
     with pytest.raises(DataFormatError, match=r"notes.csv, line 1: not readable as ','-separated fields"):
         read_classification(str(path), on_error="skip")
+
+
+def test_json_lines_nested_too_deep_or_numbers_too_long_are_named_by_file_and_line(tmp_path):
+    """A line nested 100,000 deep failed in a bare RecursionError, and an integer of 5,000 digits in Python's
+    bare ValueError (past its 4,300-digit limit), neither naming file or line."""
+    good = '{"text": "fine", "label": "a"}\n'
+    path = tmp_path / "odd.jsonl"
+    for bad, message in (("[" * 100_000, "JSON nested deeper than Python's reader goes"),
+                         ('{"text": "deep", "label": ' + "[" * 100_000 + "}", "JSON nested deeper"),
+                         ('{"text": "huge", "label": ' + "7" * 5000 + "}",
+                          r"a number of 5000 digits \(777777777777\.\.\.\), more than Python reads as an integer\.$")):
+        path.write_text(good + bad + "\n" + good)
+        with pytest.raises(DataFormatError, match=rf"odd.jsonl, line 2: {message}"):
+            read_classification(str(path))
+        skipped = read_classification(str(path), on_error="skip")
+        assert (skipped.texts, skipped.skipped) == (["fine", "fine"], 1)

@@ -1,6 +1,7 @@
 """JSON-lines classification files (SciBERT's `{"text": ..., "label": ...}`)."""
 
 import json
+import re
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 from keras_bert_zoo.utils.text_files import utf8_errors_named
@@ -28,6 +29,15 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
                 row = json.loads(line)
             except json.JSONDecodeError as e:
                 builder.fail(number, f"not valid JSON ({e.msg}).")
+                continue
+            except RecursionError:
+                builder.fail(number, "JSON nested deeper than Python's reader goes; a line holds one object of a "
+                                     "text and a label.")
+                continue
+            except ValueError:  # json's other error: an integer of more digits than Python converts (4300)
+                digits = max(re.findall(r"\d+", line), key=len, default="")
+                builder.fail(number, f"a number of {len(digits)} digits ({digits[:12]}...), more than Python reads "
+                                     "as an integer.")
                 continue
             if not isinstance(row, dict):
                 builder.fail(number, f"expected a JSON object {{...}}, found {type(row).__name__} {row!r}."[:200])
