@@ -290,3 +290,28 @@ def test_json_lines_nested_too_deep_or_numbers_too_long_are_named_by_file_and_li
             read_classification(str(path))
         skipped = read_classification(str(path), on_error="skip")
         assert (skipped.texts, skipped.skipped) == (["fine", "fine"], 1)
+
+
+def test_a_huge_or_not_finite_label_is_named_by_file_line_and_its_first_characters(tmp_path):
+    """A 5,000-digit label was printed whole in the message; JSON's NaN (Python's json writes a missing value so)
+    and 1e400 (past a float: inf) became classes named 'nan' and 'inf', in silence."""
+    huge = "9" * 5000
+    shown = "9" * 60 + r"\.\.\. \(5,000 characters\)"
+    path = tmp_path / "scores.csv"
+    path.write_text(f"text,label\nfine,1.5\nhuge,{huge}\n")
+    with pytest.raises(DataFormatError, match=rf"scores.csv, line 3: label '{shown}' is not a finite number "
+                                              r"\(regression task\)\.$"):
+        read_classification(str(path), regression=True)
+    path.write_text(f"text,label\nfine,a\nhuge,{huge}\n")
+    with pytest.raises(DataFormatError, match=rf"scores.csv, line 3: unknown label '{shown}'; expected one of "
+                                              r"\['a', 'b'\]\.") as caught:
+        read_classification(str(path), label_names=["a", "b"])
+    assert caught.value.label == huge  # the label itself, for a caller that matches it
+    path = tmp_path / "labels.jsonl"
+    for label in ("NaN", "1e400", "-Infinity"):
+        path.write_text(f'{{"text": "fine", "label": 1}}\n{{"text": "odd", "label": {label}}}\n')
+        with pytest.raises(DataFormatError, match=r"labels.jsonl, line 2: label -?(nan|inf) is no class but a number "
+                                                  r"that is not finite: a missing label\? Label the row"):
+            read_classification(str(path))
+        skipped = read_classification(str(path), on_error="skip")
+        assert (skipped.named_labels(), skipped.skipped) == (["1"], 1)

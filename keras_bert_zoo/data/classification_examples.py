@@ -57,6 +57,14 @@ class ClassificationExamples(LabelledExamples):
 
 
 _SKIP_ROWS = "skip bad rows (on_error='skip'; --skip_bad_rows on the command line)."
+_SHOWN_CHARACTERS = 60  # of a label or text a message names: a 5,000-digit label filled the screen
+
+
+def _shown(text):
+    """`text` as a message names it: cut to `_SHOWN_CHARACTERS`, its length said where cut."""
+    if len(text) <= _SHOWN_CHARACTERS:
+        return text
+    return f"{text[:_SHOWN_CHARACTERS]}... ({len(text):,} characters)"
 
 
 class ExampleBuilder:
@@ -97,7 +105,7 @@ class ExampleBuilder:
         """Add one row; `texts` is a tuple of one or two strings."""
         for text in texts:
             if text is not None and not isinstance(text, str):
-                return self.fail(line, f"the text {text!r} ({type(text).__name__}) is not a string.")
+                return self.fail(line, f"the text {_shown(repr(text))} ({type(text).__name__}) is not a string.")
             if text is None or not text.strip():
                 return self.fail(line, "empty text. Remove the row, or " + _SKIP_ROWS)
         if self.multi_label:
@@ -105,14 +113,19 @@ class ExampleBuilder:
             value = tuple(sorted({str(name).strip() for name in names} - {""}))
             unknown = [name for name in value if self.label_names is not None and name not in self.label_names]
             if unknown:
-                return self.fail(line, f"unknown label '{unknown[0]}'; expected some of {self.label_names}. "
+                return self.fail(line, f"unknown label '{_shown(unknown[0])}'; expected some of {self.label_names}. "
                                        "Fix the row or the label list.", unknown[0])
             self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
             return
         if isinstance(label, (list, dict)):
-            return self.fail(line, f"the label {label!r:.60} is a {type(label).__name__}, not one label. For any "
-                                   "number of labels per example, read the file as multi-label (multi_label=True; "
-                                   "--problem_type multi_label on the command line).")
+            return self.fail(line, f"the label {_shown(repr(label))} is a {type(label).__name__}, not one label. "
+                                   "For any number of labels per example, read the file as multi-label "
+                                   "(multi_label=True; --problem_type multi_label on the command line).")
+        if isinstance(label, float) and not math.isfinite(label) and not self.regression:
+            # JSON's NaN (Python's json writes a missing value so) or a number past a float (1e400) was a class
+            # named 'nan' or 'inf'.
+            return self.fail(line, f"label {label} is no class but a number that is not finite: a missing label? "
+                                   "Label the row or remove it, or " + _SKIP_ROWS)
         if isinstance(label, float) and label.is_integer():
             label = int(label)  # JSON has one kind of number: 1.0 (pandas' float column) and 1 are one class
         label = str(label).strip() if label is not None else ""
@@ -122,13 +135,13 @@ class ExampleBuilder:
             try:
                 value = float(label)
             except ValueError:
-                return self.fail(line, f"label '{label}' is not a number (regression task).")
+                return self.fail(line, f"label '{_shown(label)}' is not a number (regression task).")
             if not math.isfinite(value):
-                return self.fail(line, f"label '{label}' is not a finite number (regression task).")
+                return self.fail(line, f"label '{_shown(label)}' is not a finite number (regression task).")
         elif self.label_names is not None and label not in self.label_names:
             return self.fail(
-                line, f"unknown label '{label}'; expected one of {self.label_names}. Fix the row or the label list.",
-                label)
+                line, f"unknown label '{_shown(label)}'; expected one of {self.label_names}. Fix the row or the "
+                      "label list.", label)
         else:
             value = label
         self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
