@@ -138,3 +138,38 @@ def test_entity_scores_refuses_tags_that_name_no_entity():
     with pytest.raises(ValueError, match=r"8 of the tags given are not conlleval tags: 'T0', 'T1', 'T2', 'T3', 'T4' "
                                          r"and 3 more\. "):
         entity_scores([many, ["O"]], [many, ["O"]])
+
+
+# --- Files that mix tag schemes ---
+
+def test_a_file_mixing_tag_schemes_is_read_whole_with_a_warning_naming_a_line_of_each(tmp_path):
+    """A BIO file joined to an IOBES one was read in silence: a tagger trained on it learns a one-word entity as
+    both B-X and S-X. conlleval reads each tag by its prefix (the BIO sentence and its IOBES twin are the same
+    entities), so the file is read and scored as it is, with a warning."""
+    assert extract_chunks(["B-PER", "I-PER", "O", "B-LOC"]) == extract_chunks(["B-PER", "E-PER", "O", "S-LOC"])
+    path = tmp_path / "joined.tsv"
+    path.write_text("John\tB-PER\nSmith\tI-PER\nsaid\tO\n\nAnn\tB-PER\nLee\tE-PER\nin\tO\nOslo\tS-LOC\n")
+    with pytest.warns(UserWarning) as caught:
+        data = read_conll(str(path))
+    assert [str(w.message) for w in caught] == [
+        f"{path}:2: an entity ends at 'I-PER', as BIO tags end one, but at line 6 one ends at 'E-PER', as IOBES "
+        "tags do: the file mixes tag schemes (files of two schemes joined?). conlleval reads each tag by its prefix, "
+        "so it is scored as it is, but a tagger trained on it learns two tags for one thing (a one-word entity as "
+        "B-X and as S-X). Write it in one scheme: in IOBES, an entity's last word is E-X and a one-word entity S-X "
+        "(BILOU: L-X, U-X); in BIO, they are I-X and B-X."]
+    assert caught[0].filename == __file__  # the caller's line, not the reader's
+    assert data.tags == [["B-PER", "I-PER", "O"], ["B-PER", "E-PER", "O", "S-LOC"]]
+    # IOBES joined to BILOU, in one sentence.
+    path.write_text("Ann\tS-PER\nin\tO\nOslo\tU-LOC\n")
+    with pytest.warns(UserWarning, match=r"joined.tsv:1: an entity ends at 'S-PER', as IOBES tags end one, but at "
+                                         r"line 3 one ends at 'U-LOC', as BILOU tags do"):
+        read_conll(str(path))
+
+
+@pytest.mark.parametrize("tags", [["B-X", "I-X", "O", "B-Y", "I-Y", "I-Y"], ["I-X", "I-X", "O", "I-Y"],
+                                  ["B", "I", "O"], ["B-X", "I-X", "E-X", "O", "S-Y", "S-Y"], ["B-X", "L-X", "U-Y", "O"]])
+def test_a_file_of_one_scheme_reads_without_a_warning(tmp_path, tags, recwarn):
+    path = tmp_path / "one.tsv"
+    path.write_text("".join(f"w{i}\t{tag}\n" for i, tag in enumerate(tags)))
+    assert read_conll(str(path)).tags == [tags]
+    assert not recwarn.list

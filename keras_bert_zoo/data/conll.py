@@ -1,9 +1,11 @@
 """CoNLL-style token/tag files: one token per line, blank line between sentences."""
 
 import dataclasses
+import warnings
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
+from keras_bert_zoo.metrics.conlleval import chunk_ending_schemes
 from keras_bert_zoo.metrics.conlleval import entity_tag_help
 from keras_bert_zoo.metrics.conlleval import is_entity_tag
 from keras_bert_zoo.utils.text_files import utf8_errors_named
@@ -60,6 +62,7 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
             prefix, `PER` for `I-PER`), or an unknown tag.
     """
     words, tags, sentence_words, sentence_tags = [], [], [], []
+    lines, sentence_lines = [], []  # the line of each tag, for a warning naming one
     layout = None  # ("tab" | "space", column count, line number that set it)
     with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
@@ -68,7 +71,8 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                 if sentence_words:
                     words.append(sentence_words)
                     tags.append(sentence_tags)
-                sentence_words, sentence_tags = [], []
+                    lines.append(sentence_lines)
+                sentence_words, sentence_tags, sentence_lines = [], [], []
                 continue
             if line.split()[0] == "-DOCSTART-":
                 continue
@@ -110,12 +114,34 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                 raise DataFormatError(f"{path}:{number}: unknown tag '{tag}'; expected one of {list(label_names)}.")
             sentence_words.append(word)
             sentence_tags.append(tag)
+            sentence_lines.append(number)
     if sentence_words:
         words.append(sentence_words)
         tags.append(sentence_tags)
+        lines.append(sentence_lines)
     if not words:
         raise DataFormatError(f"{path}: no sentences found.")
+    _warn_if_schemes_mixed(path, tags, lines)
     if label_names is None:
         found = {t for sentence in tags for t in sentence}
         label_names = ["O"] + sorted(found - {"O"})
     return TaggedSentences(words, tags, list(label_names), path)
+
+
+def _warn_if_schemes_mixed(path, tags, lines):
+    """Warn, naming a line of each, where the file's entities end by the rules of two tag schemes (BIO's B- / I-
+    and IOBES' E- / S-, or BILOU's L- / U-): files of two schemes joined. conlleval reads each tag by its prefix, so
+    the file is read and scored as it is; but a tagger trained on it learns two tags for one thing."""
+    endings = {}  # scheme -> (line, tag) of the first entity ending by its rule
+    for sentence_tags, sentence_lines in zip(tags, lines):
+        for scheme, position in chunk_ending_schemes(sentence_tags).items():
+            endings.setdefault(scheme, (sentence_lines[position], sentence_tags[position]))
+    if len(endings) < 2:
+        return
+    (first, (line, tag)), (second, (other_line, other_tag)) = sorted(endings.items(), key=lambda item: item[1])[:2]
+    warnings.warn(
+        f"{path}:{line}: an entity ends at {tag!r}, as {first} tags end one, but at line {other_line} one ends at "
+        f"{other_tag!r}, as {second} tags do: the file mixes tag schemes (files of two schemes joined?). conlleval "
+        f"reads each tag by its prefix, so it is scored as it is, but a tagger trained on it learns two tags for one "
+        f"thing (a one-word entity as B-X and as S-X). Write it in one scheme: in IOBES, an entity's last word is E-X "
+        f"and a one-word entity S-X (BILOU: L-X, U-X); in BIO, they are I-X and B-X.", stacklevel=3)

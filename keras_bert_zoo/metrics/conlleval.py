@@ -125,6 +125,28 @@ def extract_chunks(tags):
     return chunks
 
 
+# The scheme whose rule a chunk's last tag ends it by: BIO (and IO) end a chunk at B- or I-, by the tag after it;
+# IOBES every chunk at E- or S-, BILOU at L- or U-.
+_ENDING_SCHEMES = {"B": "BIO", "I": "BIO", "E": "IOBES", "S": "IOBES", "L": "BILOU", "U": "BILOU"}
+
+
+def chunk_ending_schemes(tags):
+    """`{scheme: position}`: each scheme by whose rule `tags` end a chunk ("BIO": at B- or I-; "IOBES": at E- or
+    S-; "BILOU": at L- or U-), with the position of the last tag of its first such chunk. Tags of one scheme end
+    every chunk by its rule; conlleval reads them mixed all the same, each by its prefix.
+
+    Examples:
+    >>> chunk_ending_schemes(["B-PER", "E-PER", "O", "S-LOC"])
+    {'IOBES': 1}
+    >>> chunk_ending_schemes(["B-PER", "I-PER", "O", "S-LOC"])
+    {'BIO': 1, 'IOBES': 3}
+    """
+    endings = {}
+    for _, _, end in extract_chunks(tags):
+        endings.setdefault(_ENDING_SCHEMES[tags[end - 1].partition("-")[0]], end - 1)
+    return endings
+
+
 def entity_scores(gold_sequences, predicted_sequences):
     """Micro precision / recall / F1 over entities, overall and per type.
 
