@@ -315,3 +315,15 @@ def test_a_huge_or_not_finite_label_is_named_by_file_line_and_its_first_characte
             read_classification(str(path))
         skipped = read_classification(str(path), on_error="skip")
         assert (skipped.named_labels(), skipped.skipped) == (["1"], 1)
+
+
+def test_a_header_naming_a_read_column_twice_is_refused(tmp_path):
+    """csv's DictReader keeps the last of two columns of one name: the second 'text' was read as the text, in
+    silence. A repeated column that is not read is harmless."""
+    path = tmp_path / "twice.csv"
+    path.write_text("text,label,text\nfirst,a,second\n")
+    with pytest.raises(DataFormatError, match=r"twice.csv, line 1: the header names 2 columns 'text' \(fields 1, "
+                                              r"3\): which to read is no more than a guess\. Rename all but one\.$"):
+        read_classification(str(path))
+    path.write_text("id,text,id,label\n1,first,2,a\n")
+    assert read_classification(str(path)).texts == ["first"]

@@ -51,6 +51,13 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
                 f"{path}, line 1: no column(s) {missing} in the header {reader.fieldnames}. "
                 + _header_hint(reader.fieldnames, delimiter) + _glue_hint(reader.fieldnames)
             )
+        # DictReader keeps the last of columns of one name: a second 'text' column was read in silence.
+        repeated = [c for c in dict.fromkeys(wanted) if header.count(c) > 1]
+        if repeated:
+            fields = [i + 1 for i, name in enumerate(header) if name == repeated[0]]
+            raise DataFormatError(f"{path}, line 1: the header names {len(fields)} columns {repeated[0]!r} (fields "
+                                  f"{', '.join(map(str, fields))}): which to read is no more than a guess. Rename "
+                                  "all but one.")
         csv_quoted = None  # the first line whose field looks quoted by a CSV writer
         for row in _rows(reader, builder, delimiter):
             fields = [v for v in row.values() if isinstance(v, str)]
