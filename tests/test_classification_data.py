@@ -327,3 +327,18 @@ def test_a_header_naming_a_read_column_twice_is_refused(tmp_path):
         read_classification(str(path))
     path.write_text("id,text,id,label\n1,first,2,a\n")
     assert read_classification(str(path)).texts == ["first"]
+
+
+def test_half_a_surrogate_pair_in_json_is_named_by_file_and_line(tmp_path):
+    """JSON's "\\ud83d" without its pair decodes to no character: the text was read, then refused by the
+    preprocessor's tensor ("Error converting unicode string"), naming no file or line."""
+    path = tmp_path / "emoji.jsonl"
+    path.write_text('{"text": "fine \\ud83d\\ude00", "label": "a"}\n{"text": "cut \\ud83d here", "label": "b"}\n')
+    with pytest.raises(DataFormatError, match=r"emoji.jsonl, line 2: 'cut \\ud83d here' holds '\\ud83d' at "
+                                              r"character 5: half of a UTF-16 surrogate pair"):
+        read_classification(str(path))
+    kept = read_classification(str(path), on_error="skip")
+    assert (kept.texts, kept.skipped) == (["fine \U0001F600"], 1)  # a pair whole is one emoji
+    path.write_text('{"text": "fine", "label": "a"}\n{"text": "fine too", "label": ["a", "\\ude00"]}\n')
+    with pytest.raises(DataFormatError, match=r"emoji.jsonl, line 2: '\\ude00' holds '\\ude00' at character 1"):
+        read_classification(str(path), multi_label=True)

@@ -67,6 +67,20 @@ def _shown(text):
     return f"{text[:_SHOWN_CHARACTERS]}... ({len(text):,} characters)"
 
 
+def _lone_surrogate(value):
+    """What is wrong with a string `value` that holds half a UTF-16 surrogate pair (JSON's "\\ud83d" without its
+    "\\ude00"): no character, which the tokenizer's tensors refuse after the file is read; None if it holds none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return (f"{_shown(repr(value))} holds {value[e.start]!r} at character {e.start + 1}: half of a UTF-16 "
+                "surrogate pair (JSON escapes one emoji as two, \\ud83d\\ude00), no character alone. Write the "
+                "pair whole, or the character itself (json.dumps(..., ensure_ascii=False)).")
+    return None
+
+
 class ExampleBuilder:
     """Collects rows, mapping labels to ids and reporting bad rows.
 
@@ -108,6 +122,10 @@ class ExampleBuilder:
                 return self.fail(line, f"the text {_shown(repr(text))} ({type(text).__name__}) is not a string.")
             if text is None or not text.strip():
                 return self.fail(line, "empty text. Remove the row, or " + _SKIP_ROWS)
+        labels = label if isinstance(label, list) else [label]
+        unencodable = next(filter(None, map(_lone_surrogate, (*texts, *labels))), None)
+        if unencodable:
+            return self.fail(line, unencodable)
         if self.multi_label:
             names = label if isinstance(label, list) else str(label or "").split(",")
             value = tuple(sorted({str(name).strip() for name in names} - {""}))
