@@ -637,3 +637,74 @@ def test_the_command_line_steps_as_run_pretraining_py_without_adams_bias_correct
     assert main(argv) == 2
     assert main(argv[:-8] + ["--output_dir", str(tmp_path / "default")] + argv[-6:]) == 0
     assert trained[-1].optimizer.bias_correction is True
+
+
+def _bad_records(tmp_path, kind):
+    """A records file of 16-piece instances, bad as `kind` says; `(path, index of its bad record, problem)`."""
+    import tensorflow as tf
+
+    good = [r.numpy() for r in tf.data.TFRecordDataset(_zero_records(tmp_path / "source.tfrecord", 16, 3))]
+    other_length = [r.numpy() for r in tf.data.TFRecordDataset(_zero_records(tmp_path / "other.tfrecord", 12, 3))]
+    lacking = tf.train.Example.FromString(good[0])
+    del lacking.features.feature["mask_ids"]
+    records, index, problem = {
+        "not_an_example_first": ([b"\xff\xfe not an Example"], None, "its first record is not a tf.train.Example"),
+        "not_an_example": (good[:2] + [b"\xff\xfe not an Example"], 2, "is not a tf.train.Example"),
+        "missing_feature": (good[:3] + [lacking.SerializeToString()], 3, "lacks mask_ids"),
+        "other_length": (good + other_length, 4, "holds 12 token_ids values where the first record of the files "
+                                                 "holds 16"),
+        "truncated": (good, 3, "is cut short or damaged"),
+    }[kind]
+    path = str(tmp_path / f"{kind}.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+    if kind == "truncated":  # the last record's bytes end early, as a copy cut short leaves it
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) - 10)
+    return path, index, problem
+
+
+def _bad_record_message(path, index, problem):
+    where = f"{path}: record {index} (counting from 0) {problem}" if index is not None else f"{path}: {problem}"
+    return re.escape(where) + r".*write the records again with `keras-bert-zoo create-pretraining-data`"
+
+
+@pytest.mark.parametrize("kind", ["not_an_example_first", "not_an_example", "missing_feature", "other_length",
+                                  "truncated"])
+def test_a_bad_records_file_after_the_first_is_named_with_its_record_before_a_model_loads(tiny_checkpoint, tmp_path,
+                                                                                         kind):
+    """TensorFlow's DataLossError / InvalidArgumentError / protobuf's DecodeError (or a UnicodeDecodeError of the
+    message quoting the bytes) named no file: each is a ValueError naming the file, the record and the fix."""
+    good = _zero_records(tmp_path / "a.tfrecord", 16, 3)
+    bad, index, problem = _bad_records(tmp_path, kind)
+    with pytest.raises(ValueError, match=_bad_record_message(bad, index, problem)):
+        kbz.pretrain_from_records(str(tmp_path / "run"), [good, bad], preset=tiny_checkpoint, num_train_steps=1,
+                                  batch_size=2, strategy="cpu", verbose=0)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_record_met_in_training_or_in_the_held_out_count_is_named(tiny_checkpoint, tmp_path, monkeypatch,
+                                                                        capsys):
+    """Past the first records checked (a corpus of millions), the bad record stops training with the same
+    message, and the command line prints it as its one error line (exit 2)."""
+    from keras_bert_zoo.cli.main import main
+
+    good = _zero_records(tmp_path / "a.tfrecord", 16, 3)
+    bad, index, problem = _bad_records(tmp_path, "truncated")
+    monkeypatch.setattr(pretrain_module, "check_first_records", lambda records, files: None)  # as if past them
+    with pytest.raises(ValueError, match=_bad_record_message(bad, index, problem)):
+        kbz.pretrain_from_records(str(tmp_path / "run"), [good, bad], preset=tiny_checkpoint, num_train_steps=4,
+                                  batch_size=2, strategy="cpu", verbose=0)
+    with pytest.raises(ValueError, match=_bad_record_message(bad, index, problem)):
+        kbz.pretrain_from_records(str(tmp_path / "run2"), good, eval_input_file=bad, preset=tiny_checkpoint,
+                                  num_train_steps=1, batch_size=2, strategy="cpu", verbose=0)
+    assert main(["pretrain", "--preset", tiny_checkpoint, "--input_file", f"{good},{bad}", "--output_dir",
+                 str(tmp_path / "run3"), "--num_train_steps", "4", "--train_batch_size", "2", "--strategy", "cpu"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.fullmatch("keras-bert-zoo pretrain: error: " + _bad_record_message(bad, index, problem) + r".*", line)
+    # A TFRecord file of no Examples is named as such (it was taken for text: "--input_file mixes TFRecords").
+    bad, _, problem = _bad_records(tmp_path, "not_an_example_first")
+    assert main(["pretrain", "--preset", tiny_checkpoint, "--input_file", f"{good},{bad}", "--output_dir",
+                 str(tmp_path / "run4"), "--strategy", "cpu"]) == 2
+    assert f"error: {bad}: {problem}" in capsys.readouterr().err

@@ -122,13 +122,18 @@ GOOGLE_NAMES = {"input_ids": "token_ids", "segment_ids": "segment_ids", "input_m
 OUR_NAMES = {name: name for name in FEATURES}
 
 
-def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names=OUR_NAMES):
+def _feature_spec(max_seq_length, max_predictions_per_seq, names):
+    """`{stored name: (length, dtype)}` of a record: what the parser reads and a bad record is checked against."""
     lengths = {"next_sentence_label": 1, "mask_positions": max_predictions_per_seq, "mask_ids": max_predictions_per_seq,
                "mask_weights": max_predictions_per_seq}
     # Google's masked_lm_weights are floats (1.0 / 0.0); every other feature, and all of ours, int64.
-    spec = {stored: tf.io.FixedLenFeature([lengths.get(name, max_seq_length)],
-                                          tf.float32 if stored == "masked_lm_weights" else tf.int64)
+    return {stored: (lengths.get(name, max_seq_length), tf.float32 if stored == "masked_lm_weights" else tf.int64)
             for stored, name in names.items()}
+
+
+def _parse_fn(max_seq_length, max_predictions_per_seq, vocabulary_size, names=OUR_NAMES):
+    spec = {stored: tf.io.FixedLenFeature([length], dtype)
+            for stored, (length, dtype) in _feature_spec(max_seq_length, max_predictions_per_seq, names).items()}
 
     def parse(record):
         parsed = tf.io.parse_single_example(record, spec)
@@ -217,17 +222,34 @@ def read_pretraining_records(input_files, max_seq_length=None, max_predictions_p
                   num_parallel_calls=tf.data.AUTOTUNE)
 
 
+# What TensorFlow raises on a record it cannot read: a file cut short or damaged (DataLossError), a record of
+# other lengths or features, or bytes that are no tf.train.Example (InvalidArgumentError; UnicodeDecodeError where
+# its message quotes those bytes). None names the file.
+_READ_ERRORS = (tf.errors.DataLossError, tf.errors.InvalidArgumentError, UnicodeDecodeError)
+_REWRITE = "write the records again with `keras-bert-zoo create-pretraining-data` (or leave the file out)"
+
+
 @contextlib.contextmanager
-def out_of_vocabulary_named(files):
-    """Inside, the error of a record `read_pretraining_records(..., vocabulary_size=...)` refuses becomes a
-    `ValueError` naming `files` and what is wrong (TensorFlow's names a graph node)."""
+def record_errors_named(files):
+    """Inside, TensorFlow's error on a record of `files` that `read_pretraining_records` cannot use becomes a
+    `ValueError` naming the file, the record and the fix (TensorFlow's names a graph node, at best).
+
+    A record outside the vocabulary is named by its check's message. Any other read error sends the files to
+    `_find_bad_record`, which reads them again, in order, to the first bad record: only on failure, since the
+    training pipeline interleaves the files and cannot say which one a record came from. An error that no record
+    explains (raised by the model, say) is raised as it is.
+    """
     try:
         yield
-    except tf.errors.InvalidArgumentError as e:
-        found = re.search(rf"\[({re.escape(OUT_OF_VOCABULARY)}[^\]]*)\]", e.message)
-        if not found:
+    except _READ_ERRORS as e:
+        found = re.search(rf"\[({re.escape(OUT_OF_VOCABULARY)}[^\]]*)\]", getattr(e, "message", ""))
+        if found:
+            raise ValueError(f"{', '.join(files[:3])}{' ...' if len(files) > 3 else ''}: {found.group(1)}") from None
+        bad = _find_bad_record(files)
+        if bad is None:
             raise
-        raise ValueError(f"{', '.join(files[:3])}{' ...' if len(files) > 3 else ''}: {found.group(1)}") from None
+        path, index, problem = bad
+        raise ValueError(f"{path}: record {index} (counting from 0) {problem}: {_REWRITE}.") from None
 
 
 def check_first_records(records, files, count=1000):
@@ -235,11 +257,64 @@ def check_first_records(records, files, count=1000):
     named before any model loads, not steps into training.
 
     Raises:
-        ValueError: naming the files and what is wrong.
+        ValueError: naming the file and what is wrong (see `record_errors_named`).
     """
-    with out_of_vocabulary_named(files):
+    with record_errors_named(files):
         for _ in records.take(count):
             pass
+
+
+def _find_bad_record(files):
+    """`(path, index, problem)` of the first record of `files` (in order) that `read_pretraining_records` cannot
+    read with the format and lengths of their first records: cut short, no tf.train.Example, a feature missing or
+    of another length or type. None when every record reads.
+
+    Raises:
+        ValueError: a file's first record already differs (see `record_shapes`).
+    """
+    spec = _feature_spec(*_record_format(files))
+    for path in files:
+        index = 0
+        try:
+            for record in tf.data.TFRecordDataset(path):
+                problem = _record_problem(record.numpy(), spec)
+                if problem:
+                    return path, index, problem
+                index += 1
+        except tf.errors.DataLossError:
+            return path, index, "is cut short or damaged (its length or checksum fails: a copy or a write that " \
+                                "did not finish)"
+    return None
+
+
+def _example_features(record):
+    """The features of the serialized tf.train.Example `record`; None when its bytes are no Example."""
+    try:
+        return tf.train.Example.FromString(record).features.feature
+    except Exception as e:  # protobuf's DecodeError is no ValueError in every version
+        if type(e).__name__ != "DecodeError":
+            raise
+        return None
+
+
+def _record_problem(record, spec):
+    """What makes the serialized `record` unreadable by the parser of `spec` (see `_feature_spec`); None if
+    nothing."""
+    features = _example_features(record)
+    if features is None:
+        return "is not a tf.train.Example"
+    missing = [name for name in spec if name not in features]
+    if missing:
+        return f"lacks {', '.join(missing)}"
+    for name, (length, dtype) in spec.items():
+        kind = "float_list" if dtype == tf.float32 else "int64_list"
+        found = features[name].WhichOneof("kind")
+        if found != kind:
+            return f"holds {name} as {found or 'an empty feature'}, not {kind}"
+        count = len(getattr(features[name], kind).value)
+        if count != length:
+            return f"holds {count} {name} values where the first record of the files holds {length}"
+    return None
 
 
 def record_files(input_files):
@@ -259,27 +334,27 @@ def is_empty_file(path):
 
 
 def is_pretraining_records(path):
-    """True when `path` is a TFRecord file of tf.train.Examples (what `create-pretraining-data`
-    writes); False for a text corpus or an empty file. Read by content, not by name: a text file fails
-    TFRecord's length checksum on its first bytes."""
+    """True when `path` is a TFRecord file (what `create-pretraining-data` writes), whatever its records hold:
+    one that holds no tf.train.Example is named by `record_shapes`, not taken for text. False for a text corpus
+    or an empty file. Read by content, not by name: a text file fails TFRecord's length checksum on its first
+    bytes."""
     try:
-        for record in tf.data.TFRecordDataset(path).take(1):
-            tf.train.Example.FromString(record.numpy())
-            return True
-        return False  # no record: an empty file (`is_empty_file`) says nothing of its kind
-    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, ValueError):
+        return any(True for _ in tf.data.TFRecordDataset(path).take(1))  # none: an empty file (`is_empty_file`)
+    except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
         return False
-    except Exception as e:  # protobuf's DecodeError is no ValueError in every version
-        if type(e).__name__ == "DecodeError":
-            return False
-        raise
 
 
 def _first_record(path):
     """`(features, names)` of the first record of `path`: its features and `OUR_NAMES` or `GOOGLE_NAMES`;
     `(None, None)` when it holds none."""
-    for record in tf.data.TFRecordDataset(path).take(1):
-        features = tf.train.Example.FromString(record.numpy()).features.feature
+    try:
+        first = [record.numpy() for record in tf.data.TFRecordDataset(path).take(1)]
+    except tf.errors.DataLossError:
+        raise ValueError(f"{path}: its first record is cut short or damaged: {_REWRITE}.") from None
+    for record in first:
+        features = _example_features(record)
+        if features is None:
+            raise ValueError(f"{path}: its first record is not a tf.train.Example: {_REWRITE}.")
         for names in (OUR_NAMES, GOOGLE_NAMES):
             if all(name in features for name in names):
                 return features, names

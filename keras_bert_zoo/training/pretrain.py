@@ -20,9 +20,9 @@ from keras_bert_zoo.data.pretraining_corpus import read_documents
 from keras_bert_zoo.data.pretraining_records import check_first_records
 from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
 from keras_bert_zoo.data.pretraining_records import dynamic_masking
-from keras_bert_zoo.data.pretraining_records import out_of_vocabulary_named
 from keras_bert_zoo.data.pretraining_records import pretraining_batches
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records
+from keras_bert_zoo.data.pretraining_records import record_errors_named
 from keras_bert_zoo.data.pretraining_records import record_files
 from keras_bert_zoo.data.pretraining_records import record_shapes
 from keras_bert_zoo.distribution.chief import is_chief
@@ -458,7 +458,8 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
     if eval_files:
         held = read_pretraining_records(eval_files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
         check_first_records(held, eval_files)
-        count = int(held.reduce(0, lambda n, _: n + 1))
+        with record_errors_named(eval_files):  # past the first records checked
+            count = int(held.reduce(0, lambda n, _: n + 1))
         if count == 0:
             raise ValueError(f"The evaluation records ({eval_files[0]} ...) hold no instances.")
         eval_batch = _eval_batch_size(batch_size, count, strategy)
@@ -474,7 +475,7 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
                              "positions: write the records with a smaller --max_seq_length.")
         return model
 
-    with out_of_vocabulary_named(files + eval_files):  # a record past the first ones checked
+    with record_errors_named(files + eval_files):  # a record past the first ones checked
         return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
                     None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
                     {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
