@@ -182,9 +182,9 @@ def _free_ports(count):
     return ports
 
 
-def _cluster(*argv, env=lambda index: {}, timeout=240):
-    """Run `python ARGV` as the two workers of a cluster on 127.0.0.1; `([stdout, ...], [pid, ...])` when both
-    succeed."""
+def _run_cluster(*argv, env=lambda index: {}, timeout=240):
+    """Run `python ARGV` as the two workers of a cluster on 127.0.0.1 (worker 0 the chief); each one's
+    `(returncode, stdout, stderr, pid)`."""
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
     processes = []
     for index in range(2):
@@ -197,8 +197,15 @@ def _cluster(*argv, env=lambda index: {}, timeout=240):
     finally:
         for p in processes:
             p.kill()
-    assert all(p.returncode == 0 for p in processes), outputs[0][1][-2000:] + outputs[1][1][-2000:]
-    return [out for out, _ in outputs], [p.pid for p in processes]
+    return [(p.returncode, out, err, p.pid) for p, (out, err) in zip(processes, outputs)]
+
+
+def _cluster(*argv, env=lambda index: {}, timeout=240):
+    """Run `python ARGV` as the two workers of a cluster on 127.0.0.1; `([stdout, ...], [pid, ...])` when both
+    succeed."""
+    results = _run_cluster(*argv, env=env, timeout=timeout)
+    assert all(code == 0 for code, _, _, _ in results), results[0][2][-2000:] + results[1][2][-2000:]
+    return [out for _, out, _, _ in results], [pid for _, _, _, pid in results]
 
 
 def _two_workers(*args, env=lambda index: {}):
@@ -300,6 +307,25 @@ def test_two_workers_write_one_job_into_their_shared_output_directory(tiny_check
     assert sorted(f for f in written if not f.startswith(("logs", "model"))) == [
         "backup/latest.weights.h5", "backup/training_metadata.json", "job.json", "metrics.json"]
     assert [os.listdir(path) for path in temp] == [[], []]  # the other worker's saves removed
+
+
+@pytest.mark.subprocess
+def test_an_output_directory_the_chief_refuses_stops_every_worker_with_its_message(tiny_checkpoint, tmp_path):
+    """The chief alone checks the shared output_dir; the other worker went on to train when the chief refused it,
+    and waited for ever on it in its first collective op. Both stop with the chief's message, writing nothing."""
+    out = tmp_path / "out"
+    (out / "model").mkdir(parents=True)
+    (out / "model" / "config.json").write_text("{}")  # another job's model, of no job.json
+    results = _run_cluster(
+        "-m", "keras_bert_zoo.cli.main", "pretrain", "--preset", tiny_checkpoint, "--input_file",
+        _tiny_corpus(tmp_path / "corpus.txt"), "--output_dir", str(out), "--max_seq_length", "16",
+        "--max_predictions_per_seq", "3", "--train_batch_size", "4", "--num_train_steps", "2", "--strategy",
+        "multiworker", timeout=300)
+    refusal = (f"keras-bert-zoo pretrain: error: {out} holds model from an unknown job (no job.json): pass "
+               "--overwrite_output_dir to replace it, or choose another output directory.")
+    for code, _, err, _ in results:
+        assert (code, err.strip().splitlines()[-1]) == (2, refusal), err[-3000:]
+    assert sorted(os.listdir(out)) == ["model"] and os.listdir(out / "model") == ["config.json"]
 
 
 def test_missing_tpu_is_a_clear_error(monkeypatch):

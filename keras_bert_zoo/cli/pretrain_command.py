@@ -195,6 +195,7 @@ def check(args):
 def run(args):
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
     from keras_bert_zoo.data.pretraining_records import record_files
+    from keras_bert_zoo.distribution.chief import claimed_by_chief
     from keras_bert_zoo.distribution.chief import is_chief
     from keras_bert_zoo.utils.tf_config import cluster_workers
 
@@ -213,8 +214,9 @@ def run(args):
         args.eval_input_file = record_files(args.eval_input_file)
     from keras_bert_zoo.training.pretrain import EXTENDABLE
 
-    with output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file"), extendable=EXTENDABLE,
-                    chief=strategy is None or is_chief(strategy)):
+    job = output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file"), extendable=EXTENDABLE,
+                     chief=strategy is None or is_chief(strategy))
+    with claimed_by_chief(strategy, job):  # the chief's refusal of the directory stops every worker
         strategy = strategy or _strategy(args)
         metrics = (_from_records if records else _from_text)(args, files, config, strategy)
     print(json.dumps(metrics, indent=2))

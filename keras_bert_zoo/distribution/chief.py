@@ -1,4 +1,13 @@
-"""Which process of a run writes its outputs."""
+"""Which process of a run writes its outputs, and how the other workers learn that it may."""
+
+import contextlib
+
+import tensorflow as tf
+
+from keras_bert_zoo.utils.job_record import OutputDirectoryError
+
+# The chief's refusal travels to the other workers as bytes in an int32 tensor of this many (a longer one is cut).
+_MESSAGE_BYTES = 4096
 
 
 def is_chief(strategy):
@@ -14,3 +23,55 @@ def is_chief(strategy):
     True
     """
     return bool(strategy.extended.should_checkpoint)
+
+
+@contextlib.contextmanager
+def claimed_by_chief(strategy, claim):
+    """Enter `claim`, the context manager that claims the output directory (`running_job`, which only the chief
+    checks), and stop every worker of a cluster when the chief's claim fails.
+
+    The other workers do not look at the directory: left alone, they went on to train (and waited for ever on
+    the chief in their first collective op) when the chief refused it. So every worker takes part in one
+    all-reduce that carries the chief's error message, and raises it too, as an `OutputDirectoryError`.
+
+    Args:
+        strategy: the run's strategy; None (no strategy made yet) or one of a single process: `claim` is
+            entered as it is.
+        claim: a context manager; entered in every worker (the others' yields without claiming).
+
+    Yields:
+        What `claim` yields.
+    """
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        with claim as value:
+            yield value
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            value, refusal = stack.enter_context(claim), None
+        except Exception as e:  # OutputDirectoryError, or an OSError of the shared storage
+            value, refusal = None, e
+        shared = _chief_refusal(strategy, refusal if is_chief(strategy) else None)
+        if refusal is not None:
+            raise refusal
+        if shared is not None:
+            raise OutputDirectoryError(shared)
+        yield value
+
+
+def _chief_refusal(strategy, refusal):
+    """The chief's `refusal` message as every worker receives it from one all-reduce; None when it claimed.
+
+    Only the chief sends a non-zero tensor, from each of its local replicas (every worker has as many): the sum
+    divided by that count is the chief's message.
+    """
+    code = [0] * (_MESSAGE_BYTES + 1)
+    if refusal is not None:
+        text = str(refusal).encode("utf-8")[:_MESSAGE_BYTES]
+        code[:len(text) + 1] = [1, *text]
+    local_replicas = len(strategy.extended.worker_devices)
+    total = strategy.reduce("SUM", strategy.run(lambda: tf.constant(code, tf.int32)), axis=None).numpy()
+    received = total // local_replicas
+    if not received[0]:
+        return None
+    return bytes(received[1:][received[1:] > 0].astype("uint8")).decode("utf-8", "ignore")

@@ -25,6 +25,7 @@ from keras_bert_zoo.data.pretraining_records import read_pretraining_records
 from keras_bert_zoo.data.pretraining_records import record_errors_named
 from keras_bert_zoo.data.pretraining_records import record_files
 from keras_bert_zoo.data.pretraining_records import record_shapes
+from keras_bert_zoo.distribution.chief import claimed_by_chief
 from keras_bert_zoo.distribution.chief import is_chief
 from keras_bert_zoo.distribution.get_strategy import check_global_batch_size
 from keras_bert_zoo.distribution.get_strategy import get_strategy
@@ -228,9 +229,10 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
         fingerprint["num_train_steps"] = num_train_steps
     if not bias_correction:  # likewise
         fingerprint["bias_correction"] = False
-    with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), chief=is_chief(strategy),
-                     **EXTENDABLE):
+    with claimed_by_chief(strategy, running_job(
+            output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
+            overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), chief=is_chief(strategy),
+            **EXTENDABLE)):
         return _pretrain(**locals())
 
 
@@ -430,8 +432,9 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
     }
     if not bias_correction:  # only then: jobs recorded before it existed still resume
         fingerprint["bias_correction"] = False
-    with running_job(output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                     overwrite_flag="overwrite_output_dir=True", chief=is_chief(strategy), **EXTENDABLE):
+    with claimed_by_chief(strategy, running_job(
+            output_dir, "pretrain", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
+            overwrite_flag="overwrite_output_dir=True", chief=is_chief(strategy), **EXTENDABLE)):
         return _pretrain_from_records(**locals())
 
 
