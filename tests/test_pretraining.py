@@ -464,18 +464,22 @@ def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, 
 
 
 def _log_fed_batches(monkeypatch, fed):
-    """Append to `fed` the token ids of each batch `BertPretrainer.fit` itself reads (after any skipping)."""
+    """Append to `fed` each batch `BertPretrainer.fit` itself reads (after any skipping): a tuple of its rows, each
+    the bytes of the instance's inputs (token, segment and mask position ids, padding mask)."""
     import tensorflow as tf
 
-    def logged(batch):
-        fed.append(batch.numpy().tobytes())
-        return batch
+    names = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
+
+    def logged(*inputs):
+        fed.append(tuple(row.tobytes() for row in np.concatenate([value.numpy() for value in inputs], axis=1)))
+        return inputs[0]
 
     fit = kbz.BertPretrainer.fit
 
     def logging_fit(self, x, *args, **kwargs):
         return fit(self, x.map(lambda x, y, w: ({**x, "token_ids": tf.ensure_shape(
-            tf.py_function(logged, [x["token_ids"]], tf.int32), x["token_ids"].shape)}, y, w)), *args, **kwargs)
+            tf.py_function(logged, [x[name] for name in names], tf.int32), x["token_ids"].shape)}, y, w)),
+            *args, **kwargs)
 
     monkeypatch.setattr(kbz.BertPretrainer, "fit", logging_fit)
 
@@ -513,6 +517,50 @@ def test_a_resumed_run_trains_on_the_batches_after_those_it_trained(tiny_checkpo
     interrupt, fed[:] = False, []
     assert run("resumed")["resumed_at_step"] == 4
     assert fed[:4] == uninterrupted[4:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("checkpoint_every", [None, 4])
+def test_a_resumed_run_of_epochs_trains_on_the_passes_an_uninterrupted_run_trains_on(tiny_checkpoint, tmp_path,
+                                                                                     monkeypatch, checkpoint_every):
+    """--num_train_epochs 3 on a text corpus, interrupted one step past its last backup inside the second pass
+    (backed up each epoch, or every 4 steps: a step inside the pass), resumes on the very inputs an uninterrupted run takes from there.
+    Each pass drew its order from a state that a new process started afresh: the resumed run took the first
+    pass's order again."""
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+    fed, interrupt_at = [], None
+
+    class InterruptedAt(pretrain_module._StopAt):
+        def on_train_batch_end(self, batch, logs=None):
+            if int(self.model.optimizer.iterations.numpy()) == interrupt_at:
+                raise KeyboardInterrupt
+            super().on_train_batch_end(batch, logs)
+
+    _log_fed_batches(monkeypatch, fed)
+    monkeypatch.setattr(pretrain_module, "_StopAt", InterruptedAt)
+
+    def run(output_dir):
+        return kbz.pretrain(str(tmp_path / output_dir), corpus, preset=tiny_checkpoint, batch_size=2, epochs=3,
+                            checkpoint_every=checkpoint_every, eval_fraction=0, strategy="cpu", verbose=0,
+                            data_config=kbz.PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=3,
+                                                                  dupe_factor=1))
+
+    instances = run("whole")["train_instances"]
+    per_pass = instances // 2
+    uninterrupted, fed[:] = fed[:], []
+    assert len(uninterrupted) == 3 * per_pass >= 9
+    # The passes take the instances (the odd one out of a batch left out) each in an order of its own.
+    assert len({row for batch in uninterrupted for row in batch}) <= instances
+    assert len({tuple(uninterrupted[i * per_pass:(i + 1) * per_pass]) for i in range(3)}) == 3
+    chunk = checkpoint_every or per_pass
+    backed_up = -(-per_pass // chunk) * chunk  # the first backup at the second pass's start, or inside it
+    assert per_pass <= backed_up < 2 * per_pass and (checkpoint_every is None or backed_up > per_pass)
+    interrupt_at = backed_up + 1
+    with pytest.raises(KeyboardInterrupt):
+        run("resumed")
+    interrupt_at, fed[:] = None, []
+    assert run("resumed")["resumed_at_step"] == backed_up
+    assert fed == uninterrupted[backed_up:]
 
 
 @pytest.mark.slow

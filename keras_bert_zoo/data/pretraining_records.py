@@ -527,10 +527,48 @@ def pretraining_batches(features, batch_size, shuffle_buffer=None, seed=None, re
         ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     if repeat:
         ds = ds.repeat()
-    ds = ds.batch(batch_size, drop_remainder=True)
+    return _model_batches(ds.batch(batch_size, drop_remainder=True), remask)
+
+
+def pretraining_batches_by_pass(instances, batch_size, seed, first_step=0, remask=None):
+    """The batches of in-memory `instances` for `BertPretrainer.fit`, pass after pass without end, from step
+    `first_step` on.
+
+    Pass p takes the instances in an order drawn from `(seed, p)` alone (a stateless shuffle), cut into
+    `count // batch_size` batches (the rest dropped, as an epoch drops it). So any process draws the same
+    batches at every step, and a run resumed at step N starts at the pass N falls in, skipping only that pass's
+    batches before it. (`pretraining_batches`' reshuffle each pass draws from a state that a new process starts
+    afresh: a run resumed at pass 2 took pass 1's order again.)
+
+    Args:
+        instances: the dict of arrays from `create_pretraining_instances`.
+        batch_size: global batch size.
+        seed: the orders' seed (an int).
+        first_step: the step (a batch of the passes, from 0) to start at.
+        remask: as in `pretraining_batches`.
+    """
+    count = len(instances["token_ids"])
+    per_pass = count // batch_size
+    if not per_pass:
+        raise ValueError(f"{count} instances make no batch of {batch_size}.")
+    first_pass, skip = divmod(first_step, per_pass)
+    columns = {name: tf.constant(np.asarray(values)) for name, values in instances.items()}
+
+    def one_pass(index):
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(count, dtype=tf.int64), seed=tf.stack([tf.constant(seed, tf.int64), index]))
+        return tf.data.Dataset.from_tensor_slices(order).batch(batch_size, drop_remainder=True)
+
+    rows = tf.data.Dataset.range(first_pass, np.iinfo(np.int64).max).flat_map(one_pass).skip(skip)
+    batches = rows.map(lambda rows: {name: tf.gather(column, rows) for name, column in columns.items()})
+    return _model_batches(batches, remask)
+
+
+def _model_batches(batches, remask):
+    """Batched feature dicts -> the pretrainer's inputs, masks redrawn first with `remask`, prefetched."""
     if remask is not None:
-        ds = ds.map(remask, num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.map(split_features, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+        batches = batches.map(remask, num_parallel_calls=tf.data.AUTOTUNE)
+    return batches.map(split_features, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
 def split_features(features):

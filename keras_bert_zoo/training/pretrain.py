@@ -21,6 +21,7 @@ from keras_bert_zoo.data.pretraining_records import check_first_records
 from keras_bert_zoo.data.pretraining_records import check_record_vocabulary
 from keras_bert_zoo.data.pretraining_records import dynamic_masking
 from keras_bert_zoo.data.pretraining_records import pretraining_batches
+from keras_bert_zoo.data.pretraining_records import pretraining_batches_by_pass
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records
 from keras_bert_zoo.data.pretraining_records import record_errors_named
 from keras_bert_zoo.data.pretraining_records import record_files
@@ -251,12 +252,13 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
                          "use more text, a larger dupe_factor or a smaller batch size.")
     remask = dynamic_masking(tokenizer, data_config.masked_lm_prob, data_config.max_predictions_per_seq) \
         if dynamic else None
-    # With checkpoint_every, Keras "epochs" are chunks of that many steps over
-    # the repeated data, so a restart resumes at the last chunk boundary.
+    # Keras "epochs" are chunks of checkpoint_every steps (default: one pass) over the passes, so a restart
+    # resumes at the last chunk boundary, on the batches an uninterrupted run trains on there.
     total_steps = num_train_steps or steps * epochs
-    repeat = bool(checkpoint_every or num_train_steps)
-    train_ds = pretraining_batches(train, batch_size, shuffle_buffer=len(train["token_ids"]),
-                                   seed=data_config.random_seed, remask=remask, repeat=repeat)
+
+    def train_from(step):
+        return pretraining_batches_by_pass(train, batch_size, data_config.random_seed, step, remask)
+
     eval_ds = baseline = None
     if eval_documents:
         eval_config = PretrainingDataConfig(**{**data_config.__dict__, "dupe_factor": 1})
@@ -265,10 +267,9 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         held = create_pretraining_instances(eval_source, tokenizer, eval_config)
         eval_ds = pretraining_batches(held, _eval_batch_size(batch_size, len(held["token_ids"]), strategy))
         baseline = _unigram_baseline(train, held)
-    return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_ds, total_steps,
-                (checkpoint_every or steps) if repeat else None, epochs if not repeat else None, eval_ds, baseline, strategy,
-                learning_rate, warmup_steps, mixed_precision, verbose,
-                {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None,
+    return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_from, total_steps,
+                checkpoint_every or steps, eval_ds, baseline, strategy, learning_rate, warmup_steps, mixed_precision,
+                verbose, {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None,
                 bias_correction=bias_correction)
 
 
@@ -286,6 +287,9 @@ def _eval_batch_size(batch_size, count, strategy):
 def _from_step(batches, step):
     """The global `batches` from those of step `step` on, each worker of a strategy taking its share of each.
 
+    `batches`: a Dataset of the global batches (those before `step` skipped), or a function of the first step
+    that gives them from there (`pretraining_batches_by_pass`).
+
     Every worker (a host of a TPU pod) reads all the data and keeps its share of every global batch (tf.data's
     DATA sharding): skipping global batches before Keras distributes them then skips exactly the steps trained,
     on any number of workers, and a run trains on the global batches of a one-worker run. Sharded by file,
@@ -294,16 +298,17 @@ def _from_step(batches, step):
     """
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-    return batches.skip(step).with_options(options)
+    batches = batches(step) if callable(batches) else batches.skip(step)
+    return batches.with_options(options)
 
 
-def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, baseline, strategy,
+def _fit(output_dir, make_model, train_ds, total_steps, chunk, eval_ds, baseline, strategy,
          learning_rate, warmup_steps, mixed_precision, verbose, metrics, eval_steps=None, keep_state=False,
          bias_correction=True):
-    """Compile, score before, fit (backed up every `chunk` steps, or every epoch of `epochs`), score after, save.
+    """Compile, score before, fit (backed up every `chunk` steps), score after, save.
 
-    `make_model(dtype)` builds the model in the dtype policy given (None: float32). `keep_state`: keep the final
-    backup, for a rerun with more steps to train on from (steps only: `chunk` is given).
+    `train_ds`: as `_from_step` takes it. `make_model(dtype)` builds the model in the dtype policy given (None:
+    float32). `keep_state`: keep the final backup, for a rerun with more steps to train on from.
 
     The learning rate follows the schedule of `total_steps` at the optimizer's step count, restored from the
     backup: a job extended from N to M steps (its backup kept at step N) trains steps N+1..M at the rates a run
@@ -327,25 +332,21 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, epochs, eval_ds, 
         # The other workers read the chief's backup: not before the chief has claimed output_dir (an overwrite
         # removes the backup there). One collective op waits for all.
         strategy.reduce("SUM", strategy.run(lambda: tf.constant(1)), axis=None)
-    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state and chunk is not None)
+    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state)
     resumed = _ResumedAt()
-    done_epochs = done_steps = 0
-    if chunk is None:
-        fit_args = {"epochs": epochs}  # each epoch reads the data from their start
-    else:
-        chunk = min(chunk or total_steps, total_steps)
-        done_epochs = backup.completed_epochs()
-        # The step count says where the backup is when its last chunk was cut short (a finished run extended);
-        # a backup without it holds whole chunks.
-        done_steps = backup.completed_steps()
-        done_steps = done_epochs * chunk if done_steps is None else done_steps
-        # Keras numbers epochs on from the backup's count: chunks of the steps left follow it.
-        fit_args = {"epochs": done_epochs + -(-max(total_steps - done_steps, 0) // chunk), "steps_per_epoch": chunk}
+    chunk = min(chunk or total_steps, total_steps)
+    done_epochs = backup.completed_epochs()
+    # The step count says where the backup is when its last chunk was cut short (a finished run extended);
+    # a backup without it holds whole chunks.
+    done_steps = backup.completed_steps()
+    done_steps = done_epochs * chunk if done_steps is None else done_steps
+    # Keras numbers epochs on from the backup's count: chunks of the steps left follow it.
+    fit_args = {"epochs": done_epochs + -(-max(total_steps - done_steps, 0) // chunk), "steps_per_epoch": chunk}
     # The repeated data resume where the backup's steps end: read from their start again, a resumed job
     # trained on its first batches again (killed every k steps, it never saw more than k batches).
     train_ds = _from_step(train_ds, done_steps)
     callbacks = [backup, resumed, _StopAt(total_steps)] + ([tensorboard_callback(output_dir)] if chief else [])
-    if chunk is not None and verbose:
+    if verbose:
         callbacks.append(_ChunkProgress(total_steps, done_epochs, done_steps))
     model.fit(train_ds, callbacks=callbacks, verbose=verbose, shuffle=False, **fit_args)
     metrics["resumed_at_step"] = resumed.step
@@ -480,6 +481,6 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
 
     with record_errors_named(files + eval_files):  # a record past the first ones checked
         return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
-                    None, eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
+                    eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
                     {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
                     eval_steps=eval_steps, keep_state=True, bias_correction=bias_correction)
