@@ -342,3 +342,14 @@ def test_conversion_finds_the_pretrainer_in_keras_registry_not_by_import(tiny_ch
                        "registered yet: import keras_bert_zoo.tasks first (the names of `import keras_bert_zoo as "
                        "kbz` do).")
     assert "task.json" in listing and "model.weights.h5" in listing
+
+
+def test_a_saved_presets_metadata_nested_past_pythons_recursion_is_ignored_as_informative(tiny_checkpoint, tmp_path):
+    # metadata.json only informs (which checkpoint a preset came from): one of "[" x 100,000 stopped
+    # BertBackbone.from_preset of a saved classifier with a bare RecursionError from Python's JSON parser.
+    classifier = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=16)
+    classifier.save_to_preset(str(tmp_path / "p"))
+    (tmp_path / "p" / "metadata.json").write_text("[" * 100_000)
+    backbone = kbz.BertBackbone.from_preset(str(tmp_path / "p"))  # reads metadata.json: is it a converted task?
+    for a, b in zip(classifier.backbone.weights, backbone.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -12,7 +12,6 @@ model, tokenizer or task.
 import dataclasses
 import hashlib
 import importlib.util
-import json
 import os
 import re
 import warnings
@@ -52,6 +51,7 @@ from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.atomic import scratch_directory
 from keras_bert_zoo.utils.packed_length import packed_length
 from keras_bert_zoo.utils.text_files import check_bool_fields
+from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.utils.vocabulary_file import load_vocabulary
 
 # Bumped whenever the saved weight layout changes, so that presets converted
@@ -327,11 +327,9 @@ CONVERTED_FROM, FORMAT, FRESH_POOLER = "converted_from", "checkpoint_format", "f
 def _metadata(saved_dir):
     """A saved preset's `metadata.json` ({} where it has none, or an unreadable one: it is informative)."""
     try:
-        with open(os.path.join(saved_dir, preset_io.METADATA_FILE), encoding="utf-8") as f:
-            metadata = json.load(f)
-    except (OSError, ValueError):
+        return read_json_object(os.path.join(saved_dir, preset_io.METADATA_FILE))
+    except (OSError, ValueError):  # read_json_object raises only ValueError for any bytes, nesting included
         return {}
-    return metadata if isinstance(metadata, dict) else {}
 
 
 def _from_checkpoint(resolved):
