@@ -85,3 +85,20 @@ def test_a_writer_killed_outright_leaves_a_temporary_the_next_backup_removes(tas
     stale.write_bytes(b"half")
     _backup(AtomicBackupAndRestore(str(backup_dir)), task, epoch=1)
     assert sorted(os.listdir(backup_dir)) == ["latest.weights.h5", "training_metadata.json"]
+
+
+@pytest.mark.parametrize("metadata, shown", [
+    ("[" * 100_000, "nests JSON arrays or objects deeper than Python reads"),  # was a bare RecursionError
+    ('{"epoch": ' + "[" * 50 + "]" * 50 + "}", "holds no epoch count ([[[[...]]]])"),  # the value, cut to a line
+    ('{"epoch": 1, "step": "7"}', "no step count ('7')"),
+])
+def test_a_damaged_backup_record_is_refused_naming_it_and_the_way_out(task, tmp_path, metadata, shown):
+    backup_dir = tmp_path / "backup"
+    backup_dir.mkdir()
+    (backup_dir / "training_metadata.json").write_text(metadata)
+    callback = AtomicBackupAndRestore(str(backup_dir))
+    with pytest.raises(OutputDirectoryError) as raised:
+        callback.completed_steps()
+    message = str(raised.value)
+    assert message.startswith(f"The backup's {backup_dir / 'training_metadata.json'} ") and shown in message
+    assert f"Remove {backup_dir} to train this job from its start" in message and len(message) < 600

@@ -466,3 +466,15 @@ def test_tied_spans_go_to_the_earliest_candidate_in_graph_and_python(rounding):
         if rounding is None and context:
             first = context.split()[0]
             assert (expected["answer"], expected["start"]) == (first, context.index(first))
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"data": [', "it is not valid JSON (Expecting value"),
+    ("[" * 100_000, "it nests JSON arrays or objects deeper than Python reads"),  # was a bare RecursionError
+    ('{"data": [], "n": ' + "9" * 5000 + "}", "it holds an integer of 5000 digits"),  # was int()'s advice
+])
+def test_a_file_that_is_no_squad_json_is_named(tmp_path, text, reason):
+    path = tmp_path / "train.json"
+    path.write_text(text)
+    with pytest.raises(kbz.data.DataFormatError, match=re.escape(f"{path} is not a SQuAD-format file: {reason}")):
+        read_squad(str(path))

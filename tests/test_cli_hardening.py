@@ -195,6 +195,10 @@ def test_pretrain_config_that_is_not_json_names_the_flag(files, capsys, no_model
         f.write("{num_layers: 2")
     _refused(capsys, ["pretrain", "--config", bad, "--vocab-from-corpus", "100", "--corpus", files["corpus"],
                       "--output", files["tmp"] + "/p"], f"--config {bad} is not valid JSON")
+    with open(bad, "w") as f:
+        f.write("[" * 100_000)  # was a bare RecursionError
+    _refused(capsys, ["pretrain", "--config", bad, "--vocab-from-corpus", "100", "--corpus", files["corpus"],
+                      "--output", files["tmp"] + "/p"], f"--config {bad} nests JSON arrays or objects deeper")
 
 
 # --- 10: --max_seq_length beyond the preset's positions is refused, not clamped (the tiny preset has 16) ---

@@ -136,3 +136,11 @@ def test_a_batch_size_that_is_no_positive_whole_number_is_refused_naming_it(batc
     with pytest.raises(ValueError, match="batch_size must be a positive whole number"):
         kbz.pretrain_from_records("unused", "missing-*.tfrecord", preset="unused", batch_size=batch_size,
                                   strategy="cpu")
+
+
+@pytest.mark.parametrize("text", ["{cluster: 1}", "[" * 100_000, '{"cluster": []}'])
+def test_a_tf_config_tensorflow_cannot_read_is_named_with_its_shape(monkeypatch, text):
+    # One nested past Python's recursion limit raised a bare RecursionError.
+    monkeypatch.setenv("TF_CONFIG", text)
+    with pytest.raises(ValueError, match=r"TF_CONFIG is not the JSON object TensorFlow reads \(\{\"cluster\""):
+        cluster_workers()

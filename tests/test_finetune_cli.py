@@ -265,10 +265,15 @@ def test_qa_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys):
     # A text file (a classifier's input) for the QA model: named by file and line, before the model loads.
     questions.write_text(json.dumps({"question": "Who won?", "context": context}) + "\n\nWho won?\tthe game\n")
     assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2
-    assert f"--input_file {questions}, line 3: not a JSON object (Expecting value)" in capsys.readouterr().err
+    assert f"--input_file {questions}, line 3 is not valid JSON (Expecting value" in capsys.readouterr().err
+    questions.write_text(json.dumps({"question": "Who won?", "context": context}) + "\n" + "[" * 100_000 + "\n")
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(questions)]) == 2  # was a traceback
+    assert (f"--input_file {questions}, line 2 nests JSON arrays or objects deeper than Python reads"
+            in capsys.readouterr().err)
     # Each other mistake is named by its line too, before the model loads (it was an example index, 0-based, after).
     good = json.dumps({"question": "Who won?", "context": context})
     for bad, words in (({"question": "Who won?"}, "line 3: no 'context' (found ['question'])"),
+                       ([[[[[[["q"]]]]]]], "line 3: not a JSON object ([[[[...]]]])"),
                        ({"question": 5, "context": "c"}, "line 3: 'question' is 5 (int), not a string"),
                        ({"question": "q", "context": "c", "answer": "x"},
                         "line 3: predict writes its answer to ['answer'], which the line holds: rename it")):

@@ -374,3 +374,25 @@ def test_a_finished_job_asked_for_more_steps_goes_on_from_its_kept_state_or_says
                                                    rf"{os.path.join(out, 'model')} as the preset.*start afresh"):
         claim({"corpus": "c.txt", "steps": 160})
     assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["steps"] == 80  # refused: nothing written
+
+
+def test_report_names_a_damaged_metrics_file_and_reads_past_a_damaged_job_record(tmp_path, capsys):
+    # Each nested past Python's recursion limit stopped report with a bare RecursionError.
+    from keras_bert_zoo.cli.main import main
+    from keras_bert_zoo.training.training_logs import CURVES_FILE
+
+    pytest.importorskip("matplotlib")
+    tf = pytest.importorskip("tensorflow")
+    writer = tf.summary.create_file_writer(str(tmp_path / "logs" / "train"))
+    with writer.as_default():
+        tf.summary.scalar("epoch_loss", 0.5, step=0)
+    writer.close()
+    (tmp_path / "job.json").write_text("[" * 100_000)
+    assert main(["report", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "status" not in report and report["final_epoch"]["train_loss"] == pytest.approx(0.5)
+    assert os.path.isfile(tmp_path / CURVES_FILE)
+    (tmp_path / "metrics.json").write_text("[" * 100_000)
+    assert main(["report", str(tmp_path)]) == 2
+    assert (f"{tmp_path / 'metrics.json'} nests JSON arrays or objects deeper than Python reads"
+            in capsys.readouterr().err)

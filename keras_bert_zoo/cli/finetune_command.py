@@ -27,6 +27,8 @@ from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
 from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.question_lengths import question_lengths
+from keras_bert_zoo.utils.text_files import loads_json
+from keras_bert_zoo.utils.text_files import untrusted_repr
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 TASKS = ("classify", "ner", "qa")
@@ -570,22 +572,23 @@ def _classification_records(task, texts, batch_size):
 _ANSWER_FIELDS = ("answer", "start", "end", "score")
 
 
+_ONE_QUESTION_A_LINE = 'a question answering model reads one {"question": ..., "context": ...} per line.'
+
+
 def _question(path, number, line):
     where = f"--input_file {path}, line {number}"
     try:
-        example = json.loads(line)
-    except json.JSONDecodeError as e:
-        example = e.msg
+        example = loads_json(line, where)
+    except ValueError as e:
+        raise UsageError(f"{e} {_ONE_QUESTION_A_LINE.capitalize()}") from None
     if not isinstance(example, dict):
-        raise UsageError(f"{where}: not a JSON object ({str(example)[:80]}); a question answering model reads one "
-                         '{"question": ..., "context": ...} per line.')
+        raise UsageError(f"{where}: not a JSON object ({untrusted_repr(example)}); {_ONE_QUESTION_A_LINE}")
     for key in ("question", "context"):
         if key not in example:
-            raise UsageError(f"{where}: no {key!r} (found {sorted(example)[:8]}); a question answering model reads "
-                             'one {"question": ..., "context": ...} per line.')
+            raise UsageError(f"{where}: no {key!r} (found {sorted(example)[:8]}); {_ONE_QUESTION_A_LINE}")
         if not isinstance(example[key], str):
-            raise UsageError(f"{where}: {key!r} is {str(example[key])[:40]} ({type(example[key]).__name__}), not a "
-                             "string.")
+            raise UsageError(f"{where}: {key!r} is {untrusted_repr(example[key])} ({type(example[key]).__name__}), "
+                             "not a string.")
     clash = [key for key in _ANSWER_FIELDS if key in example]
     if clash:
         raise UsageError(f"{where}: predict writes its answer to {clash}, which the line holds: rename "
@@ -601,8 +604,8 @@ def _read_questions(path):
         with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
             text = f.read()
     try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
+        whole = loads_json(text, path)
+    except ValueError:  # JSON lines, or no JSON: each line is checked below
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("data"), list) and "question" not in whole:
         raise UsageError(f"--input_file {path} is a SQuAD file ({{'data': ...}}); predict reads JSON lines, one "

@@ -26,6 +26,7 @@ from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
 from keras_bert_zoo.cli.usage_error import UsageError
+from keras_bert_zoo.utils.text_files import loads_json
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 PRETRAIN = ("training.pretrain", "pretrain")
@@ -112,11 +113,8 @@ def read_config(path):
     """A --config file: a JSON object of BertBackbone arguments, keys checked."""
     from keras_bert_zoo.cli.library_defaults import backbone_arguments
 
-    try:
-        with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
-            config = json.load(f)
-    except ValueError as e:
-        raise ValueError(f"--config {path} is not valid JSON ({e}).") from None
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
+        config = loads_json(f.read(), f"--config {path}")
     if not isinstance(config, dict):
         raise ValueError(f"--config {path} must hold a JSON object of BertBackbone arguments.")
     valid = backbone_arguments()

@@ -6,6 +6,7 @@ import sys
 
 from keras_bert_zoo.cli.flag_types import output_file
 from keras_bert_zoo.cli.usage_error import UsageError
+from keras_bert_zoo.utils.text_files import read_json_object
 
 
 def add_parser(subparsers):
@@ -41,6 +42,5 @@ def run(args):
         print(f"{args.run_dir} {how}: its curves and final_epoch end at the last epoch it finished.", file=sys.stderr)
     metrics = os.path.join(args.run_dir, METRICS_FILE)
     if os.path.isfile(metrics):
-        with open(metrics, encoding="utf-8") as f:
-            report["metrics"] = json.load(f)
+        report["metrics"] = read_json_object(metrics, UsageError)
     print(json.dumps(report, indent=2))

@@ -4,6 +4,7 @@ import json
 import re
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
+from keras_bert_zoo.utils.text_files import untrusted_repr
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
@@ -40,7 +41,7 @@ def read_jsonl(path, text_key="text", text_b_key=None, label_key="label", label_
                                      "as an integer.")
                 continue
             if not isinstance(row, dict):
-                builder.fail(number, f"expected a JSON object {{...}}, found {type(row).__name__} {row!r}."[:200])
+                builder.fail(number, f"expected a JSON object {{...}}, found {type(row).__name__} {untrusted_repr(row)}.")
                 continue
             keys = [k for k in (text_key, text_b_key, label_key) if k]
             missing = [k for k in keys if k not in row]

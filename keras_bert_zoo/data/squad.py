@@ -1,12 +1,12 @@
 """SQuAD-format question answering files (SQuAD v1.1 / v2.0, COVID-QA)."""
 
 import dataclasses
-import json
 import numbers
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
 from keras_bert_zoo.utils.text_files import check_bool_fields
+from keras_bert_zoo.utils.text_files import loads_json
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 
@@ -142,11 +142,12 @@ def read_squad(path):
             file and the JSON path, e.g. `data[0].paragraphs[2].qas[1].id`),
             or an answer not found in its context.
     """
+    with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
+        text = f.read()
     try:
-        with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
-            document = json.load(f)
-    except json.JSONDecodeError as e:
-        raise DataFormatError(f"{path} is not a SQuAD-format file ({e}).") from e
+        document = loads_json(text, "it")
+    except ValueError as e:
+        raise DataFormatError(f"{path} is not a SQuAD-format file: {e}") from None
     data = _field(document, "data", list, path, "the top level")
     ids, questions, contexts, answers = [], [], [], []
     relocated = 0

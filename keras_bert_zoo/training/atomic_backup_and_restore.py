@@ -9,6 +9,8 @@ import keras
 from keras_bert_zoo.distribution.chief import is_chief
 from keras_bert_zoo.utils.atomic import atomic_file, atomic_path
 from keras_bert_zoo.utils.job_record import OutputDirectoryError
+from keras_bert_zoo.utils.text_files import read_json_object
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
@@ -64,12 +66,14 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         if not os.path.exists(self._training_metadata_path):
             return 0
         try:
-            with open(self._training_metadata_path, encoding="utf-8") as f:
-                epoch = json.load(f)["epoch"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            epoch = e
+            epoch = read_json_object(self._training_metadata_path).get("epoch")
+        except OSError as e:
+            raise self._damaged(f"The backup's {self._training_metadata_path} cannot be read ({e.strerror})") from None
+        except ValueError as e:  # read_json_object's message names the file
+            raise self._damaged(f"The backup's {str(e).removesuffix('.')}") from None
         if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
-            raise self._damaged(f"The backup's {self._training_metadata_path} holds no epoch count ({epoch!r})")
+            raise self._damaged(f"The backup's {self._training_metadata_path} holds no epoch count "
+                                f"({untrusted_repr(epoch)})")
         return epoch
 
     def completed_steps(self):
@@ -78,10 +82,10 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         if not os.path.exists(self._training_metadata_path):
             return None
         self.completed_epochs()  # refuses a damaged file
-        with open(self._training_metadata_path, encoding="utf-8") as f:
-            step = json.load(f).get("step")
+        step = read_json_object(self._training_metadata_path).get("step")
         if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
-            raise self._damaged(f"The backup's {self._training_metadata_path} holds no step count ({step!r})")
+            raise self._damaged(f"The backup's {self._training_metadata_path} holds no step count "
+                                f"({untrusted_repr(step)})")
         return step
 
     def _chief(self):

@@ -25,6 +25,7 @@ import numpy as np
 
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.atomic import process_is_alive
+from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.version import __version__
 
 JOB_FILE = "job.json"
@@ -107,11 +108,9 @@ def _versions():
 def read_job(output_dir):
     """The job record of `output_dir`, or None when it has none (or an unreadable one)."""
     try:
-        with open(os.path.join(output_dir, JOB_FILE), encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
+        return read_json_object(os.path.join(output_dir, JOB_FILE))
+    except (OSError, ValueError):  # read_json_object raises only ValueError for any bytes
         return None
-    return record if isinstance(record, dict) else None
 
 
 def job_status(output_dir):

@@ -1,7 +1,8 @@
 """The cluster that the TF_CONFIG environment variable describes, read without TensorFlow."""
 
-import json
 import os
+
+from keras_bert_zoo.utils.text_files import loads_json
 
 
 def cluster_workers():
@@ -26,7 +27,7 @@ def cluster_workers():
     if not text:
         return 0
     try:
-        config = json.loads(text)
+        config = loads_json(text, "TF_CONFIG")
         cluster = config.get("cluster", {})
         kinds = ("evaluator",) if (config.get("task") or {}).get("type") == "evaluator" else ("chief", "worker")
         return sum(len(cluster.get(kind) or []) for kind in kinds)
