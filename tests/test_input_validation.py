@@ -121,6 +121,10 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
      r"ner.tsv:4: expected 2 tab-separated columns \(as on line 3\), found 3: 'APC2\\tO\\textra'"),
     ("ner.tsv", "BRCA1\tB-Gene\nAPC2 gene\tO\n", read_conll,  # 7: the word is not cut
      r"ner.tsv:2: expected one word and one tag, found word 'APC2 gene'"),
+    # A line of megabytes was shown whole, twice.
+    ("big.tsv", "BRCA1\tB-Gene\n" + "a " * 10 ** 6 + "\tO\n", read_conll,
+     r"big.tsv:2: expected one word and one tag, found word '(a )+a\.\.\.( a)+' and tag 'O' \(one token per line, "
+     r"without spaces\)\.$"),
     ("sciie.txt", "-DOCSTART- NN O O\n\nEnglish NN O I-Material\nis NN O\n", read_conll,
      r"sciie.txt:4: expected 4 space-separated columns \(as on line 3\), found 3"),
     ("MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n", read_glue,
@@ -179,10 +183,12 @@ def test_a_byte_order_mark_and_blank_lines_at_the_end_are_not_data(tmp_path):
     ([0.7, 1], ValueError, r"Label 0 is 0.7, not a whole class id in \[0, 2\)"),
     ([0, 5], ValueError, r"Label 1 is 5, outside the classes \[0, 2\)"),
     ([-1, 0], ValueError, r"Label 0 is -1, outside the classes \[0, 2\)"),
+    ([0, 10 ** 5000], ValueError, r"Label 1 is <an integer of 16610 bits>, outside"),  # was int()'s 4300-digit limit
     ([0, float("nan")], ValueError, r"Label 1 is nan, not a whole class id"),
     (["neg", "pso"], ValueError, r"Label 1 'pso' is not one of the label_names \['neg', 'pos'\]"),
     ([0, None], TypeError, r"Label 1 is None \(NoneType\)"),
     ([[0, 1], [1, 0]], ValueError, r"Label 0 is a sequence .*problem_type='multi_label'"),
+    ([[0], [1, [0]]], ValueError, r"Label 1 is a sequence \(\[1, \[0\]\]\)"),  # ragged: was numpy's message
 ])
 def test_bad_class_labels_are_named_before_training(classifier, labels, error, message):
     with pytest.raises(error, match=message):

@@ -9,6 +9,7 @@ from keras_bert_zoo.metrics.conlleval import chunk_ending_schemes
 from keras_bert_zoo.metrics.conlleval import entity_tag_help
 from keras_bert_zoo.metrics.conlleval import is_entity_tag
 from keras_bert_zoo.utils.text_files import utf8_errors_named
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 
 @dataclasses.dataclass
@@ -80,35 +81,35 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                 separator = "tab" if "\t" in line else "space"
                 layout = (separator, len(_split(line, separator)), number)
                 if layout[1] < 2:
-                    raise DataFormatError(f"{path}:{number}: expected a token and a tag, found {line!r}.")
+                    raise DataFormatError(f"{path}:{number}: expected a token and a tag, found {untrusted_repr(line)}.")
                 for name, column in (("word_column", word_column), ("tag_column", tag_column)):
                     if not -layout[1] <= column < layout[1]:
                         raise DataFormatError(
                             f"{path}:{number}: {name}={column} is not among the {layout[1]} "
-                            f"{separator}-separated column(s) of the first token line {line!r}."
+                            f"{separator}-separated column(s) of the first token line {untrusted_repr(line)}."
                         )
                 if word_column % layout[1] == tag_column % layout[1]:
                     raise DataFormatError(f"{path}:{number}: word_column={word_column} and tag_column={tag_column} "
-                                          f"are the same of the {layout[1]} columns of {line!r}.")
+                                          f"are the same of the {layout[1]} columns of {untrusted_repr(line)}.")
             separator, count, first = layout
             fields = _split(line, separator)
             if len(fields) != count or (separator == "space" and "\t" in line):
                 raise DataFormatError(
                     f"{path}:{number}: expected {count} {separator}-separated columns (as on line {first}), "
-                    f"found {len(fields)}: {line!r}. Fix the line (a word never holds a "
+                    f"found {len(fields)}: {untrusted_repr(line)}. Fix the line (a word never holds a "
                     f"{'tab' if separator == 'tab' else 'space or tab'})."
                 )
             word, tag = fields[word_column].strip(), fields[tag_column].strip()
             if not word or not tag or " " in word or " " in tag:
                 raise DataFormatError(
-                    f"{path}:{number}: expected one word and one tag, found word {word!r} and tag {tag!r} "
-                    "(one token per line, without spaces)."
+                    f"{path}:{number}: expected one word and one tag, found word {untrusted_repr(word)} and tag "
+                    f"{untrusted_repr(tag)} (one token per line, without spaces)."
                 )
             if not is_entity_tag(tag):
                 # A POS tag (the wrong column) and a bare type ("PER") alike: entity F1 would be 0, in silence.
                 raise DataFormatError(
-                    f"{path}:{number}: {tag!r} is not an entity tag: is tag_column={tag_column} the column of the "
-                    f"tags in {line!r}? {entity_tag_help(tag)}"
+                    f"{path}:{number}: {untrusted_repr(tag)} is not an entity tag: is tag_column={tag_column} the "
+                    f"column of the tags in {untrusted_repr(line)}? {entity_tag_help(tag)}"
                 )
             if label_names is not None and tag not in label_names:
                 raise DataFormatError(f"{path}:{number}: unknown tag '{tag}'; expected one of {list(label_names)}.")
@@ -140,8 +141,9 @@ def _warn_if_schemes_mixed(path, tags, lines):
         return
     (first, (line, tag)), (second, (other_line, other_tag)) = sorted(endings.items(), key=lambda item: item[1])[:2]
     warnings.warn(
-        f"{path}:{line}: an entity ends at {tag!r}, as {first} tags end one, but at line {other_line} one ends at "
-        f"{other_tag!r}, as {second} tags do: the file mixes tag schemes (files of two schemes joined?). conlleval "
-        f"reads each tag by its prefix, so it is scored as it is, but a tagger trained on it learns two tags for one "
-        f"thing (a one-word entity as B-X and as S-X). Write it in one scheme: in IOBES, an entity's last word is E-X "
-        f"and a one-word entity S-X (BILOU: L-X, U-X); in BIO, they are I-X and B-X.", stacklevel=3)
+        f"{path}:{line}: an entity ends at {untrusted_repr(tag)}, as {first} tags end one, but at line {other_line} "
+        f"one ends at {untrusted_repr(other_tag)}, as {second} tags do: the file mixes tag schemes (files of two "
+        "schemes joined?). conlleval reads each tag by its prefix, so it is scored as it is, but a tagger trained on "
+        "it learns two tags for one thing (a one-word entity as B-X and as S-X). Write it in one scheme: in IOBES, an "
+        "entity's last word is E-X and a one-word entity S-X (BILOU: L-X, U-X); in BIO, they are I-X and B-X.",
+        stacklevel=3)

@@ -3,6 +3,7 @@
 import keras
 
 from keras_bert_zoo.layers import fused_ops
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
@@ -37,7 +38,7 @@ _HF_ACTIVATIONS = {
 def hf_activation(name):
     """Map an HF `hidden_act` to the name our backbone config takes."""
     if not isinstance(name, str) or name not in _HF_ACTIVATIONS:  # a list is unhashable
-        raise ValueError(f"Unsupported hidden_act {name!r}. Supported: {sorted(_HF_ACTIVATIONS)}.")
+        raise ValueError(f"Unsupported hidden_act {untrusted_repr(name)}. Supported: {sorted(_HF_ACTIVATIONS)}.")
     return _HF_ACTIVATIONS[name]
 
 

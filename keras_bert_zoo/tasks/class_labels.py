@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_zoo.utils.placeholder_labels import unnamed_labels
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 
 def check_label_names(label_names):
@@ -26,11 +27,12 @@ def check_label_names(label_names):
         return None
     example = "a list of names, e.g. ['O', 'B-Gene', 'I-Gene'] or ['negative', 'positive']"
     if isinstance(label_names, (str, bytes)) or not isinstance(label_names, (list, tuple, np.ndarray)):
-        raise TypeError(f"label_names must be {example}; got {label_names!r}.")
+        raise TypeError(f"label_names must be {example}; got {untrusted_repr(label_names)}.")
     names = label_names.tolist() if isinstance(label_names, np.ndarray) else list(label_names)
     bad = [n for n in names if isinstance(n, bool) or not isinstance(n, (str, numbers.Integral))]
     if bad:
-        raise TypeError(f"label_names must be {example}: each a string or a whole number; {bad[0]!r} is neither.")
+        raise TypeError(f"label_names must be {example}: each a string or a whole number; {untrusted_repr(bad[0])} "
+                        "is neither.")
     return names
 
 
@@ -96,25 +98,28 @@ def unreadable_label(what, label_names, num_classes):
 
 def _class_id(label, index, num_classes, label_names, names):
     """One multi_class label -> its class id, or an error naming it (`names`: `class_index`)."""
+    if isinstance(label, np.ndarray):
+        label = label.tolist()
+    while isinstance(label, (list, tuple)) and len(label) == 1:
+        label = label[0]  # an [n, 1] column
+    if isinstance(label, (list, tuple)):  # np.ravel refused a ragged one with numpy's own message
+        raise ValueError(
+            f"Label {index} is a sequence ({untrusted_repr(label)}); multi_class takes one class per "
+            "example. For multi-hot labels use problem_type='multi_label'."
+        )
     if isinstance(label, bytes):
         label = label.decode("utf-8", "replace")
     if isinstance(label, str):
         if label not in names:
-            raise unreadable_label(f"Label {index} {label!r}", label_names, num_classes)
+            raise unreadable_label(f"Label {index} {untrusted_repr(label)}", label_names, num_classes)
         return names[label]
-    if isinstance(label, (list, tuple, np.ndarray)) and np.size(label) == 1:
-        label = np.ravel(label).tolist()[0]  # an [n, 1] column
-    elif isinstance(label, (list, tuple, np.ndarray)):
-        raise ValueError(
-            f"Label {index} is a sequence ({list(np.ravel(label))[:8]}); multi_class takes one class per "
-            "example. For multi-hot labels use problem_type='multi_label'."
-        )
     if not isinstance(label, numbers.Real):
-        raise TypeError(f"Label {index} is {label!r} ({type(label).__name__}); expected a class id or name.")
-    if not math.isfinite(label) or label != int(label):
-        raise ValueError(f"Label {index} is {label!r}, not a whole class id in [0, {num_classes}).")
+        raise TypeError(f"Label {index} is {untrusted_repr(label)} ({type(label).__name__}); expected a class id or "
+                        "name.")
+    if not isinstance(label, numbers.Integral) and (not math.isfinite(label) or label != int(label)):
+        raise ValueError(f"Label {index} is {untrusted_repr(label)}, not a whole class id in [0, {num_classes}).")
     if not 0 <= label < num_classes:
-        raise ValueError(f"Label {index} is {int(label)}, outside the classes [0, {num_classes}).")
+        raise ValueError(f"Label {index} is {untrusted_repr(int(label))}, outside the classes [0, {num_classes}).")
     return int(label)
 
 
@@ -124,11 +129,11 @@ def _multi_hot(label, index, num_classes, label_names, names):
     if all(isinstance(v, str) for v in row):  # names, or ids as text, read as one label of them is
         unknown = [v for v in row if v not in names]
         if unknown:
-            raise unreadable_label(f"Label {index}'s {unknown[0]!r}", label_names, num_classes)
+            raise unreadable_label(f"Label {index}'s {untrusted_repr(unknown[0])}", label_names, num_classes)
         if len(set(row)) != len(row):  # a multi-hot row written as text ("1", "0", "1") is no list of names
             repeated = next(v for v in row if row.count(v) > 1)
-            raise ValueError(f"Label {index} names {repeated!r} twice; a list of names names each class once "
-                             "(multi-hot values are the numbers 0 and 1).")
+            raise ValueError(f"Label {index} names {untrusted_repr(repeated)} twice; a list of names names each class "
+                             "once (multi-hot values are the numbers 0 and 1).")
         hot = np.zeros(num_classes, "float32")
         hot[[names[v] for v in row]] = 1.0
         return hot
@@ -139,7 +144,7 @@ def _multi_hot(label, index, num_classes, label_names, names):
         )
     bad = [v for v in row if isinstance(v, (str, bytes)) or v not in (0, 1)]
     if bad:
-        raise ValueError(f"Label {index} holds {bad[0]!r}; multi-hot values must be 0 or 1.")
+        raise ValueError(f"Label {index} holds {untrusted_repr(bad[0])}; multi-hot values must be 0 or 1.")
     return np.asarray(row, "float32")
 
 
@@ -150,7 +155,7 @@ def _target(label, index, num_classes):
         raise ValueError(f"Label {index} has {len(values)} values; regression has num_classes={num_classes} targets.")
     for value in values:
         if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f"Label {index} is {value!r}; regression targets must be finite numbers.")
+            raise ValueError(f"Label {index} is {untrusted_repr(value)}; regression targets must be finite numbers.")
     return np.asarray(values, "float32")
 
 
