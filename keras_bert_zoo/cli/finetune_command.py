@@ -542,12 +542,12 @@ def _read_scored(args, saved):
                      problem_type=saved.get("problem_type"))
     except UnknownLabelError as e:
         # The reader's "expected one of" listed the ids read as text among the names, as if names.
-        raise unreadable_label(f"--eval_file {args.eval}, line {e.line}: the label {e.label!r}", names,
+        raise unreadable_label(f"--eval_file {args.eval}, line {e.line}: the label {untrusted_repr(e.label)}", names,
                                len(names)) from None
     # A GLUE file's labels are its task's, whatever the model reads.
     unknown = [name for name in data.label_names or () if index is not None and name not in index]
     if unknown:
-        raise unreadable_label(f"--eval_file {args.eval}: the label {unknown[0]!r}", names, len(names))
+        raise unreadable_label(f"--eval_file {args.eval}: the label {untrusted_repr(unknown[0])}", names, len(names))
     return data
 
 
