@@ -136,6 +136,12 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
      r"io.tsv:2: 'PER' is not an entity tag: .* Write an entity type without a prefix \('PER'\) as 'I-PER' on each"),
     ("ner.tsv", "BRCA1\tB-Gene\n", lambda p: read_conll(p, word_column=0, tag_column=-2),
      r"ner.tsv:1: word_column=0 and tag_column=-2 are the same of the 2 columns"),
+    # A quote left open took in every line after it: named at its last line, or read as a label of three lines.
+    ("open.csv", 'text,label\n"good movie,pos\nbad movie,neg\nfine,pos\n', lambda p: read_csv(p, "text", "label"),
+     r"open.csv, line 2: a quote opened on this line is never closed, so lines 2-4 read as one row, and 1 fields but"),
+    ("open2.csv", 'text,label\ngood,"pos\nbad,neg\nfine"\nok,neg\n', lambda p: read_csv(p, "text", "label"),
+     r"open2.csv, line 2: a quote opened on this line is closed only on line 4, so lines 2-4 read as one row, and "
+     r"the label 'label' holds line breaks\. Close the quote"),
     ("r.csv", "text,score\na,0.5\nb,nan\n", lambda p: read_csv(p, "text", "score", regression=True),
      r"r.csv, line 3: label 'nan' is not a finite number \(regression task\)"),
     ("SST-2/train.tsv", "", read_glue, r"train.tsv is empty: a SST-2 file holds a header line, then one example"),
@@ -151,6 +157,13 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
 def test_reader_format_errors_name_file_and_line(tmp_path, name, content, reader, message):
     with pytest.raises(DataFormatError, match=message):
         reader(_write(tmp_path, name, content))
+
+
+def test_a_quoted_csv_text_may_span_lines(tmp_path):
+    data = read_csv(_write(tmp_path, "m.csv", 'text,label\n"a\nmulti-line ""text""",pos\nfine,pos\nok,neg'),
+                    "text", "label")
+    assert (list(data.texts), data.label_names, list(data.labels)) == (
+        ['a\nmulti-line "text"', "fine", "ok"], ["neg", "pos"], [1, 1, 0])
 
 
 def test_conll_layouts_read_correctly(tmp_path):

@@ -37,7 +37,8 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
         tabs = delimiter == "\t"
         # Quotes in a TSV are text (run_classifier.py: quotechar=None): a text opening with '"' swallowed the rows
         # after it up to the next quote.
-        reader = csv.DictReader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE if tabs else csv.QUOTE_MINIMAL)
+        lines = _Lines(f)
+        reader = csv.DictReader(lines, delimiter=delimiter, quoting=csv.QUOTE_NONE if tabs else csv.QUOTE_MINIMAL)
         try:
             header = reader.fieldnames
         except csv.Error as e:
@@ -63,9 +64,17 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
             fields = [v for v in row.values() if isinstance(v, str)]
             if tabs and csv_quoted is None and any(_CSV_QUOTED.fullmatch(v) for v in fields):
                 csv_quoted = reader.line_num
+            # A quoted field may hold line breaks: the row's first line is the last one's less those (less the last
+            # line's own, where a quote left open ran to the end of the file).
+            first_line = reader.line_num - sum(v.count("\n") for v in fields + list(row.get(None) or ())) + lines.ended
+            spans_lines = not tabs and first_line < reader.line_num
             # DictReader files surplus fields under None and fills missing ones with None.
             if None in row or None in row.values():
                 found = len(row) - 1 + len(row[None]) if None in row else sum(v is not None for v in row.values())
+                if spans_lines:  # a quote left open took in the lines after it: named where it opened
+                    builder.fail(first_line, _unclosed_quote(first_line, reader.line_num, lines.ended, f"{found} fields "
+                                                             f"but the header has {len(reader.fieldnames)}"))
+                    continue
                 # A quote opened and not closed in its field: a CSV writer's, around a tab or a line break.
                 opened = tabs and any(_CSV_OPENED.fullmatch(v) for v in fields)
                 quoted = opened or csv_quoted is not None
@@ -73,6 +82,10 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
                              + ("Does a text hold a tab?" + (" A field looks quoted by a CSV writer." + _CSV_QUOTING
                                                                if quoted else "")
                                 if tabs else "Quote fields that hold the delimiter."))
+                continue
+            if spans_lines and "\n" in row[label_column]:  # a text may hold line breaks; a label never does
+                builder.fail(first_line, _unclosed_quote(first_line, reader.line_num, lines.ended,
+                                                         f"the label {label_column!r} holds line breaks"))
                 continue
             texts = (row[text_column],) + ((row[text_b_column],) if text_b_column else ())
             builder.add(reader.line_num, texts, row[label_column])
@@ -108,6 +121,32 @@ def _rows(reader, builder, delimiter):
             builder.fail(reader.reader.line_num, _unparsed(e, delimiter))
             continue
         yield row
+
+
+class _Lines:
+    """A file's lines, noting whether the csv reader asked for one past the last (`ended`): a quote left open
+    runs a row to the end of the file."""
+
+    def __init__(self, f):
+        self._f, self.ended = f, False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._f)
+        except StopIteration:
+            self.ended = True
+            raise
+
+
+def _unclosed_quote(first_line, last_line, ended, found):
+    """The message of a row that lines `first_line` to `last_line` make one (`ended`: it ran to the end of the
+    file), where `found` shows it is no row."""
+    closed = "is never closed" if ended else f"is closed only on line {last_line}"
+    return (f"a quote opened on this line {closed}, so lines {first_line}-{last_line} read as one row, and {found}. "
+            "Close the quote (a quote inside a quoted field is written twice: \"\").")
 
 
 def _unparsed(error, delimiter):
