@@ -72,8 +72,8 @@ def read_csv(path, text_column, label_column, text_b_column=None, label_names=No
             if None in row or None in row.values():
                 found = len(row) - 1 + len(row[None]) if None in row else sum(v is not None for v in row.values())
                 if spans_lines:  # a quote left open took in the lines after it: named where it opened
-                    builder.fail(first_line, _unclosed_quote(first_line, reader.line_num, lines.ended, f"{found} fields "
-                                                             f"but the header has {len(reader.fieldnames)}"))
+                    builder.fail(first_line, _unclosed_quote(first_line, reader.line_num, lines.ended,
+                                                             f"{found} fields but the header has {len(header)}"))
                     continue
                 # A quote opened and not closed in its field: a CSV writer's, around a tab or a line break.
                 opened = tabs and any(_CSV_OPENED.fullmatch(v) for v in fields)
