@@ -148,6 +148,10 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
     ("CoLA/train.tsv", "", read_glue, r"train.tsv is empty: a CoLA file holds one example per line"),
     ("a.jsonl", '{"text": "a", "label": "x"}\n5\n', read_jsonl,
      r"a.jsonl, line 2: expected a JSON object \{...\}, found int 5"),
+    ("m.jsonl", '{"text": "a", "label": ["x"]}\n{"text": "b", "label": [["x"]]}\n', lambda p: read_jsonl(p, multi_label=True),
+     r"m.jsonl, line 2: the labels \[\['x'\]\] hold \['x'\] \(list\); a multi-label row is a list of label names"),
+    ("n.jsonl", '{"text": "a", "label": [null]}\n', lambda p: read_jsonl(p, multi_label=True),
+     r"n.jsonl, line 1: the labels \[None\] hold None \(NoneType\)"),  # was a class named 'None'
     ("b.jsonl", '{"text": "a", "label": "x"}\n{"text": 7, "label": "y"}\n', read_jsonl,
      r"b.jsonl, line 2: the text 7 \(int\) is not a string"),
 ]

@@ -6,6 +6,7 @@ import math
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.errors import UnknownLabelError
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 
 @dataclasses.dataclass
@@ -127,6 +128,12 @@ class ExampleBuilder:
         if unencodable:
             return self.fail(line, unencodable)
         if self.multi_label:
+            # A list in a list, null or true was a class named "['x']", "None" or "True".
+            bad = [name for name in label if not isinstance(name, (str, int)) or isinstance(name, bool)] \
+                if isinstance(label, list) else []
+            if bad:
+                return self.fail(line, f"the labels {untrusted_repr(label)} hold {untrusted_repr(bad[0])} "
+                                       f"({type(bad[0]).__name__}); a multi-label row is a list of label names.")
             names = label if isinstance(label, list) else str(label or "").split(",")
             value = tuple(sorted({str(name).strip() for name in names} - {""}))
             unknown = [name for name in value if self.label_names is not None and name not in self.label_names]
@@ -136,7 +143,7 @@ class ExampleBuilder:
             self.rows.append((texts[0] if len(texts) == 1 else tuple(texts), value))
             return
         if isinstance(label, (list, dict)):
-            return self.fail(line, f"the label {_shown(repr(label))} is a {type(label).__name__}, not one label. "
+            return self.fail(line, f"the label {untrusted_repr(label)} is a {type(label).__name__}, not one label. "
                                    "For any number of labels per example, read the file as multi-label "
                                    "(multi_label=True; --problem_type multi_label on the command line).")
         if isinstance(label, float) and not math.isfinite(label) and not self.regression:
