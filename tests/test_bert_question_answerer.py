@@ -478,3 +478,23 @@ def test_a_file_that_is_no_squad_json_is_named(tmp_path, text, reason):
     path.write_text(text)
     with pytest.raises(kbz.data.DataFormatError, match=re.escape(f"{path} is not a SQuAD-format file: {reason}")):
         read_squad(str(path))
+
+
+def test_validation_split_holds_out_whole_contexts(tiny_checkpoint):
+    """Keras' validation_split cuts at a position: a paragraph's questions fell on both sides, and the held-out
+    ones were scored on a context whose answers the model had just learnt."""
+    contexts = ["The Broncos won.", "Paris is in France.", "Water boils at 100 C."]
+    questions = [(0, "Who won?"), (0, "Did they win?"), (1, "Where is Paris?"), (1, "Paris?"), (1, "Where?"),
+                 (2, "At what?")]
+    word = {0: "Broncos", 1: "France", 2: "100"}
+    examples = [{"question": q, "context": contexts[c],
+                 "answers": [{"text": word[c], "answer_start": contexts[c].index(word[c])}]} for c, q in questions]
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
+    for given in (examples, _as_examples(examples)):
+        # Keras' cut: ceil(6 * 0.6) = 4, inside context 1 (questions 2-4); the nearest cut keeping it whole is 5.
+        held = qa._split_off(given, None, 0.4)[2][0]
+        held_contexts = [e["context"] for e in held] if isinstance(held, list) else list(held.contexts)
+        assert held_contexts == contexts[2:]
+        assert len(qa._split_off(given, None, 0.6)[2][0]) == 4  # Keras' cut 3 moves to 2: context 0 kept
+    with pytest.raises(ValueError, match="all 2 examples ask about one context, which is held out whole or not"):
+        qa.fit(examples[:2], validation_split=0.5)

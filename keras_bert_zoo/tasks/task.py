@@ -247,6 +247,28 @@ def _slice(examples, part):
     return examples[part]
 
 
+def _group_boundary(examples, cut, fraction):
+    """The cut nearest to `cut` that leaves each of `examples`' split groups (a QA context's questions) on one
+    side, as `examples.split` does: a question held out on a paragraph trained on is scored on answers learnt."""
+    if isinstance(examples, ParallelExamples):
+        groups = list(examples.split_groups())
+    elif all(isinstance(example, dict) and "context" in example for example in examples):
+        groups = [example["context"] for example in examples]
+    else:
+        return cut
+    last = {group: index for index, group in enumerate(groups)}
+    # A cut at b splits no group where every group before b ends before b.
+    reach, boundaries = -1, []
+    for index, group in enumerate(groups[:-1]):
+        reach = max(reach, last[group])
+        if reach == index:
+            boundaries.append(index + 1)
+    if not boundaries:
+        raise ValueError(f"validation_split={fraction}: all {len(groups)} examples ask about one context, which "
+                         "is held out whole or not at all: pass validation_data=... with other contexts.")
+    return min(boundaries, key=lambda boundary: (abs(boundary - cut), -boundary))
+
+
 def _validation_xy(data):
     """`validation_data` -> `(x, y)`: Keras' `(x, y)` tuple (or `[x, y]` list),
     or examples that hold their labels (a Dataset, a reader's result, QA dicts)."""
@@ -781,8 +803,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             validation_data: labelled examples to score after every epoch:
                 `(x, y)`, or on their own when they hold their labels.
             validation_split: hold out this last fraction of in-memory
-                examples (before shuffling) as validation data; not
-                possible for a `tf.data.Dataset`.
+                examples (before shuffling) as validation data, the
+                cut moved to keep a QA context's questions on one side;
+                not possible for a `tf.data.Dataset`.
             **kwargs: as `keras.Model.fit`; `sample_weight` weighs
                 in-memory examples (one number each) where the task
                 `takes_sample_weight` (a Dataset carries its own).
@@ -840,6 +863,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         cut = math.ceil(len(x) * (1 - fraction))  # Keras' rounding
         if cut == len(x):
             raise ValueError(f"validation_split={fraction} of {len(x)} examples holds out none of them.")
+        cut = _group_boundary(x, cut, fraction)
         head, tail = slice(None, cut), slice(cut, None)
         if y is None:  # QA examples hold their answers
             return _slice(x, head), None, (_slice(x, tail), None)
