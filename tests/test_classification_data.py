@@ -258,6 +258,13 @@ def test_a_field_longer_than_csvs_default_limit_is_read_whole(tmp_path, name, de
     assert csv.field_size_limit() == 131_072  # the process's own limit is left as it was
 
 
+def _refused_then_skipped(path, message):
+    """Check that reading `path` raises a DataFormatError matching `message`; return it read with that row skipped."""
+    with pytest.raises(DataFormatError, match=message):
+        read_classification(str(path))
+    return read_classification(str(path), on_error="skip")
+
+
 def test_a_line_csv_cannot_parse_is_named_by_file_and_line(tmp_path, monkeypatch):
     """A field past the reader's limit (2**31 - 1 characters; 10 here) is a bad row named by file and line, and
     skipped as one, not a bare `_csv.Error`."""
@@ -266,10 +273,8 @@ def test_a_line_csv_cannot_parse_is_named_by_file_and_line(tmp_path, monkeypatch
     monkeypatch.setattr(csv_reader, "_LONGEST_FIELD", 10)
     path = tmp_path / "notes.csv"
     path.write_text("text,label\nfine,a\nfar too long a text,b\nfine too,c\n")
-    with pytest.raises(DataFormatError, match=r"notes.csv, line 3: not readable as ','-separated fields "
-                                              r"\(field larger than field limit \(10\)\)\.$"):
-        read_classification(str(path))
-    skipped = read_classification(str(path), on_error="skip")
+    skipped = _refused_then_skipped(path, r"notes.csv, line 3: not readable as ','-separated fields "
+                                          r"\(field larger than field limit \(10\)\)\.$")
     assert (skipped.texts, skipped.named_labels(), skipped.skipped) == (["fine", "fine too"], ["a", "c"], 1)
     path.write_text("text,label,a header field far too long\nfine,a\n")
     with pytest.raises(DataFormatError, match=r"notes.csv, line 1: not readable as ','-separated fields"):
@@ -286,9 +291,7 @@ def test_json_lines_nested_too_deep_or_numbers_too_long_are_named_by_file_and_li
                          ('{"text": "huge", "label": ' + "7" * 5000 + "}",
                           r"a number of 5000 digits \(777777777777\.\.\.\), more than Python reads as an integer\.$")):
         path.write_text(good + bad + "\n" + good)
-        with pytest.raises(DataFormatError, match=rf"odd.jsonl, line 2: {message}"):
-            read_classification(str(path))
-        skipped = read_classification(str(path), on_error="skip")
+        skipped = _refused_then_skipped(path, rf"odd.jsonl, line 2: {message}")
         assert (skipped.texts, skipped.skipped) == (["fine", "fine"], 1)
 
 
@@ -310,10 +313,8 @@ def test_a_huge_or_not_finite_label_is_named_by_file_line_and_its_first_characte
     path = tmp_path / "labels.jsonl"
     for label in ("NaN", "1e400", "-Infinity"):
         path.write_text(f'{{"text": "fine", "label": 1}}\n{{"text": "odd", "label": {label}}}\n')
-        with pytest.raises(DataFormatError, match=r"labels.jsonl, line 2: label -?(nan|inf) is no class but a number "
-                                                  r"that is not finite: a missing label\? Label the row"):
-            read_classification(str(path))
-        skipped = read_classification(str(path), on_error="skip")
+        skipped = _refused_then_skipped(path, r"labels.jsonl, line 2: label -?(nan|inf) is no class but a number "
+                                              r"that is not finite: a missing label\? Label the row")
         assert (skipped.named_labels(), skipped.skipped) == (["1"], 1)
 
 
@@ -334,10 +335,8 @@ def test_half_a_surrogate_pair_in_json_is_named_by_file_and_line(tmp_path):
     preprocessor's tensor ("Error converting unicode string"), naming no file or line."""
     path = tmp_path / "emoji.jsonl"
     path.write_text('{"text": "fine \\ud83d\\ude00", "label": "a"}\n{"text": "cut \\ud83d here", "label": "b"}\n')
-    with pytest.raises(DataFormatError, match=r"emoji.jsonl, line 2: 'cut \\ud83d here' holds '\\ud83d' at "
-                                              r"character 5: half of a UTF-16 surrogate pair"):
-        read_classification(str(path))
-    kept = read_classification(str(path), on_error="skip")
+    kept = _refused_then_skipped(path, r"emoji.jsonl, line 2: 'cut \\ud83d here' holds '\\ud83d' at "
+                                       r"character 5: half of a UTF-16 surrogate pair")
     assert (kept.texts, kept.skipped) == (["fine \U0001F600"], 1)  # a pair whole is one emoji
     path.write_text('{"text": "fine", "label": "a"}\n{"text": "fine too", "label": ["a", "\\ude00"]}\n')
     with pytest.raises(DataFormatError, match=r"emoji.jsonl, line 2: '\\ude00' holds '\\ude00' at character 1"):
