@@ -26,6 +26,7 @@ import pytest
 import keras_bert_zoo as kbz
 from keras_bert_zoo.presets import download as dl
 from keras_bert_zoo.presets.loader import _hf_cache_name
+from keras_bert_zoo.presets.loader import _url_cache_name
 from keras_bert_zoo.presets.loader import cached_preset_dir
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -44,6 +45,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
     def do_GET(self):
         type(self).requests.append(self.path)
+        if self.path.startswith("http://"):  # asked as a proxy: serve the URL's path from here
+            self.path = "/" + self.path.split("/", 3)[3]
         if self.path in self.truncate:
             # Promise more bytes than are sent, then hang up.
             self.send_response(200)
@@ -355,6 +358,43 @@ def test_a_hub_streaming_an_endless_config_is_refused(server, monkeypatch):
                                                   "bytes, far beyond the file it should be"):
         kbz.BertBackbone.from_preset("hf://org/tiny-bert")
     assert _cache_files() == []
+
+
+def test_a_password_in_a_url_is_in_no_message_and_nowhere_in_the_cache(server, monkeypatch):
+    # The URL was shown whole in every error, and metadata.json recorded it (converted_from) with its password.
+    base, handler = server
+    port = _closed_port()
+    with pytest.raises(kbz.NetworkUnreachableError) as info:
+        kbz.BertBackbone.from_preset(f"http://user:s3cr%40t@127.0.0.1:{port}/m.zip")
+    message = str(info.value)
+    assert message.startswith(f"Cannot reach http://user:***@127.0.0.1:{port}/m.zip (")
+    assert message.endswith(f"To work offline, download http://user:***@127.0.0.1:{port}/m.zip, unpack it and "
+                            "call from_preset('/path/to/the/unpacked/dir').")
+    assert "s3cr" not in message
+    # Through a proxy (the local server), the download succeeds: the preset records the URL without its password.
+    for name in ("no_proxy", "NO_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", base)
+    url = "http://user:s3cr%40t@models.example/tiny_L-2_H-4.zip"
+    kbz.BertBackbone.from_preset(url)
+    assert handler.requests == [url]
+    with open(os.path.join(cached_preset_dir(_url_cache_name(url)), "metadata.json")) as f:
+        assert json.load(f)["converted_from"] == "http://user:***@models.example/tiny_L-2_H-4.zip"
+    root = os.environ["KERAS_BERT_ZOO_CACHE"]
+    for name in _cache_files():
+        with open(os.path.join(root, name), "rb") as f:
+            assert b"s3cr" not in f.read() and "s3cr" not in name
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://user:pw@host:8443/a/m.zip?x=1", "https://user:***@host:8443/a/m.zip?x=1"),
+    ("https://u:p@ss@host/m.zip", "https://u:***@host/m.zip"),  # the last '@' ends the userinfo
+    ("https://user@host/m.zip", "https://user@host/m.zip"),
+    ("https://host/a@b:c", "https://host/a@b:c"),  # an '@' in the path is no userinfo
+    ("/local/dir", "/local/dir"),
+])
+def test_redact_url_stars_the_password_alone(url, shown):
+    assert dl.redact_url(url) == shown
 
 
 def test_missing_file_is_not_found(server):

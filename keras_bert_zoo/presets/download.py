@@ -42,9 +42,20 @@ def hf_endpoint():
     endpoint = os.environ.get("HF_ENDPOINT", HF_DEFAULT_ENDPOINT).rstrip("/")
     parts = urllib.parse.urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:  # "huggingface.co" failed as an unknown URL type
-        raise PresetError(f"$HF_ENDPOINT={os.environ['HF_ENDPOINT']!r} is not the http(s):// URL of a hub, such as "
+        raise PresetError(f"$HF_ENDPOINT={redact_url(os.environ['HF_ENDPOINT'])!r} is not the http(s):// URL of a hub, such as "
                           f"{HF_DEFAULT_ENDPOINT}.")
     return endpoint
+
+
+def redact_url(url):
+    """`url` as messages and the cache's metadata.json show it: a password in its userinfo becomes `***`
+    ("https://user:***@host/m.zip"), so that no error, log or file on disk repeats it."""
+    scheme, sep, rest = url.partition("://")
+    end = min([i for i in map(rest.find, "/?#") if i >= 0], default=len(rest))
+    userinfo, at, host = rest[:end].rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{rest[end:]}"
 
 
 def sha256_of(path):
@@ -147,16 +158,17 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
             or the checksum differs.
     """
     timeouts = download_timeouts()
+    shown = redact_url(url)
     try:
         response = _open(url, *timeouts)
     except urllib.error.HTTPError as e:
         if e.code == 404:
-            raise PresetNotFoundError(f"{url} does not exist (HTTP 404).") from e
-        raise NetworkUnreachableError(f"Downloading {url} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
+            raise PresetNotFoundError(f"{shown} does not exist (HTTP 404).") from e
+        raise NetworkUnreachableError(f"Downloading {shown} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
     except (urllib.error.URLError, OSError) as e:
-        raise _network_error(url, e, *timeouts, offline_hint) from e
+        raise _network_error(shown, e, *timeouts, offline_hint) from e
     except (http.client.InvalidURL, ValueError) as e:  # a space, a non-ASCII path, "host:abc", "http://[::1"
-        raise PresetNotFoundError(f"{url} is not a valid URL ({e}): check its host and port, and percent-encode "
+        raise PresetNotFoundError(f"{shown} is not a valid URL ({e}): check its host and port, and percent-encode "
                                   "spaces and non-ASCII characters.") from e
     expected = _content_length(response)
     received = 0
@@ -165,7 +177,7 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
         None, progress, total=expected, unit="B", unit_scale=True, desc=os.path.basename(destination), leave=False
     ) as bar:
         if max_bytes is not None and (expected or 0) > max_bytes:
-            raise _too_large(url, max_bytes)
+            raise _too_large(shown, max_bytes)
         try:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 f.write(chunk)
@@ -173,20 +185,20 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
                 received += len(chunk)
                 bar.update(len(chunk))
                 if max_bytes is not None and received > max_bytes:  # an endless body, without a Content-Length
-                    raise _too_large(url, max_bytes)
+                    raise _too_large(shown, max_bytes)
         except TimeoutError as e:
-            raise _network_error(url, e, *timeouts, offline_hint) from e
+            raise _network_error(shown, e, *timeouts, offline_hint) from e
         except (OSError, urllib.error.URLError) as e:
-            raise NetworkUnreachableError(f"The download of {url} was interrupted ({e}). {offline_hint}") from e
+            raise NetworkUnreachableError(f"The download of {shown} was interrupted ({e}). {offline_hint}") from e
         if expected is not None and received != expected:
             raise CheckpointError(
-                f"The download of {url} was cut short ({received} of {expected} bytes). Try again."
+                f"The download of {shown} was cut short ({received} of {expected} bytes). Try again."
             )
         if sha256:
             actual = digest.hexdigest()
             if actual != sha256:
                 raise CheckpointError(
-                    f"{url} has sha256 {actual}, expected {sha256}: the file is corrupt "
+                    f"{shown} has sha256 {actual}, expected {sha256}: the file is corrupt "
                     "or not the released one. Nothing was saved."
                 )
     return destination
