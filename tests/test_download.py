@@ -17,6 +17,7 @@ import sys
 import tarfile
 import threading
 import time
+import urllib.request
 import warnings
 import zipfile
 
@@ -39,6 +40,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     stall = set()
     content_length = {}  # path: the Content-Length header sent, as is, with the whole file
     endless = set()  # paths answered with zeros, without a Content-Length, until the client hangs up
+    redirect = {}  # path: the Location a 302 sends
 
     def log_message(self, *args):
         pass
@@ -47,6 +49,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         type(self).requests.append(self.path)
         if self.path.startswith("http://"):  # asked as a proxy: serve the URL's path from here
             self.path = "/" + self.path.split("/", 3)[3]
+        if self.path in self.redirect:
+            self.send_response(302)
+            self.send_header("Location", self.redirect[self.path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path in self.truncate:
             # Promise more bytes than are sent, then hang up.
             self.send_response(200)
@@ -97,7 +105,7 @@ def server(tmp_path, tiny_checkpoint):
     # A Hugging Face repository layout for hf:// handles.
     shutil.copytree(os.path.join(FIXTURES, "tiny_hf_bert"), root / "org" / "tiny-bert" / "resolve" / "main")
     _Handler.requests, _Handler.truncate, _Handler.stall, _Handler.content_length = [], set(), set(), {}
-    _Handler.endless = set()
+    _Handler.endless, _Handler.redirect = set(), {}
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -395,6 +403,36 @@ def test_a_password_in_a_url_is_in_no_message_and_nowhere_in_the_cache(server, m
 ])
 def test_redact_url_stars_the_password_alone(url, shown):
     assert dl.redact_url(url) == shown
+
+
+@pytest.mark.parametrize("location", ["ftp://u:pw@mirror.example/m.zip", "file:///etc/passwd", "FTP://mirror/m.zip"])
+def test_a_redirect_to_another_scheme_than_http_is_refused_naming_both_urls(server, location):
+    # urllib followed a 302 to ftp:// (its FTP handler fetched the file, outside these checks); file:// failed as
+    # "HTTP 302 Found - Redirection to url ... is not allowed", read as an unreachable network.
+    base, handler = server
+    handler.redirect = {"/m.zip": location}
+    with pytest.raises(kbz.NetworkUnreachableError) as info:
+        dl.download(f"{base}/m.zip", os.path.join(os.environ["KERAS_BERT_ZOO_CACHE"], "m.zip"), progress=False,
+                    offline_hint="To work offline, ...")
+    shown = dl.redact_url(location)
+    assert str(info.value) == (f"{base}/m.zip redirects to {shown}, a '{location.split(':')[0].lower()}:' URL, where only "
+                               "http(s) is downloaded: it is refused. Ask its host for the file's https URL. To work "
+                               "offline, ...")
+    assert handler.requests == ["/m.zip"] and _cache_files() == []
+
+
+def test_a_redirect_from_https_to_http_is_refused_and_within_http_followed(server, tmp_path):
+    # An https download redirected to plain http was followed: anyone on the way could replace the checkpoint.
+    request = urllib.request.Request("https://models.example/m.zip")
+    with pytest.raises(dl._RefusedRedirect) as info:
+        dl._RedirectHandler().http_error_302(request, io.BytesIO(), 302, "Found",
+                                             {"location": "http://cdn.example/m.zip"})
+    assert (info.value.target, info.value.downgrade) == ("http://cdn.example/m.zip", True)
+    base, handler = server
+    handler.redirect = {"/old.zip": "/tiny_L-2_H-4.zip"}
+    dl.download(f"{base}/old.zip", str(tmp_path / "m.zip"), progress=False)
+    assert handler.requests == ["/old.zip", "/tiny_L-2_H-4.zip"]
+    assert (tmp_path / "m.zip").read_bytes() == (tmp_path / "www" / "tiny_L-2_H-4.zip").read_bytes()
 
 
 def test_missing_file_is_not_found(server):

@@ -105,11 +105,38 @@ class _HTTPSHandler(_ReadTimeout, urllib.request.HTTPSHandler):
     pass
 
 
+class _RefusedRedirect(Exception):
+    """A redirect `_RedirectHandler` does not follow, to `target` (download() names the URL asked for)."""
+
+    def __init__(self, target, downgrade):
+        super().__init__(target)
+        self.target, self.downgrade = target, downgrade
+
+
+class _RedirectHandler(urllib.request.HTTPRedirectHandler):
+    """Follows redirects to http(s) alone, never from https down to http: urllib follows one to ftp:// (its
+    FTPHandler fetches the file, unencrypted and outside these checks' timeouts), and to http:// from https, where
+    anyone on the way can replace the checkpoint."""
+
+    def http_error_302(self, req, fp, code, msg, headers):
+        target = headers.get("location") or headers.get("uri")
+        if target is not None:
+            target = urllib.parse.urljoin(req.full_url, target.strip())
+            scheme = urllib.parse.urlsplit(target).scheme.lower()
+            downgrade = scheme == "http" and req.type == "https"
+            if scheme not in ("http", "https") or downgrade:
+                fp.close()
+                raise _RefusedRedirect(target, downgrade)
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+
 def _open(url, connect_timeout, read_timeout):
     handlers = [_HTTPHandler(), _HTTPSHandler()]
     for handler in handlers:
         handler.read_timeout = read_timeout
-    return urllib.request.build_opener(*handlers).open(url, timeout=connect_timeout)
+    return urllib.request.build_opener(*handlers, _RedirectHandler()).open(url, timeout=connect_timeout)
 
 
 def _network_error(url, error, connect_timeout, read_timeout, hint):
@@ -161,6 +188,12 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
     shown = redact_url(url)
     try:
         response = _open(url, *timeouts)
+    except _RefusedRedirect as e:
+        target = redact_url(e.target)
+        why = ("from https to plain http, where anyone on the way could alter the file" if e.downgrade else
+               f"a '{urllib.parse.urlsplit(target).scheme}:' URL, where only http(s) is downloaded")
+        raise NetworkUnreachableError(f"{shown} redirects to {target}, {why}: it is refused. Ask its host for the "
+                                      f"file's https URL. {offline_hint}") from None
     except urllib.error.HTTPError as e:
         if e.code == 404:
             raise PresetNotFoundError(f"{shown} does not exist (HTTP 404).") from e
