@@ -12,6 +12,7 @@ import re
 import shutil
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tarfile
@@ -625,6 +626,67 @@ def test_an_archive_member_named_beyond_what_a_file_system_holds_is_refused(tmp_
     assert str(info.value) == (f"{archive} contains a path longer than a file system holds ('{name[:80]}...'); no "
                                "checkpoint's is. It is corrupt or crafted; it is refused.")
     assert os.listdir(tmp_path) == [archive.name]
+
+
+def _zip_end(directory, offset, entries, size, zip64):
+    """The records ending a zip whose central directory starts at `offset`, declared as `entries` entries in `size`
+    bytes: in a zip64 end record (the classic one saying "see zip64") where `zip64`."""
+    if not zip64:
+        return struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, entries, entries, size, offset, 0)
+    record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, entries, entries, size, offset)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, offset + len(directory), 1)
+    return record + locator + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+
+
+def _zip_declaring(path, entries=None, zip64=False):
+    """A zip of one small member, its end rewritten (in zip64 where `zip64`) to declare `entries` entries (its
+    own by default)."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as z:
+        z.writestr("m/vocab.txt", "hello")
+    data = data.getvalue()
+    _, _, _, _, count, size, offset, _ = struct.unpack("<4s4H2LH", data[-22:])
+    directory = data[offset:-22]
+    path.write_bytes(data[:-22] + _zip_end(directory, offset, count if entries is None else entries, size, zip64))
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_a_zip_in_zip64_form_is_read_by_its_zip64_end_record(tmp_path, zip64):
+    # Its classic end record says 65535 entries in 4 GB ("see zip64"): the zip64 record holds the real ones.
+    archive = tmp_path / "m.zip"
+    _zip_declaring(archive, zip64=zip64)
+    dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "m" / "vocab.txt").read_bytes() == b"hello"
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_a_zip_declaring_more_entries_than_a_checkpoint_holds_is_refused_before_it_is_read(tmp_path, zip64):
+    # zipfile parses the directory by its size and ignores the count: a zip declaring 10,001 entries was read.
+    archive = tmp_path / "m.zip"
+    _zip_declaring(archive, entries=10_001 if not zip64 else 1 << 40, zip64=zip64)
+    with pytest.raises(kbz.CheckpointError) as info:
+        dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert str(info.value) == (f"{archive} holds more than 10000 entries by its zip directory's count "
+                               f"({10_001 if not zip64 else 1 << 40}), far beyond a checkpoint: it is corrupt or "
+                               "crafted; refusing it.")
+    assert os.listdir(tmp_path) == ["m.zip"]
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_a_zip_directory_beyond_a_checkpoints_is_refused_before_zipfile_parses_it(tmp_path, monkeypatch, zip64):
+    # zipfile read and parsed the whole directory first (200,000 entries here, declared as 3): a few MB of it made
+    # a million ZipInfo objects before the count of entries was checked.
+    header = struct.Struct("<4s4B4HL2L5H2L")
+    directory = b"".join(header.pack(b"PK\x01\x02", 20, 3, 20, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0)
+                         + b"%06d" % i for i in range(200_000))
+    archive = tmp_path / "m.zip"
+    archive.write_bytes(directory + _zip_end(directory, 0, 3, len(directory), zip64))
+    monkeypatch.setattr(zipfile, "ZipFile", lambda *args: pytest.fail("zipfile read the directory"))
+    with pytest.raises(kbz.CheckpointError) as info:
+        dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert str(info.value) == (f"{archive} declares a zip directory of {len(directory)} bytes, over the 10240000 "
+                               "that 10000 entries of a checkpoint fill: it is corrupt or crafted; it is refused.")
+    assert os.listdir(tmp_path) == ["m.zip"]
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import http.client
 import os
 import shutil
 import stat
+import struct
 import tarfile
 import tempfile
 import urllib.error
@@ -271,6 +272,59 @@ def _zip_entries(archive, z):
         yield info.filename, kind in (0, stat.S_IFREG, stat.S_IFDIR), info.file_size
 
 
+# zipfile reads and parses a zip's whole central directory, as long as its end record declares, before one entry
+# can be checked: a few MB of directory make a million ZipInfo objects. 10,000 entries, each name with its extra
+# fields under 1 KiB, fill 10 MB.
+_MAX_ZIP_DIRECTORY_BYTES = _MAX_MEMBERS << 10
+# The end records, as zipfile reads them: end of central directory (22 bytes, then a comment of up to 64 KiB), and
+# the zip64 locator (20 bytes) and zip64 end record (56) just before it.
+_ZIP_END = struct.Struct("<4s4H2LH")
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_END = struct.Struct("<4sQ2H2L4Q")
+
+
+def _read_at(f, offset, size):
+    """`size` bytes at `offset` of `f`, or None where the file does not hold them."""
+    if offset < 0:
+        return None
+    f.seek(offset)
+    data = f.read(size)
+    return data if len(data) == size else None
+
+
+def _zip_directory(archive):
+    """`(entries, bytes)` of the central directory the end of zip `archive` declares, zip64's where it has one,
+    read where zipfile reads them (None where it holds no end record)."""
+    with open(archive, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - _ZIP_END.size - 0xFFFF)
+        tail = _read_at(f, start, size - start)
+        found = tail.rfind(b"PK\x05\x06")
+        record = tail[found:found + _ZIP_END.size] if found >= 0 else b""
+        if len(record) != _ZIP_END.size:
+            return None
+        *_, on_disk, total, directory, _, _ = _ZIP_END.unpack(record)
+        end = start + found
+        locator = _read_at(f, end - _ZIP64_LOCATOR.size, _ZIP64_LOCATOR.size)
+        if locator is not None and _ZIP64_LOCATOR.unpack(locator)[0] == b"PK\x06\x07":
+            record64 = _read_at(f, end - _ZIP64_LOCATOR.size - _ZIP64_END.size, _ZIP64_END.size)
+            if record64 is not None and _ZIP64_END.unpack(record64)[0] == b"PK\x06\x06":
+                *_, on_disk, total, directory, _ = _ZIP64_END.unpack(record64)
+    return max(on_disk, total), directory
+
+
+def _check_zip_directory(archive):
+    """Refuse, before zipfile reads it, a central directory declared beyond what a checkpoint needs."""
+    entries, directory = _zip_directory(archive) or (0, 0)
+    if entries > _MAX_MEMBERS:
+        raise CheckpointError(f"{archive} holds more than {_MAX_MEMBERS} entries by its zip directory's count "
+                              f"({entries}), far beyond a checkpoint: it is corrupt or crafted; refusing it.")
+    if directory > _MAX_ZIP_DIRECTORY_BYTES:
+        raise CheckpointError(f"{archive} declares a zip directory of {directory} bytes, over the "
+                              f"{_MAX_ZIP_DIRECTORY_BYTES} that {_MAX_MEMBERS} entries of a checkpoint fill: it is "
+                              "corrupt or crafted; it is refused.")
+
+
 def _tar_entries(t):
     for member in t:  # lazily: a refused archive is not read to its end
         yield member.name, member.isfile() or member.isdir(), member.size
@@ -347,6 +401,7 @@ def extract_archive(archive, directory):
     root = os.path.realpath(tmp)
     try:
         if zipfile.is_zipfile(archive):
+            _check_zip_directory(archive)
             with zipfile.ZipFile(archive) as z:
                 _check_entries(archive, root, _zip_entries(archive, z))
                 z.extractall(root)
