@@ -416,9 +416,9 @@ def test_a_redirect_to_another_scheme_than_http_is_refused_naming_both_urls(serv
         dl.download(f"{base}/m.zip", os.path.join(os.environ["KERAS_BERT_ZOO_CACHE"], "m.zip"), progress=False,
                     offline_hint="To work offline, ...")
     shown = dl.redact_url(location)
-    assert str(info.value) == (f"{base}/m.zip redirects to {shown}, a '{location.split(':')[0].lower()}:' URL, where only "
-                               "http(s) is downloaded: it is refused. Ask its host for the file's https URL. To work "
-                               "offline, ...")
+    scheme = location.split(":")[0].lower()
+    assert str(info.value) == (f"{base}/m.zip redirects to {shown}, a '{scheme}:' URL, where only http(s) is "
+                               "downloaded: it is refused. Ask its host for the file's https URL. To work offline, ...")
     assert handler.requests == ["/m.zip"] and _cache_files() == []
 
 

@@ -43,8 +43,8 @@ def hf_endpoint():
     endpoint = os.environ.get("HF_ENDPOINT", HF_DEFAULT_ENDPOINT).rstrip("/")
     parts = urllib.parse.urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:  # "huggingface.co" failed as an unknown URL type
-        raise PresetError(f"$HF_ENDPOINT={redact_url(os.environ['HF_ENDPOINT'])!r} is not the http(s):// URL of a hub, such as "
-                          f"{HF_DEFAULT_ENDPOINT}.")
+        raise PresetError(f"$HF_ENDPOINT={redact_url(os.environ['HF_ENDPOINT'])!r} is not the http(s):// URL of a "
+                          f"hub, such as {HF_DEFAULT_ENDPOINT}.")
     return endpoint
 
 

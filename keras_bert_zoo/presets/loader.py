@@ -441,7 +441,8 @@ def _fetch_archive(url, tmp, hint, sha256=None):
         raise type(e)(str(e).replace(archive, dl.redact_url(url))) from None
     found = dl.find_checkpoint_dir(extracted, lambda d: is_hf_checkpoint_dir(d) or is_google_checkpoint_dir(d))
     if found is None:
-        raise CheckpointError(f"The archive {dl.redact_url(url)} holds no BERT checkpoint (no bert_config.json or config.json with weights).")
+        raise CheckpointError(f"The archive {dl.redact_url(url)} holds no BERT checkpoint (no bert_config.json or "
+                              "config.json with weights).")
     return found
 
 
@@ -644,7 +645,8 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
             _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
         head_cls = _fine_tuned_head_class(resolved)
         if head_cls is not None:
-            _warn_head_left_out(dl.redact_url(os.fspath(preset)), _task_name(resolved, head_cls), head_cls, cls, stacklevel=4)
+            _warn_head_left_out(dl.redact_url(os.fspath(preset)), _task_name(resolved, head_cls), head_cls, cls,
+                                stacklevel=4)
     return backbone
 
 
