@@ -89,7 +89,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Length", self.content_length[self.path])
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except OSError:  # the client hung up, refusing what was promised
+                pass
             return
         super().do_GET()
 
@@ -357,6 +360,58 @@ def test_a_download_over_its_bound_is_refused(server, tmp_path, promised):
     assert str(info.value) == (f"{base}/big.bin is over 2000000 bytes, far beyond the file it should be: the server "
                                "is broken or hostile; it is refused. Nothing was saved.")
     assert os.listdir(tmp_path) == ["www"]  # no partial out.bin
+
+
+@pytest.mark.parametrize("promised", [None, "2000001"])
+def test_an_archive_download_over_the_overall_cap_is_refused_mid_stream_leaving_nothing(server, monkeypatch,
+                                                                                        tmp_path, promised):
+    # An archive URL (and an hf:// handle's weights) had no bound at all: a server streaming without end filled the
+    # cache's disk.
+    base, handler = server
+    monkeypatch.setenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES", "2000000")
+    if promised:
+        (tmp_path / "www" / "big.zip").write_bytes(bytes(2_000_001))
+        handler.content_length = {"/big.zip": promised}
+    else:
+        handler.endless = {"/big.zip"}
+    with pytest.raises(kbz.CheckpointError) as info:
+        kbz.BertBackbone.from_preset(f"{base}/big.zip")
+    assert str(info.value) == (f"{base}/big.zip is over 2000000 bytes, beyond any checkpoint (BERT-Large's is 1.3 GB): "
+                               "the server is broken or hostile; it is refused. Nothing was saved. Set "
+                               "$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES to allow a larger download.")
+    assert _cache_files() == []
+
+
+def test_an_archive_inflating_past_the_overall_cap_is_refused_before_extraction(tmp_path, monkeypatch):
+    # Within 8x its size (and the 64 MiB any small archive may inflate to), nothing bounded what it unpacked.
+    archive = tmp_path / "m.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("m/vocab.txt", "hello")
+        z.writestr("m/weights.bin", bytes(3_000_000))
+    monkeypatch.setenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES", "2000000")
+    with pytest.raises(kbz.CheckpointError) as info:
+        dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert str(info.value) == (f"{archive} inflates to more than 2000000 bytes, beyond any checkpoint (BERT-Large's "
+                               "is 1.3 GB); refusing it. Set $KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES to allow a larger one.")
+    assert os.listdir(tmp_path) == ["m.zip"]
+    monkeypatch.delenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES")  # 20 GB by default
+    dl.extract_archive(str(archive), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "m" / "weights.bin").stat().st_size == 3_000_000
+
+
+@pytest.mark.parametrize("value", ["many", "0", "-5", "2e9", "1.5"])
+def test_the_download_cap_must_be_a_whole_number_of_bytes(monkeypatch, value):
+    monkeypatch.setenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES", value)
+    with pytest.raises(kbz.PresetError) as info:
+        dl.max_download_bytes()
+    assert str(info.value) == f"$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES={value!r} is not a whole number of bytes above 0."
+
+
+def test_the_download_cap_defaults_to_20_gb_and_is_overridden(monkeypatch):
+    monkeypatch.delenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES", raising=False)
+    assert dl.max_download_bytes() == 20 * 10**9
+    monkeypatch.setenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES", "50000000000")
+    assert dl.max_download_bytes() == 50 * 10**9
 
 
 def test_a_hub_streaming_an_endless_config_is_refused(server, monkeypatch):

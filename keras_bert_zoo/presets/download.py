@@ -28,6 +28,9 @@ CONNECT_TIMEOUT = 10.0
 # Once connected, a server silent this long (for the headers or between
 # chunks) has stalled. `$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT` overrides it.
 READ_TIMEOUT = 30.0
+# The most one download, or an archive's extracted files, may hold: BERT-Large's zip is 1.3 GB, so a server
+# sending more streams garbage, or forever, into the cache's disk. `$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES` overrides it.
+MAX_DOWNLOAD_BYTES = 20 * 10**9
 
 
 def cache_dir():
@@ -79,6 +82,16 @@ def download_timeouts():
     if not read > 0:  # also refuses nan
         raise PresetError(f"$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT={value!r} is not a number of seconds above 0.")
     return min(CONNECT_TIMEOUT, read), read
+
+
+def max_download_bytes():
+    """The most one download or extracted archive may hold: `$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES`, or 20 GB."""
+    value = os.environ.get("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES")
+    if not value:
+        return MAX_DOWNLOAD_BYTES
+    if not (value.strip().isascii() and value.strip().isdigit() and int(value) > 0):
+        raise PresetError(f"$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES={value!r} is not a whole number of bytes above 0.")
+    return int(value)
 
 
 class _ReadTimeout:
@@ -162,7 +175,12 @@ def _content_length(response):
     return int(value) if value.isascii() and value.isdigit() else None
 
 
-def _too_large(url, max_bytes):
+def _too_large(url, max_bytes, overall):
+    """The refusal of `url` for its size: over its own `max_bytes`, or over `max_download_bytes()` (`overall`)."""
+    if overall:
+        return CheckpointError(f"{url} is over {max_bytes} bytes, beyond any checkpoint (BERT-Large's is 1.3 GB): the "
+                               "server is broken or hostile; it is refused. Nothing was saved. Set "
+                               "$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES to allow a larger download.")
     return CheckpointError(f"{url} is over {max_bytes} bytes, far beyond the file it should be: the server is broken "
                            "or hostile; it is refused. Nothing was saved.")
 
@@ -175,17 +193,20 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
         destination: final file path; written only when complete and verified.
         sha256: expected hex digest, if known.
         offline_hint: what to do without network (appended to errors).
-        max_bytes: the most the file may hold, if bounded: a server that
-            promises or sends more is refused.
+        max_bytes: the most the file may hold, if bounded tighter than
+            `max_download_bytes()`, which bounds every download: a server
+            that promises or sends more is refused.
 
     Raises:
         NetworkUnreachableError: the host cannot be reached, or is silent
             longer than `download_timeouts()` allow.
         PresetNotFoundError: the server answered 404, or `url` is malformed.
-        CheckpointError: the download was cut short, is over `max_bytes`,
-            or the checksum differs.
+        CheckpointError: the download was cut short, is over `max_bytes`
+            (or `max_download_bytes()`), or the checksum differs.
     """
     timeouts = download_timeouts()
+    overall = max_download_bytes()
+    limit = overall if max_bytes is None else min(max_bytes, overall)
     shown = redact_url(url)
     try:
         response = _open(url, *timeouts)
@@ -210,16 +231,16 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
     with response, atomic_file(destination) as f, progress_bar(
         None, progress, total=expected, unit="B", unit_scale=True, desc=os.path.basename(destination), leave=False
     ) as bar:
-        if max_bytes is not None and (expected or 0) > max_bytes:
-            raise _too_large(shown, max_bytes)
+        if (expected or 0) > limit:
+            raise _too_large(shown, limit, limit == overall)
         try:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 f.write(chunk)
                 digest.update(chunk)
                 received += len(chunk)
                 bar.update(len(chunk))
-                if max_bytes is not None and received > max_bytes:  # an endless body, without a Content-Length
-                    raise _too_large(shown, max_bytes)
+                if received > limit:  # an endless body, without a Content-Length
+                    raise _too_large(shown, limit, limit == overall)
         except TimeoutError as e:
             raise _network_error(shown, e, *timeouts, offline_hint) from e
         except (OSError, urllib.error.URLError) as e:
@@ -340,6 +361,7 @@ def _check_entries(archive, root, entries):
     """Refuse, before anything is written, any entry that would land outside
     `root`, is a link or device, repeats a name, or pushes the count or the
     inflated total beyond what a checkpoint needs."""
+    overall = max_download_bytes()
     budget = max(_MAX_INFLATION * os.path.getsize(archive), _SMALL_ARCHIVE_BYTES)
     seen, total = set(), 0
     for count, (name, regular, size) in enumerate(entries, 1):
@@ -359,6 +381,10 @@ def _check_entries(archive, root, entries):
                 f"{archive} holds more than {_MAX_MEMBERS} entries, far beyond a checkpoint; refusing it."
             )
         total += size
+        if total > overall:
+            raise CheckpointError(f"{archive} inflates to more than {overall} bytes, beyond any checkpoint "
+                                  "(BERT-Large's is 1.3 GB); refusing it. Set $KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES to "
+                                  "allow a larger one.")
         if total > budget:
             raise CheckpointError(
                 f"{archive} inflates to more than {budget} bytes, over {_MAX_INFLATION}x its size: it is a "
