@@ -899,3 +899,18 @@ def test_a_bad_weight_in_a_downloaded_checkpoint_is_named_by_its_handle(server, 
         kbz.BertBackbone.from_preset("hf://org/odd-bert")
     assert "hf://org/odd-bert/model.safetensors holds 'bert.embeddings.LayerNorm.zzz'" in str(error.value)
     assert os.environ["KERAS_BERT_ZOO_CACHE"] not in str(error.value)
+
+
+def test_a_pytorch_checkpoints_zip_directory_is_checked_before_zipfile_parses_it(tmp_path, monkeypatch):
+    # pytorch_model.bin in torch's zip format (an hf:// handle's weights) went to zipfile unchecked.
+    from keras_bert_zoo.presets.converters.torch_pickle import load_torch_state_dict
+
+    header = struct.Struct("<4s4B4HL2L5H2L")
+    directory = b"".join(header.pack(b"PK\x01\x02", 20, 3, 20, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0)
+                         + b"%06d" % i for i in range(20_000))
+    checkpoint = tmp_path / "pytorch_model.bin"
+    checkpoint.write_bytes(b"PK\x03\x04" + directory + _zip_end(directory, 4, 20_000, len(directory), False))
+    monkeypatch.setattr(zipfile, "ZipFile", lambda *args: pytest.fail("zipfile read the directory"))
+    with pytest.raises(kbz.CheckpointError, match=re.escape(f"{checkpoint} holds more than 10000 entries by its zip "
+                                                            "directory's count (20000)")):
+        load_torch_state_dict(str(checkpoint))

@@ -334,7 +334,7 @@ def _zip_directory(archive):
     return max(on_disk, total), directory
 
 
-def _check_zip_directory(archive):
+def check_zip_directory(archive):
     """Refuse, before zipfile reads it, a central directory declared beyond what a checkpoint needs."""
     entries, directory = _zip_directory(archive) or (0, 0)
     if entries > _MAX_MEMBERS:
@@ -427,7 +427,7 @@ def extract_archive(archive, directory):
     root = os.path.realpath(tmp)
     try:
         if zipfile.is_zipfile(archive):
-            _check_zip_directory(archive)
+            check_zip_directory(archive)
             with zipfile.ZipFile(archive) as z:
                 _check_entries(archive, root, _zip_entries(archive, z))
                 z.extractall(root)

@@ -29,6 +29,7 @@ import zlib
 
 import numpy as np
 
+from keras_bert_zoo.presets.download import check_zip_directory
 from keras_bert_zoo.presets.download import check_zip_member
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import UnsafeCheckpointError
@@ -466,6 +467,7 @@ def _load_zip(path):
     Raises:
         CheckpointError: see `load_torch_state_dict`.
     """
+    check_zip_directory(path)  # before zipfile reads the whole directory its end declares
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile as e:
