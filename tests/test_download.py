@@ -424,40 +424,32 @@ def test_a_hub_streaming_an_endless_config_is_refused(server, monkeypatch):
     assert _cache_files() == []
 
 
-def test_a_password_in_a_url_is_in_no_message_and_nowhere_in_the_cache(server, monkeypatch):
-    # The URL was shown whole in every error, and metadata.json recorded it (converted_from) with its password.
+@pytest.mark.parametrize("url", ["http://user:s3cr%40t@{host}/m.zip", "http://s3cr-token@{host}/m.zip"])
+def test_credentials_in_a_url_are_refused_before_any_request_and_never_shown(server, monkeypatch, url):
+    # urllib sends no credentials from a URL (it read "user:s3cr%40t@127.0.0.1" as the host's name): such a URL
+    # failed as an unreachable network, and its password or token was shown whole in the error and its hint.
     base, handler = server
-    port = _closed_port()
-    with pytest.raises(kbz.NetworkUnreachableError) as info:
-        kbz.BertBackbone.from_preset(f"http://user:s3cr%40t@127.0.0.1:{port}/m.zip")
-    message = str(info.value)
-    assert message.startswith(f"Cannot reach http://user:***@127.0.0.1:{port}/m.zip (")
-    assert message.endswith(f"To work offline, download http://user:***@127.0.0.1:{port}/m.zip, unpack it and "
-                            "call from_preset('/path/to/the/unpacked/dir').")
-    assert "s3cr" not in message
-    # Through a proxy (the local server), the download succeeds: the preset records the URL without its password.
-    for name in ("no_proxy", "NO_PROXY", "HTTP_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("http_proxy", base)
-    url = "http://user:s3cr%40t@models.example/tiny_L-2_H-4.zip"
-    kbz.BertBackbone.from_preset(url)
-    assert handler.requests == [url]
-    with open(os.path.join(cached_preset_dir(_url_cache_name(url)), "metadata.json")) as f:
-        assert json.load(f)["converted_from"] == "http://user:***@models.example/tiny_L-2_H-4.zip"
-    root = os.environ["KERAS_BERT_ZOO_CACHE"]
-    for name in _cache_files():
-        with open(os.path.join(root, name), "rb") as f:
-            assert b"s3cr" not in f.read() and "s3cr" not in name
+    host = base.split("://")[1]
+    with pytest.raises(kbz.PresetError) as info:
+        kbz.BertBackbone.from_preset(url.format(host=host))
+    assert str(info.value) == (
+        f"http://***@{host}/m.zip holds credentials before its host ('***@'), which are never sent: download the "
+        "file with them yourself (curl -u USER URL -O), unpack it and call from_preset('/path/to/the/unpacked/dir').")
+    assert handler.requests == [] and _cache_files() == []
+    monkeypatch.setenv("HF_ENDPOINT", url.format(host=host).removesuffix("/m.zip"))
+    with pytest.raises(kbz.PresetError, match=re.escape(f"$HF_ENDPOINT=http://***@{host} holds credentials")) as info:
+        kbz.BertBackbone.from_preset("hf://org/name")
+    assert "s3cr" not in str(info.value) and handler.requests == []
 
 
 @pytest.mark.parametrize("url, shown", [
-    ("https://user:pw@host:8443/a/m.zip?x=1", "https://user:***@host:8443/a/m.zip?x=1"),
-    ("https://u:p@ss@host/m.zip", "https://u:***@host/m.zip"),  # the last '@' ends the userinfo
-    ("https://user@host/m.zip", "https://user@host/m.zip"),
+    ("https://user:pw@host:8443/a/m.zip?x=1", "https://***@host:8443/a/m.zip?x=1"),
+    ("https://u:p@ss@host/m.zip", "https://***@host/m.zip"),  # the last '@' ends the userinfo
+    ("https://token@host/m.zip", "https://***@host/m.zip"),
     ("https://host/a@b:c", "https://host/a@b:c"),  # an '@' in the path is no userinfo
     ("/local/dir", "/local/dir"),
 ])
-def test_redact_url_stars_the_password_alone(url, shown):
+def test_redact_url_stars_what_stands_before_the_host(url, shown):
     assert dl.redact_url(url) == shown
 
 

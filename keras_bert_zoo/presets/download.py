@@ -48,18 +48,28 @@ def hf_endpoint():
     if parts.scheme not in ("http", "https") or not parts.netloc:  # "huggingface.co" failed as an unknown URL type
         raise PresetError(f"$HF_ENDPOINT={redact_url(os.environ['HF_ENDPOINT'])!r} is not the http(s):// URL of a "
                           f"hub, such as {HF_DEFAULT_ENDPOINT}.")
+    check_no_credentials(endpoint, "$HF_ENDPOINT=")
     return endpoint
 
 
+def check_no_credentials(url, what=""):
+    """Refuse `url` (named after `what`) where it holds a user name or token, and maybe a password, before its
+    host: urllib sends none of them (it reads `user:pw@host` as the host's name and fails as if offline), so such
+    a URL never downloads, and only repeats them in its errors."""
+    shown = redact_url(url)
+    if shown != url:
+        raise PresetError(f"{what}{shown} holds credentials before its host ('***@'), which are never sent: "
+                          "download the file with them yourself (curl -u USER URL -O), unpack it and call "
+                          "from_preset('/path/to/the/unpacked/dir').")
+
+
 def redact_url(url):
-    """`url` as messages and the cache's metadata.json show it: a password in its userinfo becomes `***`
-    ("https://user:***@host/m.zip"), so that no error, log or file on disk repeats it."""
+    """`url` as a message shows it: what it holds before its host (a user, a token, a password) becomes `***`
+    ("https://***@host/m.zip"), so that no error repeats it (a redirect's target may hold them)."""
     scheme, sep, rest = url.partition("://")
     end = min([i for i in map(rest.find, "/?#") if i >= 0], default=len(rest))
-    userinfo, at, host = rest[:end].rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return url
-    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{rest[end:]}"
+    _, at, host = rest[:end].rpartition("@")
+    return f"{scheme}://***@{host}{rest[end:]}" if sep and at else url
 
 
 def sha256_of(path):
@@ -207,23 +217,23 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
     timeouts = download_timeouts()
     overall = max_download_bytes()
     limit = overall if max_bytes is None else min(max_bytes, overall)
-    shown = redact_url(url)
+    check_no_credentials(url)
     try:
         response = _open(url, *timeouts)
     except _RefusedRedirect as e:
         target = redact_url(e.target)
         why = ("from https to plain http, where anyone on the way could alter the file" if e.downgrade else
                f"a '{urllib.parse.urlsplit(target).scheme}:' URL, where only http(s) is downloaded")
-        raise NetworkUnreachableError(f"{shown} redirects to {target}, {why}: it is refused. Ask its host for the "
+        raise NetworkUnreachableError(f"{url} redirects to {target}, {why}: it is refused. Ask its host for the "
                                       f"file's https URL. {offline_hint}") from None
     except urllib.error.HTTPError as e:
         if e.code == 404:
-            raise PresetNotFoundError(f"{shown} does not exist (HTTP 404).") from e
-        raise NetworkUnreachableError(f"Downloading {shown} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
+            raise PresetNotFoundError(f"{url} does not exist (HTTP 404).") from e
+        raise NetworkUnreachableError(f"Downloading {url} failed: HTTP {e.code} {e.reason}. {offline_hint}") from e
     except (urllib.error.URLError, OSError) as e:
-        raise _network_error(shown, e, *timeouts, offline_hint) from e
+        raise _network_error(url, e, *timeouts, offline_hint) from e
     except (http.client.InvalidURL, ValueError) as e:  # a space, a non-ASCII path, "host:abc", "http://[::1"
-        raise PresetNotFoundError(f"{shown} is not a valid URL ({e}): check its host and port, and percent-encode "
+        raise PresetNotFoundError(f"{url} is not a valid URL ({e}): check its host and port, and percent-encode "
                                   "spaces and non-ASCII characters.") from e
     expected = _content_length(response)
     received = 0
@@ -232,7 +242,7 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
         None, progress, total=expected, unit="B", unit_scale=True, desc=os.path.basename(destination), leave=False
     ) as bar:
         if (expected or 0) > limit:
-            raise _too_large(shown, limit, limit == overall)
+            raise _too_large(url, limit, limit == overall)
         try:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 f.write(chunk)
@@ -240,20 +250,20 @@ def download(url, destination, sha256=None, offline_hint="", progress=True, max_
                 received += len(chunk)
                 bar.update(len(chunk))
                 if received > limit:  # an endless body, without a Content-Length
-                    raise _too_large(shown, limit, limit == overall)
+                    raise _too_large(url, limit, limit == overall)
         except TimeoutError as e:
-            raise _network_error(shown, e, *timeouts, offline_hint) from e
+            raise _network_error(url, e, *timeouts, offline_hint) from e
         except (OSError, urllib.error.URLError) as e:
-            raise NetworkUnreachableError(f"The download of {shown} was interrupted ({e}). {offline_hint}") from e
+            raise NetworkUnreachableError(f"The download of {url} was interrupted ({e}). {offline_hint}") from e
         if expected is not None and received != expected:
             raise CheckpointError(
-                f"The download of {shown} was cut short ({received} of {expected} bytes). Try again."
+                f"The download of {url} was cut short ({received} of {expected} bytes). Try again."
             )
         if sha256:
             actual = digest.hexdigest()
             if actual != sha256:
                 raise CheckpointError(
-                    f"{shown} has sha256 {actual}, expected {sha256}: the file is corrupt "
+                    f"{url} has sha256 {actual}, expected {sha256}: the file is corrupt "
                     "or not the released one. Nothing was saved."
                 )
     return destination

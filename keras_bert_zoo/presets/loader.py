@@ -106,10 +106,10 @@ def resolve(preset):
         return Resolved(saved_dir=_cached(_hf_cache_name(preset), lambda tmp: _fetch_hf(preset, tmp, hint),
                                           origin=preset))
     if preset.startswith(("http://", "https://")):
-        shown = dl.redact_url(preset)  # the cache name hashes the whole URL; metadata.json keeps no password
-        hint = _offline_hint(_archive_fix(shown))
+        dl.check_no_credentials(preset)
+        hint = _offline_hint(_archive_fix(preset))
         return Resolved(saved_dir=_cached(_url_cache_name(preset), lambda tmp: _fetch_archive(preset, tmp, hint),
-                                          origin=shown))
+                                          origin=preset))
     scheme = _scheme(preset)
     if scheme is not None:
         raise PresetNotFoundError(_unsupported_scheme(preset, scheme))
@@ -200,7 +200,7 @@ def _archive_file_name(url):
     """The file name an archive URL is downloaded to: its last path segment ("archive" when it has none)."""
     base = os.path.basename(url.split("?")[0])
     if base in (".", ".."):  # joined to a directory, it would name that directory or its parent
-        raise PresetNotFoundError(f"{dl.redact_url(url)} does not name an archive: its path ends in '{base}'. Give "
+        raise PresetNotFoundError(f"{url} does not name an archive: its path ends in '{base}'. Give "
                                   "the URL of a .zip or .tar.gz file.")
     return _bounded_name(base or "archive")
 
@@ -399,7 +399,7 @@ def _hf_fix(handle):
     # Repositories of 2019-2020 (BioBERT's, ClinicalBERT's) may hold pytorch_model.bin alone: naming only
     # model.safetensors sent a user after a file that is not there.
     files = f"{', '.join(HF_FILES)} and {HF_WEIGHT_FILES[0]} (or {HF_WEIGHT_FILES[1]})"
-    return (f"download {files} from {dl.redact_url(_hf_base(handle))}/ into one directory and "
+    return (f"download {files} from {_hf_base(handle)}/ into one directory and "
             f"{load_directory_advice('/path/to/that/dir')}")
 
 
@@ -438,10 +438,10 @@ def _fetch_archive(url, tmp, hint, sha256=None):
     try:
         dl.extract_archive(archive, extracted)
     except CheckpointError as e:  # named by its path in scratch, gone once the error is read
-        raise type(e)(str(e).replace(archive, dl.redact_url(url))) from None
+        raise type(e)(str(e).replace(archive, url)) from None
     found = dl.find_checkpoint_dir(extracted, lambda d: is_hf_checkpoint_dir(d) or is_google_checkpoint_dir(d))
     if found is None:
-        raise CheckpointError(f"The archive {dl.redact_url(url)} holds no BERT checkpoint (no bert_config.json or "
+        raise CheckpointError(f"The archive {url} holds no BERT checkpoint (no bert_config.json or "
                               "config.json with weights).")
     return found
 
@@ -645,7 +645,7 @@ def load_backbone(preset, cls, load_weights=True, **kwargs):
             _load_saved_weights(backbone, resolved.saved_dir, stacklevel=4)
         head_cls = _fine_tuned_head_class(resolved)
         if head_cls is not None:
-            _warn_head_left_out(dl.redact_url(os.fspath(preset)), _task_name(resolved, head_cls), head_cls, cls,
+            _warn_head_left_out(os.fspath(preset), _task_name(resolved, head_cls), head_cls, cls,
                                 stacklevel=4)
     return backbone
 
@@ -745,7 +745,6 @@ def load_task(preset, cls, load_weights=True, sequence_length=None, **kwargs):
         PresetError: the preset holds another task than a `cls`.
     """
     resolved = resolve(preset)
-    preset = dl.redact_url(os.fspath(preset))  # as messages name it
     weights = resolved.checkpoint.weights() if resolved.checkpoint is not None else None
     saved_cls, config = _saved_task(resolved, weights)
     restore = saved_cls is not None and issubclass(saved_cls, cls)
