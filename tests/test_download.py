@@ -327,9 +327,10 @@ def test_checksum_mismatch_saves_nothing(server, tmp_path):
     assert target.exists()
 
 
-@pytest.mark.parametrize("length", ["ten", "-1", "1e3", "", "\u00b2"])
+@pytest.mark.parametrize("length", ["ten", "-1", "1e3", "", "\u00b2", "9" * 5000])
 def test_a_malformed_content_length_is_read_as_unknown(server, tmp_path, length):
-    # int() raised a bare ValueError of "ten"; "-1" was promised and failed as a download "cut short".
+    # int() raised a bare ValueError of "ten" (and of 5,000 digits, past its limit); "-1" was promised and failed
+    # as a download "cut short".
     base, handler = server
     handler.content_length = {"/tiny_L-2_H-4.zip": length}
     target = tmp_path / "out.zip"
@@ -399,12 +400,14 @@ def test_an_archive_inflating_past_the_overall_cap_is_refused_before_extraction(
     assert (tmp_path / "out" / "m" / "weights.bin").stat().st_size == 3_000_000
 
 
-@pytest.mark.parametrize("value", ["many", "0", "-5", "2e9", "1.5"])
-def test_the_download_cap_must_be_a_whole_number_of_bytes(monkeypatch, value):
+@pytest.mark.parametrize("value, shown", [("many", "'many'"), ("0", "'0'"), ("-5", "'-5'"), ("2e9", "'2e9'"),
+                                          ("1.5", "'1.5'"), ("9" * 5000, "'" + "9" * 27 + "..." + "9" * 28 + "'")])
+def test_the_download_cap_must_be_a_whole_number_of_bytes(monkeypatch, value, shown):
+    # 5,000 digits raised int()'s bare digit-limit ValueError.
     monkeypatch.setenv("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES", value)
     with pytest.raises(kbz.PresetError) as info:
         dl.max_download_bytes()
-    assert str(info.value) == f"$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES={value!r} is not a whole number of bytes above 0."
+    assert str(info.value) == f"$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES={shown} is not a whole number of bytes above 0."
 
 
 def test_the_download_cap_defaults_to_20_gb_and_is_overridden(monkeypatch):

@@ -21,6 +21,7 @@ from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.presets.errors import PresetNotFoundError
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.progress_bar import progress_bar
+from keras_bert_zoo.utils.text_files import untrusted_repr
 
 _CHUNK = 1 << 20
 # A reachable host connects (TLS included) in well under a second.
@@ -99,8 +100,11 @@ def max_download_bytes():
     value = os.environ.get("KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES")
     if not value:
         return MAX_DOWNLOAD_BYTES
-    if not (value.strip().isascii() and value.strip().isdigit() and int(value) > 0):
-        raise PresetError(f"$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES={value!r} is not a whole number of bytes above 0.")
+    digits = value.strip()
+    # 30 digits: far beyond any disk, and within int()'s 4,300-digit limit
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 30 and int(digits) > 0):
+        raise PresetError(f"$KERAS_BERT_ZOO_MAX_DOWNLOAD_BYTES={untrusted_repr(value)} is not a whole number of bytes "
+                          "above 0.")
     return int(value)
 
 
@@ -182,7 +186,8 @@ def _content_length(response):
     http.client, which then reads to the connection's end, takes it (a checksum or the archive's checks still
     catch a short body)."""
     value = (response.headers.get("Content-Length") or "").strip()
-    return int(value) if value.isascii() and value.isdigit() else None
+    # Over 30 digits is no size (and int() refuses over 4,300, which a server may send).
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 30 else None
 
 
 def _too_large(url, max_bytes, overall):
