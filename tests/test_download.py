@@ -779,7 +779,7 @@ def test_download_stalling_mid_body_times_out_and_saves_nothing(server, monkeypa
     assert sorted(os.listdir(tmp_path)) == ["www"]
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-1", "nan"])
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "nan", "inf", "1e400"])  # inf overflowed in socket.settimeout
 def test_download_timeout_must_be_positive_seconds(monkeypatch, value):
     monkeypatch.setenv("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT", value)
     with pytest.raises(kbz.PresetError, match="KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT=.* is not a number of seconds above 0"):

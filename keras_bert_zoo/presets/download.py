@@ -81,6 +81,9 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
+_LONGEST_TIMEOUT = 10**6  # 11 days: "wait for ever", within what a socket takes
+
+
 def download_timeouts():
     """`(connect, read)` seconds; `$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT` sets the read one and caps the other."""
     value = os.environ.get("KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT")
@@ -90,8 +93,9 @@ def download_timeouts():
         read = float(value)
     except ValueError:
         read = 0.0
-    if not read > 0:  # also refuses nan
-        raise PresetError(f"$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT={value!r} is not a number of seconds above 0.")
+    if not 0 < read <= _LONGEST_TIMEOUT:  # also refuses nan, and inf (a socket's timeout overflows)
+        raise PresetError(f"$KERAS_BERT_ZOO_DOWNLOAD_TIMEOUT={untrusted_repr(value)} is not a number of seconds above "
+                          f"0 (at most {_LONGEST_TIMEOUT:,}).")
     return min(CONNECT_TIMEOUT, read), read
 
 
