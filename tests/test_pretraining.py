@@ -14,6 +14,9 @@ import pytest
 
 import keras_bert_zoo as kbz
 import keras_bert_zoo.training.pretrain as pretrain_module
+from tests.cluster import free_ports
+from tests.cluster import run_cluster
+from tests.cluster import two_worker_cluster
 from tests.conftest import shared_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -170,47 +173,9 @@ def test_sigterm_is_recorded_as_an_interruption_and_the_same_command_resumes(tin
     assert json.load(open(out / "job.json"))["status"] == "finished"
 
 
-def _free_ports(count):
-    import socket
-
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
-def _run_cluster(*argv, env=lambda index: {}, timeout=240):
-    """Run `python ARGV` as the two workers of a cluster on 127.0.0.1 (worker 0 the chief); each one's
-    `(returncode, stdout, stderr, pid)`."""
-    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
-    processes = []
-    for index in range(2):
-        worker_env = dict(os.environ, PYTHONPATH=ROOT, TF_CONFIG=json.dumps(
-            {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}), **env(index))
-        processes.append(subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=worker_env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True))
-    try:
-        outputs = [p.communicate(timeout=timeout) for p in processes]
-    finally:
-        for p in processes:
-            p.kill()
-    return [(p.returncode, out, err, p.pid) for p, (out, err) in zip(processes, outputs)]
-
-
-def _cluster(*argv, env=lambda index: {}, timeout=240):
-    """Run `python ARGV` as the two workers of a cluster on 127.0.0.1; `([stdout, ...], [pid, ...])` when both
-    succeed."""
-    results = _run_cluster(*argv, env=env, timeout=timeout)
-    assert all(code == 0 for code, _, _, _ in results), results[0][2][-2000:] + results[1][2][-2000:]
-    return [out for _, out, _, _ in results], [pid for _, _, _, pid in results]
-
-
 def _two_workers(*args, env=lambda index: {}):
     """The JSON each of two `tests.strategy_runner multiworker ARGS` processes, a cluster on 127.0.0.1, prints."""
-    outputs, _ = _cluster("-m", "tests.strategy_runner", "multiworker", *args, env=env)
+    outputs, _ = two_worker_cluster("-m", "tests.strategy_runner", "multiworker", *args, env=env)
     return [json.loads(out.strip().splitlines()[-1]) for out in outputs]
 
 
@@ -261,7 +226,7 @@ def test_the_command_line_trains_with_a_multi_worker_strategy(tiny_checkpoint, t
     told records from text (TensorFlow ops) first, and died with "Collective ops must be configured at program
     startup". One worker stands for the cluster."""
     corpus = _tiny_corpus(tmp_path / "corpus.txt")
-    (port,) = _free_ports(1)
+    (port,) = free_ports(1)
     result = subprocess.run(
         [sys.executable, "-m", "keras_bert_zoo.cli.main", "pretrain", "--preset", tiny_checkpoint, "--input_file",
          corpus, "--output_dir", str(tmp_path / "out"), "--max_seq_length", "16", "--max_predictions_per_seq", "3",
@@ -289,8 +254,8 @@ def test_two_workers_write_one_job_into_their_shared_output_directory(tiny_check
         path.mkdir()
 
     def run(steps):
-        return _cluster(*argv, "--num_train_steps", str(steps), env=lambda index: {"TMPDIR": str(temp[index])},
-                        timeout=500)[1]
+        return two_worker_cluster(*argv, "--num_train_steps", str(steps),
+                                  env=lambda index: {"TMPDIR": str(temp[index])}, timeout=500)[1]
 
     chief, _ = run(2)
     job = json.load(open(out / "job.json"))
@@ -316,7 +281,7 @@ def test_an_output_directory_the_chief_refuses_stops_every_worker_with_its_messa
     out = tmp_path / "out"
     (out / "model").mkdir(parents=True)
     (out / "model" / "config.json").write_text("{}")  # another job's model, of no job.json
-    results = _run_cluster(
+    results = run_cluster(
         "-m", "keras_bert_zoo.cli.main", "pretrain", "--preset", tiny_checkpoint, "--input_file",
         _tiny_corpus(tmp_path / "corpus.txt"), "--output_dir", str(out), "--max_seq_length", "16",
         "--max_predictions_per_seq", "3", "--train_batch_size", "4", "--num_train_steps", "2", "--strategy",
