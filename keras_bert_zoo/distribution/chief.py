@@ -1,6 +1,8 @@
 """Which process of a run writes its outputs, and how the other workers learn that it may."""
 
 import contextlib
+import os
+import tempfile
 
 import tensorflow as tf
 
@@ -75,3 +77,42 @@ def _chief_refusal(strategy, refusal):
     if not received[0]:
         return None
     return bytes(received[1:][received[1:] > 0].astype("uint8")).decode("utf-8", "ignore")
+
+
+def chief_output_dir(strategy, output_dir):
+    """Make `output_dir` in the chief, and hold the other workers of a cluster until it has.
+
+    The other workers read the chief's backup there, which its claim of the directory may just have removed (an
+    overwrite): they go on only once the chief has claimed it. One collective op waits for all.
+
+    Args:
+        strategy: the run's strategy; one of a single process only makes the directory.
+        output_dir: the directory the chief writes.
+
+    Returns:
+        Whether this process is the chief (`is_chief`).
+    """
+    chief = is_chief(strategy)
+    if chief:
+        os.makedirs(output_dir, exist_ok=True)
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        strategy.reduce("SUM", strategy.run(lambda: tf.constant(1)), axis=None)
+    return chief
+
+
+def save_preset_in_chief(model, path, chief):
+    """Save `model` as a preset at `path` in the chief.
+
+    Saving may be collective (variables synchronized on read): the other workers save as the chief does,
+    somewhere of their own that they remove (TensorFlow's multi-worker checkpointing).
+
+    Args:
+        model: the trained model (a task or a pretrainer).
+        path: the preset directory the chief writes.
+        chief: whether this process is the chief (`is_chief`).
+    """
+    if chief:
+        model.save_to_preset(path)
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        model.save_to_preset(os.path.join(scratch, os.path.basename(path)))

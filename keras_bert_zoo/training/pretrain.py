@@ -11,7 +11,6 @@ import json
 import os
 import random
 import sys
-import tempfile
 
 import keras
 import tensorflow as tf
@@ -26,8 +25,10 @@ from keras_bert_zoo.data.pretraining_records import read_pretraining_records
 from keras_bert_zoo.data.pretraining_records import record_errors_named
 from keras_bert_zoo.data.pretraining_records import record_files
 from keras_bert_zoo.data.pretraining_records import record_shapes
+from keras_bert_zoo.distribution.chief import chief_output_dir
 from keras_bert_zoo.distribution.chief import claimed_by_chief
 from keras_bert_zoo.distribution.chief import is_chief
+from keras_bert_zoo.distribution.chief import save_preset_in_chief
 from keras_bert_zoo.distribution.get_strategy import check_global_batch_size
 from keras_bert_zoo.distribution.get_strategy import get_strategy
 from keras_bert_zoo.models.bert_backbone import BertBackbone
@@ -325,13 +326,7 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, eval_ds, baseline
         if baseline is not None:
             metrics["unigram_baseline_accuracy"] = baseline
         metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
-    chief = is_chief(strategy)
-    if chief:
-        os.makedirs(output_dir, exist_ok=True)
-    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        # The other workers read the chief's backup: not before the chief has claimed output_dir (an overwrite
-        # removes the backup there). One collective op waits for all.
-        strategy.reduce("SUM", strategy.run(lambda: tf.constant(1)), axis=None)
+    chief = chief_output_dir(strategy, output_dir)
     backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state)
     resumed = _ResumedAt()
     chunk = min(chunk or total_steps, total_steps)
@@ -357,14 +352,9 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, eval_ds, baseline
     if eval_ds is not None:
         metrics["after"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
     metrics = json.loads(json.dumps(metrics, default=float))
-    if not chief:
-        # Saving may be collective (variables synchronized on read): the other workers save as the chief does,
-        # somewhere of their own that they remove (TensorFlow's multi-worker checkpointing).
-        with tempfile.TemporaryDirectory() as scratch:
-            model.save_to_preset(os.path.join(scratch, MODEL_DIR))
-        return metrics
-    model.save_to_preset(os.path.join(output_dir, MODEL_DIR))
-    write_json(os.path.join(output_dir, METRICS_FILE), metrics)
+    save_preset_in_chief(model, os.path.join(output_dir, MODEL_DIR), chief)
+    if chief:
+        write_json(os.path.join(output_dir, METRICS_FILE), metrics)
     return metrics
 
 
