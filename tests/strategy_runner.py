@@ -7,6 +7,9 @@ Usage: python -m tests.strategy_runner {default,mirrored,multiworker} [jit]
 Or: python -m tests.strategy_runner {mirrored,multiworker} resume GLOB STEP STEPS: which of the records that
 `id_records` wrote to GLOB this process's replicas train on at each of STEPS steps, pretrain's record pipeline
 (global batch 8) resumed at step STEP and distributed as Keras' fit distributes it.
+Or: python -m tests.strategy_runner multiworker finetune CHECKPOINT OUTPUT_DIR: `kbz.finetune` a classifier of the
+checkpoint for two steps into OUTPUT_DIR (weights to $WEIGHTS_OUT; a refused OUTPUT_DIR: exit 2 with its message).
+$UNRECORDED set: the process fails if it reads a job record (the other worker leaves the chief's alone).
 """
 
 import json
@@ -27,6 +30,8 @@ from keras_bert_zoo.data.pretraining_records import pretraining_batches  # noqa:
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records  # noqa: E402
 from keras_bert_zoo.data.pretraining_records import write_pretraining_records  # noqa: E402
 from keras_bert_zoo.training.pretrain import _from_step  # noqa: E402
+from keras_bert_zoo.utils import job_record  # noqa: E402
+from keras_bert_zoo.utils.job_record import OutputDirectoryError  # noqa: E402
 
 
 def batches(vocabulary_size=50, count=32, length=16, predictions=3, seed=0):
@@ -74,6 +79,26 @@ def resumed_records(kind, pattern, step, steps):
     print(json.dumps({"replicas": strategy.num_replicas_in_sync, "records": taken}))
 
 
+def finetune(kind, checkpoint, output_dir):
+    if os.environ.get("UNRECORDED"):
+        def read_job(path):
+            raise AssertionError(f"The other worker read the job record of {path}")
+
+        job_record.read_job = read_job
+    strategy = _strategy(kind)
+    keras.utils.set_random_seed(1)
+    with strategy.scope():
+        task = kbz.BertClassifier.from_preset(checkpoint, num_classes=2, sequence_length=8)
+        task.compile(learning_rate=1e-3)
+    texts = ["all work", "no play", "a dull boy", "so it goes"] * 2
+    try:
+        kbz.finetune(task, texts, [0, 1, 1, 0] * 2, output_dir, epochs=1, batch_size=4, verbose=0)
+    except OutputDirectoryError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)
+    np.savez(os.environ["WEIGHTS_OUT"], *task.get_weights())
+
+
 def main(kind, jit=False):
     strategy = _strategy(kind)
     keras.utils.set_random_seed(1)
@@ -92,5 +117,7 @@ def main(kind, jit=False):
 if __name__ == "__main__":
     if sys.argv[2:3] == ["resume"]:
         resumed_records(sys.argv[1], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[2:3] == ["finetune"]:
+        finetune(sys.argv[1], sys.argv[3], sys.argv[4])
     else:
         main(sys.argv[1], jit=sys.argv[2:] == ["jit"])

@@ -13,6 +13,8 @@ import keras_bert_zoo as kbz
 from keras_bert_zoo.utils.job_record import JOB_FILE
 from keras_bert_zoo.utils.job_record import OutputDirectoryError
 from keras_bert_zoo.utils.job_record import content_digest
+from tests.cluster import run_cluster
+from tests.cluster import two_worker_cluster
 from tests.conftest import TINY_CHECKPOINT
 
 TEXTS = ["all work", "no play", "a dull boy", "so it goes"]
@@ -396,3 +398,57 @@ def test_report_names_a_damaged_metrics_file_and_reads_past_a_damaged_job_record
     assert main(["report", str(tmp_path)]) == 2
     assert (f"{tmp_path / 'metrics.json'} nests JSON arrays or objects deeper than Python reads"
             in capsys.readouterr().err)
+
+
+def _finetuning_cluster(run, checkpoint, out, env=lambda index: {}):
+    """`run` (`run_cluster` or `two_worker_cluster`) two workers on 127.0.0.1, each calling `kbz.finetune` into
+    `out` (tests.strategy_runner); the other worker fails if it reads a job record."""
+    return run("-m", "tests.strategy_runner", "multiworker", "finetune", checkpoint, str(out),
+               env=lambda index: {**({"UNRECORDED": "1"} if index else {}), **env(index)})
+
+
+@pytest.mark.subprocess
+def test_two_workers_finetune_one_job_into_their_shared_output_directory(tiny_checkpoint, tmp_path):
+    """Both workers of a cluster call `kbz.finetune` with one output_dir. Each claimed it: the second was refused
+    by the first's live claim, and the first failed in its next collective op. The chief alone claims and records
+    it and writes the logs and the model; the other saves into a directory of its own that it removes."""
+    out = tmp_path / "out"
+    temp = [tmp_path / f"worker{index}_tmp" for index in range(2)]
+    for path in temp:
+        path.mkdir()
+    _, (chief, _) = _finetuning_cluster(two_worker_cluster, tiny_checkpoint, out, env=lambda index: {
+        "WEIGHTS_OUT": str(tmp_path / f"worker{index}.npz"), "TMPDIR": str(temp[index])})
+    first, second = np.load(tmp_path / "worker0.npz"), np.load(tmp_path / "worker1.npz")
+    for name in first.files:
+        np.testing.assert_array_equal(first[name], second[name])
+    job = json.load(open(out / JOB_FILE))
+    assert (job["status"], job["pid"], list(job["written"])) == ("finished", chief, ["model"])
+    assert sorted(os.listdir(out)) == ["job.json", "logs", "model"]
+    assert len(os.listdir(out / "logs" / "train")) == 1  # the chief's events file alone
+    assert [os.listdir(path) for path in temp] == [[], []]  # the other worker's save removed
+    saved = kbz.BertClassifier.from_preset(str(out / "model")).get_weights()
+    assert all(np.array_equal(w, first[name]) for w, name in zip(saved, first.files))
+
+
+@pytest.mark.subprocess
+def test_a_directory_holding_another_job_stops_both_finetuning_workers_with_the_chiefs_message(tiny_checkpoint,
+                                                                                               tmp_path):
+    """The chief alone checks the shared output_dir (the other worker fails if it reads the job record), and its
+    refusal stops the other worker too, with its message, before either writes anything."""
+    from keras_bert_zoo.training.finetune import OUTPUTS
+    from keras_bert_zoo.utils.job_record import claim_output_dir
+    from keras_bert_zoo.utils.job_record import finish_job
+
+    out = tmp_path / "out"
+    claim_output_dir(str(out), "finetune", {"epochs": 1}, owned=OUTPUTS)
+    (out / "backup").mkdir()
+    (out / "backup" / "training_metadata.json").write_text('{"epoch": 1}')
+    finish_job(str(out), "interrupted")
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    results = _finetuning_cluster(run_cluster, tiny_checkpoint, out)
+    refusal = results[0][2].strip().splitlines()[-1]
+    assert f"differs: {out} was written by a job with" in refusal, results[0][2][-3000:]
+    for code, _, err, _ in results:
+        assert (code, err.strip().splitlines()[-1]) == (2, refusal), err[-3000:]
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+

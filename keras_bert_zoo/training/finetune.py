@@ -7,6 +7,10 @@ import sys
 
 import keras
 
+from keras_bert_zoo.distribution.chief import chief_output_dir
+from keras_bert_zoo.distribution.chief import claimed_by_chief
+from keras_bert_zoo.distribution.chief import is_chief
+from keras_bert_zoo.distribution.chief import save_preset_in_chief
 from keras_bert_zoo.training.atomic_backup_and_restore import AtomicBackupAndRestore
 from keras_bert_zoo.training.training_logs import CURVES_FILE
 from keras_bert_zoo.training.training_logs import LOGS_DIR
@@ -68,8 +72,16 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
     `finetune_fingerprint`): a different job, or any job over a finished
     model, is refused unless `overwrite_output_dir=True`.
 
+    A task built under a `MultiWorkerMirroredStrategy` scope is trained by
+    every worker of the cluster, each calling `finetune` with one
+    `output_dir` (storage they share: GCS on a TPU pod). The chief alone
+    claims and records it and writes the backup, logs and model; a directory
+    it refuses stops every worker with its message.
+
     Args:
-        task: a compiled task (`BertClassifier`, `BertTokenClassifier`...).
+        task: a compiled task (`BertClassifier`, `BertTokenClassifier`...);
+            it trains under the strategy it was built in
+            (`task.distribute_strategy`).
         x, y: training data, as the task's `fit` takes it.
         output_dir: gets `model/`, `backup/`, `job.json` and TensorBoard
             logs in `logs/` (`keras-bert-zoo report` draws them).
@@ -91,24 +103,30 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
         OutputDirectoryError: `output_dir` holds a finished model or
             another job's work.
     """
+    strategy = task.distribute_strategy
+    chief = is_chief(strategy)
     job = contextlib.nullcontext()
     if claim_output_dir:
         fingerprint = finetune_fingerprint(task, x, y, validation_data, batch_size, seed, epochs)
-        job = running_job(output_dir, "finetune", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
-                          overwrite_flag="overwrite_output_dir=True", added_items=("epochs",))
+        # The chief's refusal of the directory stops every worker.
+        job = claimed_by_chief(strategy, running_job(
+            output_dir, "finetune", fingerprint, owned=OUTPUTS, overwrite=overwrite_output_dir,
+            overwrite_flag="overwrite_output_dir=True", added_items=("epochs",), chief=chief))
     with job:
         if seed is not None:
             keras.utils.set_random_seed(seed)
         if verbose is None:
             # A live progress bar on a terminal; one line per epoch in a log file.
             verbose = 1 if sys.stdout.isatty() else 2
-        os.makedirs(output_dir, exist_ok=True)
+        chief_output_dir(strategy, output_dir)
         backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR))
         history = task.fit(
             x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
-            callbacks=[backup, tensorboard_callback(output_dir)], verbose=verbose,
+            callbacks=[backup] + ([tensorboard_callback(output_dir)] if chief else []), verbose=verbose,
         )
-        task.save_to_preset(os.path.join(output_dir, MODEL_DIR))
-        # The command line scores the model next: a run stopped then is finished by scoring it, not training again.
-        record_written(output_dir, MODEL_DIR)
+        save_preset_in_chief(task, os.path.join(output_dir, MODEL_DIR), chief)
+        if chief:
+            # The command line scores the model next: a run stopped then is finished by scoring it, not training
+            # again.
+            record_written(output_dir, MODEL_DIR)
     return history
