@@ -94,7 +94,8 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
             command line does).
         overwrite_output_dir: replace another job's work in `output_dir`.
         claim_output_dir: False when the caller has already claimed
-            `output_dir` (the CLI does, before it loads the model).
+            `output_dir` (the CLI does, before it loads the model; in a
+            cluster the chief alone, through `claimed_by_chief`).
 
     Returns:
         The Keras `History`.
