@@ -224,6 +224,38 @@ def test_save_to_preset_overwrites_atomically(tiny_checkpoint, tmp_path):
     kbz.BertBackbone.from_preset(str(target))
 
 
+def test_save_to_preset_never_replaces_what_is_not_a_preset(tiny_checkpoint, tmp_path, monkeypatch):
+    backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("a week of work")
+    (project / "data").mkdir()
+    with pytest.raises(kbz.PresetError, match=r"project holds entries that are not a preset's \(data, notes.txt\)"):
+        backbone.save_to_preset(str(project))
+    assert sorted(os.listdir(project)) == ["data", "notes.txt"]
+    assert (project / "notes.txt").read_text() == "a week of work"
+    # A preset with a file of the user's beside it (a model card) keeps both.
+    backbone.save_to_preset(str(tmp_path / "p"))
+    (tmp_path / "p" / "README.md").write_text("model card")
+    with pytest.raises(kbz.PresetError, match=r"\(README.md\)"):
+        backbone.save_to_preset(str(tmp_path / "p"))
+    assert (tmp_path / "p" / "README.md").read_text() == "model card"
+    with pytest.raises(kbz.PresetError, match="is a file, not a directory"):
+        backbone.save_to_preset(str(project / "notes.txt"))
+    # The current directory, even empty, would be moved away under the process.
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    for target in (".", str(tmp_path)):
+        with pytest.raises(kbz.PresetError, match="is the current directory or holds it"):
+            backbone.save_to_preset(target)
+    assert os.listdir(tmp_path / "empty") == []
+    # An empty directory, and a saved preset, are written over.
+    (tmp_path / "empty2").mkdir()
+    backbone.save_to_preset(str(tmp_path / "empty2"))
+    backbone.save_to_preset(str(tmp_path / "empty2"))
+    kbz.BertBackbone.from_preset(str(tmp_path / "empty2"))
+
+
 # --- Bad checkpoints -------------------------------------------------------
 
 

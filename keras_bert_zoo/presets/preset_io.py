@@ -32,6 +32,11 @@ VOCABULARY_FILE = os.path.join("assets", "tokenizer", "vocabulary.txt")
 METADATA_FILE = "metadata.json"
 
 
+# Every entry `save_preset` writes: a directory holding anything else is not replaced.
+_PRESET_ENTRIES = frozenset(path.split(os.sep)[0] for path in (
+    CONFIG_FILE, WEIGHTS_FILE, TASK_CONFIG_FILE, TASK_WEIGHTS_FILE, TOKENIZER_FILE, VOCABULARY_FILE, METADATA_FILE))
+
+
 def is_saved_preset_dir(directory):
     return os.path.isfile(os.path.join(directory, WEIGHTS_FILE)) and os.path.isfile(
         os.path.join(directory, CONFIG_FILE)
@@ -78,7 +83,9 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
     """Write a preset directory atomically.
 
     Args:
-        preset_dir: target directory (replaced as a whole if it exists).
+        preset_dir: target directory: new, empty, or a saved preset (replaced
+            as a whole). One holding anything else is refused, as is the
+            current directory or one holding it.
         backbone: the `BertBackbone`.
         tokenizer: its `BertTokenizer` (recommended: `from_preset` of the
             preprocessor needs it).
@@ -86,6 +93,7 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
             weights go to `task.weights.h5`.
         metadata: extra entries for `metadata.json`.
     """
+    check_preset_target(preset_dir)
     if tokenizer is not None and tokenizer.vocabulary_size() != backbone.vocabulary_size:
         raise PresetError(
             f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the backbone's "
@@ -115,6 +123,25 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
                 **(metadata or {}),
             },
         )
+
+
+def check_preset_target(preset_dir):
+    """Refuse a `preset_dir` that saving would destroy more than a preset in: a file, the current directory
+    (or one holding it), or a directory holding entries a preset has not."""
+    path = os.path.abspath(preset_dir)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise PresetError(f"{preset_dir} is a file, not a directory: a preset is a directory of files. Save to a "
+                          "directory path instead (a new one is created).")
+    if os.path.commonpath([path, os.getcwd()]) == path:
+        raise PresetError(f"{preset_dir} is the current directory or holds it, and saving a preset replaces its "
+                          "directory as a whole. Save to a new subdirectory instead, e.g. "
+                          f"{os.path.join(preset_dir, 'my_preset')}.")
+    foreign = sorted(set(os.listdir(path)) - _PRESET_ENTRIES) if os.path.isdir(path) else []
+    if foreign:
+        named = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise PresetError(f"{preset_dir} holds entries that are not a preset's ({named}): saving a preset replaces "
+                          "its directory as a whole, and they would be deleted. Save to a new or empty directory, "
+                          "or move them out first.")
 
 
 def _optimizer_of(model):
