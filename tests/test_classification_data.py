@@ -1,6 +1,7 @@
 """Readers of GLUE TSV, JSON lines and CSV, against the counts of the shared data."""
 
 import collections
+import warnings
 
 import pytest
 
@@ -9,6 +10,8 @@ from keras_bert_zoo.data.glue import read_glue
 from keras_bert_zoo.data.jsonl import read_jsonl
 from keras_bert_zoo.data.readers import read_classification
 from tests.conftest import shared_path
+
+_MANY = 24  # examples, more than a file whose labels are looked at (20)
 
 # Counts from shared/data/SOURCES.md.
 GLUE_COUNTS = {
@@ -34,6 +37,27 @@ def test_glue_pairs_and_bom():
     rte = read_glue(shared_path("glue", "RTE", "train.tsv"))
     assert rte.texts[0] == ("No Weapons of Mass Destruction Found in Iraq Yet.", "Weapons of Mass Destruction Found in Iraq.")
     assert rte.label_names == ["entailment", "not_entailment"]
+
+
+def test_a_glue_task_is_named_as_hf_datasets_spell_it_and_an_unknown_folder_says_so(tmp_path):
+    source = shared_path("glue", "SST-2", "train.tsv")
+    path = tmp_path / "my_data" / "train.tsv"
+    path.parent.mkdir()
+    with open(source, encoding="utf-8") as f:
+        path.write_text("".join(f.readline() for _ in range(6)))
+    with pytest.raises(ValueError, match=r"train.tsv: which GLUE task it holds is not known, as its folder 'my_data' "
+                                         r"names none; pass task= \(--glue_task on the command line\) one of"):
+        read_glue(str(path))
+    expected = read_glue(str(path), task="SST-2")
+    assert len(expected) == 5 and expected.label_names == ["0", "1"]
+    for spelling in ("sst2", "Sst-2", "SST2"):
+        assert read_glue(str(path), task=spelling).labels == expected.labels
+    with pytest.raises(ValueError, match=r"Unknown GLUE task 'SST-3'"):
+        read_glue(str(path), task="SST-3")
+    sst2 = tmp_path / "sst2" / "train.tsv"  # HF's name for the folder
+    sst2.parent.mkdir()
+    sst2.write_text(path.read_text())
+    assert read_classification(str(sst2)).labels == expected.labels
 
 
 def test_scibert_jsonl():
@@ -185,6 +209,32 @@ def test_a_row_without_a_label_is_refused_not_taught_as_a_class(tmp_path):
         path.write_text(f'{{"text": "a", "label": 1}}\n{{"text": "b", "label": {label}}}\n')
         with pytest.raises(DataFormatError, match=rf"notes.jsonl, line 2: .*{message}"):
             read_classification(str(path))
+
+
+def test_a_csvs_whole_number_written_as_a_float_is_the_integers_class(tmp_path):
+    """pandas writes an integer column with a gap as floats: "1.0" beside a hand-written "1" were two classes."""
+    path = tmp_path / "edited.csv"
+    path.write_text("text,label\na,1.0\nb,0.0\nc,1\nd,2.5\ne,0\n")
+    data = read_classification(str(path))
+    assert (data.label_names, data.named_labels()) == (["0", "1", "2.5"], ["1", "0", "1", "2.5", "0"])
+    # A file of floats alone keeps its names; given names, "1.0" reads as the class "1" (and "1.0" as itself).
+    path.write_text("text,label\na,1.0\nb,0.0\n")
+    assert read_classification(str(path)).label_names == ["0.0", "1.0"]
+    assert read_classification(str(path), label_names=["0", "1"]).labels == [1, 0]
+    assert read_classification(str(path), label_names=["1.0", "0"]).labels == [0, 1]
+
+
+def test_a_label_column_of_texts_is_warned_about(tmp_path):
+    """A label column naming the text column (every row a class of its own) trained without a word."""
+    path = tmp_path / "reviews.csv"
+    rows = [f"review number {i},{'pos' if i % 2 else 'neg'}" for i in range(_MANY)]
+    path.write_text("text,label\n" + "\n".join(rows) + "\n")
+    with pytest.warns(UserWarning, match=rf"reviews.csv: {_MANY} different labels in {_MANY} examples \(e.g. "
+                                         r"'review number 0'\), .*is the label column the right one\?"):
+        read_classification(str(path), label_column="text", text_column="label")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(read_classification(str(path)).label_names) == 2
 
 
 def test_a_dev_file_read_alone_is_scored_by_the_models_label_ids(tmp_path):

@@ -2,6 +2,8 @@
 
 import dataclasses
 import math
+import re
+import warnings
 
 from keras_bert_zoo.data.errors import DataFormatError
 from keras_bert_zoo.data.errors import UnknownLabelError
@@ -55,6 +57,18 @@ class ClassificationExamples(LabelledExamples):
         if self.labels and isinstance(self.labels[0], list):  # multi-hot rows
             return [[name for name, hot in zip(self.label_names, row) if hot] for row in self.labels]
         return [self.label_names[i] for i in self.labels]
+
+
+# A whole number written as a float: pandas writes an integer column holding a gap as 1.0.
+_WHOLE_FLOAT = re.compile(r"([+-]?\d+)\.0+")
+# A file with at least this many examples, over half of them with a label of their own, is warned about.
+_FEW_EXAMPLES = 20
+
+
+def _whole_number(label):
+    """`label` ("1.0") as the integer it writes ("1"), or None if it writes none."""
+    match = _WHOLE_FLOAT.fullmatch(label)
+    return str(int(match.group(1))) if match else None
 
 
 _SKIP_ROWS = "skip bad rows (on_error='skip'; --skip_bad_rows on the command line)."
@@ -163,6 +177,9 @@ class ExampleBuilder:
                 return self.fail(line, f"label '{_shown(label)}' is not a number (regression task).")
             if not math.isfinite(value):
                 return self.fail(line, f"label '{_shown(label)}' is not a finite number (regression task).")
+        elif self.label_names is not None and label not in self.label_names and \
+                _whole_number(label) in self.label_names:
+            value = _whole_number(label)  # a CSV's "1.0" for the class "1", as JSON's 1.0
         elif self.label_names is not None and label not in self.label_names:
             return self.fail(
                 line, f"unknown label '{_shown(label)}'; expected one of {self.label_names}. Fix the row or the "
@@ -181,6 +198,15 @@ class ExampleBuilder:
             names = self.label_names or sorted({name for _, value in self.rows for name in value})
             hot = [[int(name in value) for name in names] for _, value in self.rows]
             return ClassificationExamples(texts, hot, names, self.skipped, self.source)
-        names = self.label_names or sorted({v for _, v in self.rows})
+        found = {v for _, v in self.rows}
+        # "1" and "1.0" in one file (a CSV column pandas wrote as floats, then edited) are one class, as in JSON.
+        same = {} if self.label_names else {v: _whole_number(v) for v in found if _whole_number(v) in found}
+        values = [same.get(v, v) for _, v in self.rows]
+        names = self.label_names or sorted(set(values))
+        if not self.label_names and len(values) >= _FEW_EXAMPLES and len(names) > len(values) / 2:
+            warnings.warn(f"{self.source}: {len(names):,} different labels in {len(values):,} examples (e.g. "
+                          f"{untrusted_repr(names[0])}), most of them a class of their own: is the label column the "
+                          "right one? For a number to predict, read it as regression (regression=True; "
+                          "--problem_type regression).", stacklevel=3)
         index = {name: i for i, name in enumerate(names)}
-        return ClassificationExamples(texts, [index[v] for _, v in self.rows], names, self.skipped, self.source)
+        return ClassificationExamples(texts, [index[v] for v in values], names, self.skipped, self.source)
