@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+import re
 
 from keras_bert_zoo.data.classification_examples import ExampleBuilder
 from keras_bert_zoo.data.errors import DataFormatError
@@ -38,13 +39,19 @@ GLUE_TASKS = {
 }
 
 
+def _spelling(name):
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def glue_task_named(name):
+    """The GLUE task `name` spells, in any case, with or without its hyphen ("sst2", HF datasets' name, is
+    "SST-2"), or None."""
+    return next((task for task in GLUE_TASKS if _spelling(task) == _spelling(name)), None)
+
+
 def infer_glue_task(path):
     """The GLUE task of a file from its folder name (glue_data/MRPC/train.tsv)."""
-    folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    for name in GLUE_TASKS:
-        if folder.lower() == name.lower():
-            return name
-    return None
+    return glue_task_named(os.path.basename(os.path.dirname(os.path.abspath(path))))
 
 
 def read_glue(path, task=None, on_error="raise"):
@@ -53,7 +60,8 @@ def read_glue(path, task=None, on_error="raise"):
     Args:
         path: the .tsv file.
         task: `"MRPC"`, `"SST-2"`, `"CoLA"`, `"RTE"`, `"QQP"`, `"QNLI"`,
-            `"MNLI"`, `"STS-B"` or `"WNLI"`; by default the folder name.
+            `"MNLI"`, `"STS-B"` or `"WNLI"` (any case, the hyphen optional:
+            `"sst2"`); by default the folder's name.
         on_error: `"raise"` on a bad row (naming file and line) or `"skip"`.
 
     Returns:
@@ -63,11 +71,15 @@ def read_glue(path, task=None, on_error="raise"):
     Raises:
         DataFormatError: a missing column, an unknown label or empty text.
     """
-    task = task or infer_glue_task(path)
-    if task not in GLUE_TASKS:
-        raise ValueError(
-            f"Unknown GLUE task '{task}' for {path}; pass task= (--glue_task on the command line) one of {sorted(GLUE_TASKS)}."
-        )
+    if task is None and infer_glue_task(path) is None:
+        folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        raise ValueError(f"{path}: which GLUE task it holds is not known, as its folder {folder!r} names none; pass "
+                         f"task= (--glue_task on the command line) one of {sorted(GLUE_TASKS)}, or read it as a "
+                         "table of named columns (read_csv; --format csv).")
+    if task is not None and glue_task_named(task) is None:
+        raise ValueError(f"Unknown GLUE task {task!r} for {path}; pass task= (--glue_task on the command line) one "
+                         f"of {sorted(GLUE_TASKS)}.")
+    task = glue_task_named(task) if task is not None else infer_glue_task(path)
     spec = GLUE_TASKS[task]
     builder = ExampleBuilder(path, spec.label_names or None, regression=spec.regression, on_error=on_error)
     # utf-8-sig: the official MRPC file starts with a byte-order mark.
