@@ -182,6 +182,12 @@ def test_examples_need_question_and_context(tiny_checkpoint):
     qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
     with pytest.raises(ValueError, match="Example 0 is not a dict with 'question' and 'context'"):
         qa.predict_answers([{"question": "who?"}])
+    # (question, context) pairs, as a classifier takes (text_a, text_b), answer as the dicts do.
+    pairs = [("Who ran?", "Ann ran."), ("Where?", "In Zürich, by the lake.")]
+    assert qa.predict_answers(pairs) == qa.predict_answers([{"question": q, "context": c} for q, c in pairs])
+    # 'answer' for SQuAD's 'answers' was read as no answer, and v1.1 mode refused it as unanswered.
+    with pytest.raises(ValueError, match=r"QA example 0 has 'answer' but no 'answers': SQuAD's key"):
+        qa.fit([{"question": "Who ran?", "context": "Ann ran.", "answer": {"text": "Ann", "answer_start": 0}}])
 
 
 def test_predicting_questions_of_any_count_traces_once_without_a_retracing_warning(tiny_checkpoint, caplog,

@@ -43,20 +43,34 @@ def _answer_pairs(answers, where):
     return pairs
 
 
+def _question_and_context(example):
+    """A `(question, context)` pair as the dict the examples are; anything else as it is."""
+    if isinstance(example, (tuple, list)) and len(example) == 2 and all(isinstance(t, (str, bytes)) for t in example):
+        return {"question": example[0], "context": example[1]}
+    return example
+
+
 def _as_examples(x):
     """QAExamples, or a list of `{"question", "context"[, "answers", "id"]}`
-    dicts, checked: texts are strings, and each answer is found in its context
-    at `answer_start` (or near it, as `read_squad` repairs)."""
+    dicts or `(question, context)` pairs, checked: texts are strings, and each
+    answer is found in its context at `answer_start` (or near it, as
+    `read_squad` repairs)."""
     if isinstance(x, QAExamples):
         return x
     if isinstance(x, dict):
         x = [x]
     ids, questions, contexts, answers = [], [], [], []
     relocated = 0
-    for index, example in enumerate(x):
+    for index, example in enumerate(map(_question_and_context, x)):
         if not isinstance(example, dict) or not {"question", "context"} <= set(example):
-            found = sorted(example) if isinstance(example, dict) else type(example).__name__
-            raise ValueError(f"Example {index} is not a dict with 'question' and 'context' (found {found}).")
+            found = sorted(map(str, example)) if isinstance(example, dict) else type(example).__name__
+            raise ValueError(f"Example {index} is not a dict with 'question' and 'context' (found {found}), nor a "
+                             "(question, context) pair.")
+        # Another spelling of SQuAD's 'answers' was read as no answer: v1.1 then refused it as unanswered.
+        misnamed = [key for key in map(str, example) if key.lower().startswith("answer") and key != "answers"]
+        if misnamed and "answers" not in example:
+            raise ValueError(f"QA example {index} has {misnamed[0]!r} but no 'answers': SQuAD's key for the gold "
+                             "answers is 'answers': [{'text': ..., 'answer_start': <character offset>}, ...].")
         example_id = index if example.get("id") is None else example["id"]
         where = f"QA example {index} (id {example_id!r})"
         texts = {}
@@ -113,7 +127,7 @@ class BertQuestionAnswerer(Task):
     takes_sample_weight = False
     input_forms = (
         "QA examples (kbz.data.read_squad's result, a list of {'question', 'context', 'answers'} dicts, or one "
-        "such dict); or packed inputs (a dict of token_ids, segment_ids and padding_mask, with start/end labels "
+        "such dict, or of (question, context) pairs to predict); or packed inputs (a dict of token_ids, segment_ids and padding_mask, with start/end labels "
         "as y, or a Dataset of them)"
     )
     default_learning_rate = 3e-5
@@ -222,6 +236,9 @@ class BertQuestionAnswerer(Task):
 
     def predict_answers(self, x, batch_size=32):
         """Answers to raw questions: `[{"answer", "start", "end", "score"}]`.
+
+        `x`: `{"question", "context"}` dicts (or one), `(question, context)`
+        pairs, or `QAExamples`.
 
         `start`/`end` are character offsets in the context; `score` is the
         probability of the answer among the n-best spans. An unanswerable
