@@ -250,6 +250,10 @@ def test_a_classifier_takes_only_the_form_it_was_fine_tuned_on(tiny_checkpoint, 
     assert clf.text_pairs is True
     with pytest.raises(ValueError, match="fine-tuned on sentence pairs .* given single texts"):
         clf.predict_proba(["all work"])
+    # One pair as a tuple is, as Keras reads a tuple, a batch of two texts: the message says how to give one pair.
+    with pytest.raises(ValueError, match=r"given single texts.* A tuple of two strings is two single texts; one "
+                                         r"pair is a list of one: \[\(text_a, text_b\)\]\.$"):
+        clf.predict_proba(("all work", "no play"))
 
     # Saved and exported with it: the export serves only classify_pairs (serving_default too).
     restored = preset_round_trip(clf, tmp_path)

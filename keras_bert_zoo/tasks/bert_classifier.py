@@ -24,6 +24,13 @@ from keras_bert_zoo.tokenizers.text_inputs import check_texts
 PROBLEM_TYPES = ("multi_class", "multi_label", "regression")
 
 
+def _one_pair_hint(x, expected_pairs):
+    """A tuple of two strings is a batch of two single texts, as Keras reads a tuple: not one pair."""
+    if expected_pairs and isinstance(x, tuple) and len(x) == 2 and all(isinstance(t, (str, bytes)) for t in x):
+        return " A tuple of two strings is two single texts; one pair is a list of one: [(text_a, text_b)]."
+    return ""
+
+
 def text_form_name(pairs):
     """How messages name a classifier's examples: "sentence pairs" or "single texts"."""
     return "sentence pairs" if pairs else "single texts"
@@ -184,7 +191,8 @@ class BertClassifier(Task):
              f"This classifier was fine-tuned on {text_form_name(expected)} (text_pairs={expected}) but is given "
              f"{text_form_name(pairs)}: its outputs would mean nothing. Pass "
              + ("(text_a, text_b) pairs" if expected else "single texts")
-             + ", as it was trained; to use it on either regardless, set its text_pairs = None (in Python).")
+             + ", as it was trained; to use it on either regardless, set its text_pairs = None (in Python)."
+             + _one_pair_hint(x, expected))
         )
 
     def fit(self, x=None, y=None, *args, **kwargs):
