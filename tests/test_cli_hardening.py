@@ -156,9 +156,13 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
         _refused(capsys, command + ["--input_file", tmp], "--input_file", f"'{tmp}' is a directory; pass its files: "
                  f"'{os.path.join(tmp, '*')}'")
     _refused(capsys, ["encode", "--input", missing], "--input", "no such file")
+    # A pipe into encode without --input_file - was not read, and the message did not say how to.
+    _refused(capsys, ["encode"], "No texts to encode", "--input_file - to read them from standard input")
     _refused(capsys, ["extract-features", "--input_file", missing, "--output_file", tmp + "/f"], "--input_file")
     _refused(capsys, ["predict", "--model", tmp + "/nowhere", "--input", files["corpus"]], "--model",
              "does not exist: expected a `finetune` --output_dir or its model/")
+    _refused(capsys, ["predict", "--model", tmp + "/nowhere", "--input", files["corpus"], "--output_file",
+                      tmp + "/preds.CSV"], "--output_file", "predict writes JSON lines", "end the name with .jsonl")
     _refused(capsys, ["evaluate", "--model", tmp, "--eval", missing], "--eval", "no such file")
     _refused(capsys, ["encode", "x", "--output", tmp], "--output", "is a directory")
     # report's PNG failed only once drawn, naming its temporary file ("[Errno 21] Is a directory: '.tmp-...'").

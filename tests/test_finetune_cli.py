@@ -147,6 +147,31 @@ def test_multi_label_finetune_evaluate_predict(tiny_checkpoint, tmp_path, capsys
     assert "--problem_type multi_label reads a CSV/TSV (--format csv) or JSON-lines file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_evaluate_reads_the_file_with_the_columns_finetune_read(tiny_checkpoint, tmp_path, capsys):
+    """A model fine-tuned on --text_column review --label_column sentiment was scored by evaluate on columns
+    'text' and 'label' (its defaults): the file was refused unless the flags were given again."""
+    reviews = tmp_path / "reviews.csv"
+    reviews.write_text("id,review,sentiment\n" + "".join(
+        f"{i},{' '.join(WORDS[(i * 7 + k * 3) % 10] for k in range(1 + i % 5))},{'pos' if i % 3 else 'neg'}\n"
+        for i in range(12)))
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(reviews),
+                 "--eval_file", str(reviews), "--text_column", "review", "--label_column", "sentiment",
+                 "--output_dir", str(out), "--max_seq_length", "8"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(out), "--eval_file", str(reviews)]) == 0
+    captured = capsys.readouterr()
+    assert "Reading --eval_file as finetune read its files: --text_column review --label_column sentiment (from " \
+           f"{out / 'job.json'})." in captured.err
+    assert json.loads(captured.out)["accuracy"] == metrics["accuracy"]
+    # Flags given are the user's: none is taken from the job then.
+    assert main(["evaluate", "--model", str(out / "model"), "--eval_file", str(reviews), "--text_column",
+                 "review"]) == 2
+    assert "--label_column" in capsys.readouterr().err
+
+
 def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()

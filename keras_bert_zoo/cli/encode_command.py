@@ -49,7 +49,8 @@ def _read_texts(args):
         raise ValueError(f"Text {empty[0]} is empty ({len(empty)} empty texts in all).")
     texts = list(args.texts) + (read_text_lines(args.input, "--input_file") if args.input else [])
     if not texts:
-        raise UsageError("No texts to encode: pass texts as arguments or a file with --input_file.")
+        raise UsageError("No texts to encode: pass texts as arguments, a file with --input_file, or --input_file - "
+                         "to read them from standard input (a pipe: ... | keras-bert-zoo encode --input_file -).")
     return texts
 
 

@@ -143,7 +143,7 @@ def add_parser(subparsers):
     add_flag(predict, "--output_file", "--output", dest="output", type=output_file,
              help="JSON lines output (default: stdout).")
     add_flag(predict, "--predict_batch_size", "--batch_size", dest="batch_size", type=positive_int, default=32)
-    predict.set_defaults(check=check_model_flag, run=run_predict)
+    predict.set_defaults(check=check_predict, run=run_predict)
 
 
 def _default_sequence_length(task):
@@ -444,6 +444,18 @@ def check_model_flag(args):
     _fine_tuned_dir(args.model)
 
 
+# Names of formats that are not JSON lines: predict wrote JSON lines into preds.csv without a word.
+_NOT_JSON_LINES = (".csv", ".tsv", ".npy", ".npz", ".parquet", ".xlsx", ".xls", ".h5", ".pkl", ".pickle")
+
+
+def check_predict(args):
+    """check_model_flag, and an --output_file named for a format predict does not write."""
+    if args.output and os.path.splitext(args.output)[1].lower() in _NOT_JSON_LINES:
+        raise UsageError(f"--output_file {args.output}: predict writes JSON lines, one object per input line; end "
+                         "the name with .jsonl.")
+    check_model_flag(args)
+
+
 def _fine_tuned_task(path):
     """`(directory, task class)` of a fine-tuned task saved by `finetune`, its weights not read yet."""
     from keras_bert_zoo.presets.loader import saved_task_class
@@ -511,6 +523,7 @@ def run_evaluate(args):
     else:
         from keras_bert_zoo.tasks.bert_classifier import text_form_name
 
+        _read_as_finetune_did(args, found)
         data = _read_scored(args, saved)
         pairs, text_pairs = isinstance(data.texts[0], tuple), saved.get("text_pairs")
         if text_pairs is not None and pairs != text_pairs:
@@ -525,6 +538,30 @@ def run_evaluate(args):
 
         write_json(args.output, metrics)
     print(json.dumps(metrics, indent=2))
+
+
+_READ_FLAGS = ("format", "glue_task", "text_column", "text_b_column", "label_column")
+
+
+def _read_as_finetune_did(args, found):
+    """Given none of the data flags, evaluate reads --eval_file with those the `finetune` job that saved `found`
+    read its files with (its job.json): a model trained on --text_column review was scored on a column 'text'."""
+    from keras_bert_zoo.utils.job_record import JOB_FILE
+    from keras_bert_zoo.utils.job_record import read_job
+
+    if any(getattr(args, flag) is not None for flag in _READ_FLAGS) or \
+            os.path.basename(os.path.normpath(found)) != library_constant(*MODEL_DIR):
+        return
+    job_dir = os.path.dirname(os.path.normpath(found))
+    job = read_job(job_dir) or {}
+    recorded = job.get("args") if job.get("command") == "finetune" else None
+    taken = {flag: recorded.get(flag) for flag in _READ_FLAGS if isinstance(recorded, dict)
+             and isinstance(recorded.get(flag), str)}
+    if taken:
+        vars(args).update(taken)
+        print(f"Reading --eval_file as finetune read its files: "
+              f"{' '.join(f'--{flag} {value}' for flag, value in taken.items())} (from "
+              f"{os.path.join(job_dir, JOB_FILE)}).", file=sys.stderr)
 
 
 def _read_scored(args, saved):
@@ -691,5 +728,6 @@ def run_predict(args):
 
         with atomic_file(args.output, "w") as f:
             f.writelines(line + "\n" for line in output)
+        print(f"Wrote {len(output):,} predictions to {args.output}.", file=sys.stderr)
     else:
         print("\n".join(output))
