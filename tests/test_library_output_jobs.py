@@ -58,7 +58,8 @@ def test_a_record_without_an_item_matches_only_where_earlier_versions_left_it_ou
         if resumes:
             assert claim_output_dir(out, "pretrain", rerun, owned=owned, added_items=added) is True
         else:
-            with pytest.raises(OutputDirectoryError, match=f"{item} differs: .* with {item} null \\(this one: 100\\)"):
+            with pytest.raises(OutputDirectoryError,
+                               match=f"{item} differs: .* with {item} not given \\(this one: 100\\)"):
                 claim_output_dir(out, "pretrain", rerun, owned=owned, added_items=added)
 
 

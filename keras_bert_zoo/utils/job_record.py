@@ -134,6 +134,8 @@ def write_job(output_dir, record):
 
 
 def _describe(value):
+    if value is None:  # a flag left out was named as JSON's 'null'
+        return "not given"
     if isinstance(value, dict) and "sha256" in value:
         return value["path"]
     if isinstance(value, list):
