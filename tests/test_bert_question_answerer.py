@@ -188,6 +188,11 @@ def test_examples_need_question_and_context(tiny_checkpoint):
     # 'answer' for SQuAD's 'answers' was read as no answer, and v1.1 mode refused it as unanswered.
     with pytest.raises(ValueError, match=r"QA example 0 has 'answer' but no 'answers': SQuAD's key"):
         qa.fit([{"question": "Who ran?", "context": "Ann ran.", "answer": {"text": "Ann", "answer_start": 0}}])
+    with pytest.raises(ValueError, match=r"QA example 0 has 'Answer_text' but no 'answers'"):
+        qa.evaluate_squad([{"question": "Who ran?", "context": "Ann ran.", "Answer_text": "Ann"}])
+    # Predicting needs no answers: a field of another name is the user's own.
+    assert qa.predict_answers([{"question": "Who ran?", "context": "Ann ran.", "answer_text": "Ann"}]) == \
+        qa.predict_answers([("Who ran?", "Ann ran.")])
 
 
 def test_predicting_questions_of_any_count_traces_once_without_a_retracing_warning(tiny_checkpoint, caplog,

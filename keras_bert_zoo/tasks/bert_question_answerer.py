@@ -50,11 +50,12 @@ def _question_and_context(example):
     return example
 
 
-def _as_examples(x):
+def _as_examples(x, labelled=False):
     """QAExamples, or a list of `{"question", "context"[, "answers", "id"]}`
     dicts or `(question, context)` pairs, checked: texts are strings, and each
     answer is found in its context at `answer_start` (or near it, as
-    `read_squad` repairs)."""
+    `read_squad` repairs). `labelled`: examples to train on or score, where a
+    dict's 'answer' for 'answers' is refused (it reads as no answer)."""
     if isinstance(x, QAExamples):
         return x
     if isinstance(x, dict):
@@ -68,7 +69,7 @@ def _as_examples(x):
                              "(question, context) pair.")
         # Another spelling of SQuAD's 'answers' was read as no answer: v1.1 then refused it as unanswered.
         misnamed = [key for key in map(str, example) if key.lower().startswith("answer") and key != "answers"]
-        if misnamed and "answers" not in example:
+        if labelled and misnamed and "answers" not in example:
             raise ValueError(f"QA example {index} has {misnamed[0]!r} but no 'answers': SQuAD's key for the gold "
                              "answers is 'answers': [{'text': ..., 'answer_start': <character offset>}, ...].")
         example_id = index if example.get("id") is None else example["id"]
@@ -204,7 +205,7 @@ class BertQuestionAnswerer(Task):
             raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}.")
         if y is not None:
             raise ValueError("QA examples hold their answers; pass them without y.")
-        return _as_examples(x), None
+        return _as_examples(x, labelled=True), None
 
     def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None):
         # QA examples -> run_squad-style windows (packed inputs) and their start/end positions.
@@ -297,7 +298,7 @@ class BertQuestionAnswerer(Task):
     def evaluate_squad(self, x, batch_size=32):
         """Exact match and F1 (official SQuAD normalisation) on answered
         examples, keyed by their ids: each example needs its own."""
-        examples = _as_examples(x)
+        examples = _as_examples(x, labelled=True)
         if not len(examples):
             raise ValueError("No examples: the input list is empty.")
         examples.check_unique_ids()
