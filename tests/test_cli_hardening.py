@@ -769,6 +769,23 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     assert sorted(os.listdir(tmp_path)) == sorted(["7", live.name, new_remote.name, foreign.name])
 
 
+def test_atomic_writes_through_a_symbolic_link_replace_its_target_and_keep_the_link(tmp_path):
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "old.txt").write_text("old")
+    (tmp_path / "current").symlink_to("v1")
+    with atomic.atomic_directory(str(tmp_path / "current")) as tmp:
+        with open(os.path.join(tmp, "new.txt"), "w") as f:
+            f.write("new")
+    assert (tmp_path / "current").is_symlink() and os.listdir(tmp_path / "v1") == ["new.txt"]
+    (tmp_path / "scores.json").write_text("{}")
+    (tmp_path / "latest.json").symlink_to("scores.json")
+    with atomic.atomic_file(str(tmp_path / "latest.json"), "w") as f:
+        f.write('{"accuracy": 1.0}')
+    assert (tmp_path / "latest.json").is_symlink()
+    assert (tmp_path / "scores.json").read_text() == '{"accuracy": 1.0}'
+    assert sorted(os.listdir(tmp_path)) == ["current", "latest.json", "scores.json", "v1"]
+
+
 # --- create-pretraining-data takes google-research/bert's boolean flags, with its defaults ---
 
 def test_create_pretraining_data_reads_booleans_as_googles_script_does(tiny_checkpoint, files):

@@ -256,6 +256,36 @@ def test_save_to_preset_never_replaces_what_is_not_a_preset(tiny_checkpoint, tmp
     kbz.BertBackbone.from_preset(str(tmp_path / "empty2"))
 
 
+def test_save_to_preset_through_a_symbolic_link_writes_the_links_target(tiny_checkpoint, tmp_path, monkeypatch):
+    backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "current").symlink_to("v1")
+    for _ in range(2):  # into the empty target, then over the preset there
+        backbone.save_to_preset(str(tmp_path / "current"))
+        assert (tmp_path / "current").is_symlink()
+        assert sorted(os.listdir(tmp_path / "v1")) == ["config.json", "metadata.json", "model.weights.h5"]
+    assert sorted(os.listdir(tmp_path)) == ["current", "v1"]
+    kbz.BertBackbone.from_preset(str(tmp_path / "v1"))
+    # A link to the current directory is the current directory.
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "here").symlink_to("..")
+    monkeypatch.chdir(tmp_path / "work")
+    with pytest.raises(kbz.PresetError, match="here is the current directory or holds it"):
+        backbone.save_to_preset("here")
+
+
+def test_save_to_preset_after_the_current_directory_was_deleted(tiny_checkpoint, tmp_path, monkeypatch):
+    backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    os.rmdir(tmp_path / "gone")
+    with pytest.raises(kbz.PresetError, match="my_preset is relative to the current directory, which no longer "
+                                              "exists .* give an absolute path"):
+        backbone.save_to_preset("my_preset")
+    backbone.save_to_preset(str(tmp_path / "p"))
+    kbz.BertBackbone.from_preset(str(tmp_path / "p"))
+
+
 # --- Bad checkpoints -------------------------------------------------------
 
 

@@ -19,6 +19,8 @@ from keras_bert_zoo.presets.converters.checkpoint_weights import sizes_found
 from keras_bert_zoo.presets.errors import CheckpointError
 from keras_bert_zoo.presets.errors import PresetError
 from keras_bert_zoo.utils.atomic import atomic_directory
+from keras_bert_zoo.utils.atomic import current_directory
+from keras_bert_zoo.utils.atomic import resolved_path
 from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.utils.vocabulary_file import vocabulary_lines
 from keras_bert_zoo.version import __version__
@@ -127,12 +129,17 @@ def save_preset(preset_dir, backbone, tokenizer=None, task=None, metadata=None):
 
 def check_preset_target(preset_dir):
     """Refuse a `preset_dir` that saving would destroy more than a preset in: a file, the current directory
-    (or one holding it), or a directory holding entries a preset has not."""
-    path = os.path.abspath(preset_dir)
+    (or one holding it), or a directory holding entries a preset has not; through a symbolic link, what the
+    link names (saving replaces the link's target and keeps the link)."""
+    try:
+        path = resolved_path(preset_dir)
+    except FileNotFoundError as e:
+        raise PresetError(str(e)) from None
     if os.path.lexists(path) and not os.path.isdir(path):
         raise PresetError(f"{preset_dir} is a file, not a directory: a preset is a directory of files. Save to a "
                           "directory path instead (a new one is created).")
-    if os.path.commonpath([path, os.getcwd()]) == path:
+    cwd = current_directory()  # gone (deleted while running): no existing directory holds it
+    if cwd is not None and os.path.commonpath([path, os.path.realpath(cwd)]) == path:
         raise PresetError(f"{preset_dir} is the current directory or holds it, and saving a preset replaces its "
                           "directory as a whole. Save to a new subdirectory instead, e.g. "
                           f"{os.path.join(preset_dir, 'my_preset')}.")

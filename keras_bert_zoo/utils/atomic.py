@@ -26,6 +26,24 @@ def _umask():
     return mask
 
 
+def current_directory():
+    """The current directory, or None where it no longer exists (deleted or moved away while the process ran)."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return None
+
+
+def resolved_path(path):
+    """`path` made absolute with its symbolic links followed: a write through a link reaches the link's target,
+    and the link stays (an atomic rename onto the link itself would replace it with a directory and leave the
+    target as it was). A relative path where the current directory is gone is a FileNotFoundError that says so."""
+    if not os.path.isabs(path) and current_directory() is None:
+        raise FileNotFoundError(f"{path} is relative to the current directory, which no longer exists (deleted or "
+                                "moved): change to an existing directory, or give an absolute path.")
+    return os.path.realpath(path)
+
+
 def _linux_process(pid):
     """`(state, start time as a POSIX timestamp)` of a process, from /proc; None where /proc does not say."""
     try:
@@ -153,12 +171,13 @@ def atomic_directory(final_path, replace=True):
     the same parent are removed first.
 
     Args:
-        final_path: the directory to write.
+        final_path: the directory to write; through a symbolic link, the
+            link's target (see `resolved_path`).
         replace: whether an existing `final_path` is replaced. False: one
             that appeared meanwhile (another writer's) is kept, and
             `FileExistsError` raised.
     """
-    final_path = os.path.abspath(final_path)
+    final_path = resolved_path(final_path)
     parent = os.path.dirname(final_path)
     os.makedirs(parent, exist_ok=True)
     remove_stale_temporaries(parent)
@@ -209,8 +228,9 @@ def atomic_path(final_path, suffix=""):
 
     For writers that take a path, not a file object (Keras' `.weights.h5`
     saving): `suffix` ends the temporary's name, as such a writer may demand.
+    Through a symbolic link the link's target is replaced (see `resolved_path`).
     """
-    final_path = os.path.abspath(final_path)
+    final_path = resolved_path(final_path)
     parent = os.path.dirname(final_path)
     os.makedirs(parent, exist_ok=True)
     remove_stale_temporaries(parent)
