@@ -170,6 +170,13 @@ def test_evaluate_reads_the_file_with_the_columns_finetune_read(tiny_checkpoint,
     assert main(["evaluate", "--model", str(out / "model"), "--eval_file", str(reviews), "--text_column",
                  "review"]) == 2
     assert "--label_column" in capsys.readouterr().err
+    # A damaged job.json: the defaults, and the reason they were used.
+    (out / "job.json").write_text('{"command": "finetune", "args": {"text_col')
+    assert main(["evaluate", "--model", str(out), "--eval_file", str(reviews)]) == 2
+    err = capsys.readouterr().err
+    assert f"{out / 'job.json'} cannot be read (damaged?), so --eval_file is read with the default flags: give " \
+           "--format, --glue_task, --text_column, --text_b_column, --label_column as finetune was given them." in err
+    assert "'text'" in err
 
 
 def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):

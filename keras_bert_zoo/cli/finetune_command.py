@@ -553,7 +553,12 @@ def _read_as_finetune_did(args, found):
             os.path.basename(os.path.normpath(found)) != library_constant(*MODEL_DIR):
         return
     job_dir = os.path.dirname(os.path.normpath(found))
-    job = read_job(job_dir) or {}
+    job = read_job(job_dir)
+    if job is None and os.path.lexists(os.path.join(job_dir, JOB_FILE)):
+        print(f"{os.path.join(job_dir, JOB_FILE)} cannot be read (damaged?), so --eval_file is read with the default "
+              f"flags: give {', '.join('--' + flag for flag in _READ_FLAGS)} as finetune was given them.",
+              file=sys.stderr)
+    job = job or {}
     recorded = job.get("args") if job.get("command") == "finetune" else None
     taken = {flag: recorded.get(flag) for flag in _READ_FLAGS if isinstance(recorded, dict)
              and isinstance(recorded.get(flag), str)}
