@@ -469,6 +469,14 @@ def test_detokenize_out_of_vocabulary_id(tokenizer):
 def test_ner_sentence_given_as_a_string_or_with_a_none_word(ner, classifier):
     with pytest.raises(TypeError, match=r"Sentence 0 is a string; give each sentence as a list of words"):
         ner.predict_tags(["apc2 gene"])
+    # One string was read as sentences of one letter each ("Sentence 0" was 'a').
+    with pytest.raises(TypeError, match=r"Expected a batch of sentences, got one str \('apc2 gene'\): .*"
+                                        r"\[text.split\(\)\] for one"):
+        ner.predict_tags("apc2 gene")
+    # Word lists into predict_entities: not texts with a wrong item, but the other method's input.
+    with pytest.raises(TypeError, match=r"Text 0 is a list of words; predict_entities reads raw texts .* tag word "
+                                        r"lists with predict_tags"):
+        ner.predict_entities([["apc2", "gene"]])
     with pytest.raises(TypeError, match=r"Sentence 0, word 1 is None"):
         ner.predict_tags([["apc2", None]])
     with pytest.raises(TypeError, match=r"Text 1 is 3 \(int\)"):

@@ -221,10 +221,15 @@ class BertTokenClassifier(Task):
             raise TypeError("The sentences are a tf.data.Dataset: predict_tags, predict_word_probabilities and "
                             "evaluate_entities take word lists held in Python (fit, evaluate and predict take "
                             "Datasets).")
+        if isinstance(sentences, (str, bytes)):  # its characters would be read as one-letter sentences
+            raise TypeError(f"Expected a batch of sentences, got one {type(sentences).__name__} ({sentences[:40]!r}): "
+                            "give each sentence as a list of words, e.g. [text.split()] for one (predict_entities "
+                            "takes raw texts).")
         checked = []
         for s, sentence in enumerate(sentences):
             if isinstance(sentence, (str, bytes)):
-                raise TypeError(f"Sentence {s} is a string; give each sentence as a list of words "
+                raise TypeError(f"Sentence {s} is a string; give each sentence as a list of words: "
+                                "[['Aspirin', 'eases', 'pain']], and one sentence's words as [words] "
                                 "(predict_entities takes raw texts).")
             sentence = list(sentence)
             for w, word in enumerate(sentence):
@@ -396,6 +401,13 @@ class BertTokenClassifier(Task):
                 entity scheme (a bare type `PER`; see `check_entity_tags`).
         """
         check_entity_tags(self.label_names, "predict_entities")
+        if not isinstance(texts, (str, bytes)):
+            texts = list(texts)
+            words = next((i for i, t in enumerate(texts) if isinstance(t, (list, tuple))), None)
+            if words is not None:
+                raise TypeError(f"Text {words} is a {type(texts[words]).__name__} of words; predict_entities reads "
+                                "raw texts (its entities' offsets are characters of them): tag word lists with "
+                                "predict_tags, or give ' '.join(words).")
         texts = check_texts(texts, pairs=False)
         split = split_words(texts)
         probabilities, read = self._read_words([[w for w, _, _ in s] for s in split], batch_size, doc_stride)
