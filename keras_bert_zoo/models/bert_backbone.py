@@ -357,7 +357,10 @@ class BertBackbone(keras.Model):
 
         Layout as keras-hub's: `config.json`, `model.weights.h5`,
         `tokenizer.json`, `assets/tokenizer/vocabulary.txt`, `metadata.json`.
-        The directory is written atomically.
+        The directory is written atomically: new, empty, or a saved preset
+        (replaced as a whole); one holding anything else is refused, as is
+        the current directory or one holding it. Through a symbolic link
+        the link's target is written and the link kept.
         """
         check_tokenizer(tokenizer, f"{type(self).__name__}.save_to_preset", required=False)
         save_preset(preset_dir, backbone=self, tokenizer=tokenizer)

@@ -990,7 +990,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         back whole.
 
         Args:
-            preset_dir: the directory to write (replaced atomically).
+            preset_dir: the directory to write, atomically: new, empty, or a
+                saved preset (replaced as a whole); one holding anything
+                else is refused, as is the current directory or one holding
+                it. Through a symbolic link the link's target is written.
         """
         tokenizer = self.preprocessor.tokenizer if self.preprocessor is not None else None
         save_preset(preset_dir, backbone=self.backbone, tokenizer=tokenizer, task=self)
