@@ -737,3 +737,40 @@ def test_class_weight_keys_as_text_are_read_as_labels_as_text_are(backbone, prep
         assert clf.prepare_labels([key]).tolist() == [expected.index(2.0)]  # as a label of that text is read
     with pytest.raises(ValueError, match=r"class_weight names '2', which is no class of this model: give class ids"):
         kbz.BertClassifier(backbone, preprocessor, num_classes=2).class_weights({"2": 2.0})
+
+
+def test_number_labels_follow_names_that_are_numbers_as_text_labels_do(backbone, preprocessor):
+    # Names in the order pandas' unique() meets them ([1, 0]) with the data's own 0/1 labels: label 1 was read as
+    # output 1, the class named 0, so the classifier learnt and predicted the classes swapped, in silence.
+    texts = [f"text {i}" for i in range(6)]
+    labels = np.array([1, 0, 0, 1, 1, 0])
+    for names in ([np.int64(1), np.int64(0)], [1, 0], ["1", "0"], ["1.0", "0.0"]):
+        clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
+        expected = [0, 1, 1, 0, 0, 1]  # output i is the class named names[i]
+        assert clf.prepare_labels(labels).tolist() == expected
+        assert clf.prepare_labels(labels.astype("float32")).tolist() == expected
+        assert clf.prepare_labels([str(v) for v in names]).tolist() == [0, 1]
+        # A Dataset's labels are read in the graph the same way.
+        dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+        assert np.concatenate([y for _, y in clf.make_dataset(dataset, batch_size=4)]).tolist() == expected
+        assert clf.class_weights({1: 3.0, 0: 2.0}) == [3.0, 2.0]
+    # Star ratings: label 3 is the class named "3", output 2 (it was 'outside the classes [0, 3)').
+    stars = kbz.BertClassifier(backbone, preprocessor, num_classes=3, label_names=["1", "2", "3"])
+    assert stars.prepare_labels([3, 1, 2]).tolist() == [2, 0, 1]
+    with pytest.raises(ValueError, match=r"Label 1 \(the number 0\) is not one of the label_names \['1', '2', '3'\] "
+                                         r"\(numbers, so labels are read as names\)"):
+        stars.prepare_labels([3, 0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"A label is not one of the label_names .*3.* \(numbers, "
+                                                             r"so labels are read as names\).*\[The labels:\] \[0\]"):
+        list(stars.make_dataset(tf.data.Dataset.from_tensor_slices((texts[:2], [3, 0])), batch_size=2))
+    with pytest.raises(ValueError, match=r"class_weight names 0, which is no class of this model: give label names "
+                                         r"\['1', '2', '3'\] \(numbers, so number keys are read as names\)"):
+        stars.class_weights({0: 2.0})
+    # numpy's names are Python's: in messages, the config and predicted labels.
+    assert stars.get_config()["label_names"] == ["1", "2", "3"]
+    assert kbz.BertClassifier(backbone, preprocessor, num_classes=2,
+                              label_names=np.array([1, 0])).get_config()["label_names"] == [1, 0]
+    # Names that are no numbers keep number labels as class ids, as Keras does.
+    named = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["neg", "pos"])
+    assert named.prepare_labels(labels).tolist() == labels.tolist()
+    assert named.class_weights({1: 3.0}) == [1.0, 3.0]
