@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -593,6 +594,27 @@ def test_a_finished_pretraining_asked_for_more_steps_trains_on_from_its_final_st
     record = json.load(open(tmp_path / "out" / "job.json"))
     assert record["status"] == "finished" and record["fingerprint"]["num_train_steps"] == 8
     assert record["extends"]["num_train_steps"] == 4 and record["extends"]["status"] == "finished"
+
+
+@pytest.mark.slow
+def test_only_a_run_that_starts_fresh_warns_of_fresh_heads(tiny_checkpoint, tmp_path):
+    """A preset without pretraining heads warns that they start fresh; a resumed or extended run restores them
+    from its backup, and warned the same (its loss carried on where the backup's ended)."""
+    preset = str(tmp_path / "no_heads")
+    kbz.BertBackbone.from_preset(tiny_checkpoint).save_to_preset(preset, tokenizer=kbz.BertTokenizer.from_preset(
+        tiny_checkpoint))
+    corpus = _tiny_corpus(tmp_path / "corpus.txt")
+
+    def fresh_heads_warnings(steps):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kbz.pretrain(str(tmp_path / "out"), corpus, preset=preset, batch_size=2, num_train_steps=steps,
+                         eval_fraction=0, strategy="cpu", verbose=0, data_config=kbz.PretrainingDataConfig(
+                             max_seq_length=16, max_predictions_per_seq=3, dupe_factor=1))
+        return [str(w.message) for w in caught if "heads are freshly initialised" in str(w.message)]
+
+    assert fresh_heads_warnings(2) == [f"{preset} {kbz.BertPretrainer.fresh_heads_warning}"]
+    assert fresh_heads_warnings(4) == []  # extended from its final backup
 
 
 @pytest.mark.slow

@@ -10,7 +10,9 @@ import inspect
 import json
 import os
 import random
+import re
 import sys
+import warnings
 
 import keras
 import tensorflow as tf
@@ -315,8 +317,13 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, eval_ds, baseline
     backup: a job extended from N to M steps (its backup kept at step N) trains steps N+1..M at the rates a run
     of M steps has there (linear decay over M, warm-up by default 10% of M), as run_pretraining.py does pointed
     at its output_dir with a larger num_train_steps. Its first N steps were at the rates of the N-step run."""
-    with strategy.scope():
+    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state)
+    with strategy.scope(), warnings.catch_warnings():
+        if backup.completed_steps() is not None or backup.completed_epochs():
+            # A resumed or extended run's heads come from its backup, not fresh: the preset's warning misleads.
+            warnings.filterwarnings("ignore", message=".*" + re.escape(BertPretrainer.fresh_heads_warning))
         model = make_model("mixed_bfloat16" if mixed_precision else None)
+    with strategy.scope():
         model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps,
                       bias_correction=bias_correction)
         # Built before fit: slots created inside the first step's trace make TF trace the step twice.
@@ -327,7 +334,6 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, eval_ds, baseline
             metrics["unigram_baseline_accuracy"] = baseline
         metrics["before"] = model.evaluate(eval_ds, steps=eval_steps, verbose=0, return_dict=True)
     chief = chief_output_dir(strategy, output_dir)
-    backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state)
     resumed = _ResumedAt()
     chunk = min(chunk or total_steps, total_steps)
     done_epochs = backup.completed_epochs()
