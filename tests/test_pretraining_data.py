@@ -688,3 +688,25 @@ def test_record_shapes_are_read_from_the_files_and_a_given_one_that_differs_is_n
     (tmp_path / "empty.tfrecord").write_bytes(b"")
     with pytest.raises(ValueError, match=r"empty\.tfrecord holds no records"):
         read_pretraining_records(str(tmp_path / "empty.tfrecord"), 8, 2)
+
+
+def test_max_predictions_per_seq_follows_a_length_other_than_128_unless_given():
+    # google-research/bert's README: about max_seq_length * masked_lm_prob (20 of 128). At --max_seq_length 64 the
+    # default 20 stood, and the library warned of its own default (2x the masked-LM work, half of it padding).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for positions, given, expected in ((None, {}, (128, 20)), (512, {}, (128, 20)),
+                                           (None, {"max_seq_length": 64}, (64, 10)),
+                                           (512, {"max_seq_length": 512}, (512, 77)),
+                                           (16, {}, (16, 2)),
+                                           (None, {"max_seq_length": 64, "masked_lm_prob": 0.3}, (64, 19)),
+                                           (None, {"max_seq_length": 64, "max_predictions_per_seq": 9}, (64, 9))):
+            config = PretrainingDataConfig.for_positions(positions, **given)
+            assert (config.max_seq_length, config.max_predictions_per_seq) == expected, given
+    # A value given far from it is kept, and warned of.
+    with pytest.warns(UserWarning, match=r"max_predictions_per_seq 20 is far from max_seq_length 64 x masked_lm_prob "
+                                         r"0.15 = 10: .* Set max_predictions_per_seq to 10"):
+        assert PretrainingDataConfig.for_positions(None, max_seq_length=64,
+                                                   max_predictions_per_seq=20).max_predictions_per_seq == 20
