@@ -196,12 +196,18 @@ def test_long_sentences_are_read_through_strided_windows(tiny_checkpoint):
     expected = np.concatenate([window_0[0:3], window_1[1:3], window_2[1:3]])
     np.testing.assert_allclose(probabilities, expected, atol=1e-6)
 
-    # Training sees every window, with each word's own tag.
+    # fit and evaluate score each word once, in the window it is read from (with every window's words, evaluate
+    # counted the overlaps twice: 209 predictions for 146 words), each with its own tag.
     tags = ["O", "B-Disease", "I-Disease", "O", "O", "B-Disease", "O"]
     inputs, labels, weights = next(iter(ner.make_dataset([sentence], [tags], batch_size=8)))
     ids = ner.tag_ids([tags])[0]
-    for row, (first, end) in enumerate([(0, 4), (2, 6), (4, 7)]):
+    for row, (first, end) in enumerate([(0, 3), (3, 5), (5, 7)]):
         assert labels[row].numpy()[weights[row].numpy() > 0].tolist() == ids[first:end]
+    # So evaluate's accuracy is the word accuracy of predict_tags, computed here by hand.
+    sentences, gold = [sentence, sentence[:3], sentence[1:]], [tags, tags[:3], tags[1:]]
+    predicted = ner.predict_tags(sentences)
+    words = [p == g for ps, gs in zip(predicted, gold) for p, g in zip(ps, gs)]
+    assert ner.evaluate(sentences, gold, return_dict=True, verbose=0)["accuracy"] == pytest.approx(np.mean(words))
 
 
 
@@ -518,10 +524,15 @@ def test_a_datasets_tags_and_words_in_every_common_form(tiny_checkpoint):
     ragged = lambda tags: tf.data.Dataset.from_tensor_slices((tf.ragged.constant(words),  # noqa: E731
                                                               tf.ragged.constant(tags)))
     for tags, message in ((ids[:1] + [[1, 7]], r"A tag id is 3 or more; ids are 0..2, of label_names: O, B-Disease"),
-                          (ids[:1] + [[-1, 0]], "A tag id is negative"),
+                          (ids[:1] + [[-2, 0]], r"A tag id is below -1; ids are 0..2 \(-1: a word not scored\)"),
                           (names[:1] + [["O", "B-X"]], "A tag is not one of label_names: O, B-Disease, I-Disease")):
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             ner.fit(ragged(tags), epochs=1, verbose=0)
+    # -1 is a word not scored: accuracy over the other three words, by hand from predict_tags.
+    predicted = ner.predict_tags(words)
+    hits = [predicted[0][0] == names[0][0], predicted[0][1] == names[0][1], predicted[1][1] == names[1][1]]
+    assert ner.evaluate(ragged(ids[:1] + [[-1, ids[1][1]]]), return_dict=True, verbose=0)["accuracy"] == \
+        pytest.approx(np.mean(hits))
     with pytest.raises(TypeError, match="The sentences are a tf.data.Dataset: predict_tags, .* take word lists"):
         ner.predict_tags(tf.data.Dataset.from_tensor_slices(tf.ragged.constant(words)))
     with pytest.raises(TypeError, match=r"The words are a string tensor of shape \(.*\); give sentences as lists"):

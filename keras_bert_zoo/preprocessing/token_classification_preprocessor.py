@@ -73,7 +73,9 @@ class TokenClassificationPreprocessor(TextPreprocessor):
 
     Call args:
         words: `tf.RaggedTensor` of strings `[batch, None]`.
-        labels: optional int `tf.RaggedTensor` `[batch, None]` of tag ids.
+        labels: optional int `tf.RaggedTensor` `[batch, None]` of tag ids;
+            -1 marks a word that is not scored (weight 0: a window's word
+            that another window scores).
 
     Returns:
         `(inputs, labels, sample_weight)` with labels, or `inputs` alone;
@@ -131,5 +133,6 @@ class TokenClassificationPreprocessor(TextPreprocessor):
         with tf.control_dependencies([check]):
             tags = tf.cast(tf.identity(labels.flat_values), tf.int32)
         piece_labels = per_sentence(tf.gather(tags, piece_word))
-        sample_weight = _pad(tf.cast(is_first_piece, tf.float32), self.sequence_length, 0.0)
-        return inputs, _pad(piece_labels, self.sequence_length, 0), sample_weight
+        scored = tf.logical_and(is_first_piece, piece_labels >= 0)
+        sample_weight = _pad(tf.cast(scored, tf.float32), self.sequence_length, 0.0)
+        return inputs, _pad(tf.maximum(piece_labels, 0), self.sequence_length, 0), sample_weight

@@ -262,7 +262,9 @@ class BertTokenClassifier(Task):
                 f"A tag is not one of label_names: {', '.join(self.label_names)}."))]
             flat = tf.argmax(tf.cast(matches, tf.int32), -1, output_type=tf.int32)
         elif flat.dtype.is_integer:
-            checks = [tf.debugging.assert_non_negative(flat, message=f"A tag id is negative; ids are 0..{count - 1}."),
+            # -1 marks a word not scored (see TokenClassificationPreprocessor): a window's word another one scores.
+            checks = [tf.debugging.assert_greater_equal(flat, tf.constant(-1, flat.dtype), message=(
+                          f"A tag id is below -1; ids are 0..{count - 1} (-1: a word not scored).")),
                       tf.debugging.assert_less(flat, tf.constant(count, flat.dtype), message=(
                           f"A tag id is {count} or more; ids are 0..{count - 1}, of label_names: "
                           f"{', '.join(self.label_names)}."))]
@@ -309,7 +311,10 @@ class BertTokenClassifier(Task):
                               "predict_word_probabilities.", stacklevel=4)
             words = tf.ragged.constant([x[i][a:b] for i, (a, b), _ in windows], dtype=tf.string)
             if y is not None:
-                tags = tf.ragged.constant([y[i][a:b] for i, (a, b), _ in windows], dtype=tf.int32)
+                # Each word is scored in one window, the one it is read from (-1: not scored here), as predict_tags
+                # reads it: with every window's words, evaluate counted a word of two windows twice.
+                tags = tf.ragged.constant([np.where(best, y[i][a:b], -1).tolist() for i, (a, b), best in windows],
+                                          dtype=tf.int32)
             examples = (words,) if y is None else (words, tags)
             return self._packed_dataset(examples, len(windows), batch_size, shuffle, seed)
         return without_autotune_thread(ds.map(self._packing_function(), num_parallel_calls=tf.data.AUTOTUNE)
