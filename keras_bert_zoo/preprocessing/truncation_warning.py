@@ -17,10 +17,10 @@ class TruncationWarning(UserWarning):
 
     Examples:
     >>> print(TruncationWarning(1, 2, 8, 11))
-    1 of 2 inputs are longer than sequence_length=8 word-pieces (longest: 11) and were truncated. Raise sequence_length (up to the model's positions) or use a task's windowing for long texts.
+    1 of 2 inputs are longer than sequence_length=8 word-pieces (longest: 11) and were truncated. Raise sequence_length (up to the model's positions), or read long texts in windows (BertClassifier.predict_windowed; taggers and question answerers window theirs).
     """
 
-    LIBRARY_FIX = "Raise sequence_length (up to the model's positions) or use a task's windowing for long texts."
+    LIBRARY_FIX = "Raise sequence_length (up to the model's positions), or read long texts in windows (BertClassifier.predict_windowed; taggers and question answerers window theirs)."
 
     def __init__(self, truncated, total, sequence_length, longest, fix=LIBRARY_FIX):
         self.truncated, self.total, self.sequence_length, self.longest = truncated, total, sequence_length, longest
