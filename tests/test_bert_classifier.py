@@ -116,16 +116,6 @@ def test_label_count_mismatch_is_refused(tiny_checkpoint):
         clf.fit(["a", "b", "c"], [0, 1])
 
 
-def test_the_class_count_defaults_to_the_label_names(tiny_checkpoint):
-    # label_names without num_classes was Python's "missing 1 required positional argument".
-    clf = kbz.BertClassifier.from_preset(tiny_checkpoint, label_names=["10", "20", "30"])
-    assert clf.num_classes == 3 and clf.get_config()["num_classes"] == 3
-    assert clf.predict_proba(["a text"]).shape == (1, 3)
-    with pytest.raises(ValueError, match=r"Give num_classes \(the number of classes, or of targets for "
-                                         r"regression\), or label_names"):
-        kbz.BertClassifier.from_preset(tiny_checkpoint)
-
-
 def test_logits_are_the_head_on_the_full_backbones_pooled_vector(tiny_checkpoint):
     """The classifier runs the last layer on [CLS] alone; what it computes is the head on the whole backbone's
     pooled output, in inference and in a training step's gradients (dropout off)."""

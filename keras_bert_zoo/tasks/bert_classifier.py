@@ -61,8 +61,7 @@ class BertClassifier(Task):
     Args:
         backbone: a `BertBackbone`.
         preprocessor: a `BertPreprocessor` (texts or pairs -> packed ids).
-        num_classes: number of classes (of targets, for regression);
-            default: the number of `label_names`.
+        num_classes: number of classes (of targets, for regression).
         problem_type: `"multi_class"` (softmax, integer labels),
             `"multi_label"` (sigmoid per class, multi-hot labels) or
             `"regression"` (raw outputs, mean squared error; STS-B style).
@@ -90,7 +89,7 @@ class BertClassifier(Task):
         self,
         backbone,
         preprocessor,
-        num_classes=None,
+        num_classes,
         problem_type="multi_class",
         dropout=0.1,
         threshold=0.5,
@@ -100,12 +99,6 @@ class BertClassifier(Task):
     ):
         if problem_type not in PROBLEM_TYPES:
             raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}; got '{problem_type}'.")
-        label_names = check_label_names(label_names)
-        if num_classes is None:
-            if label_names is None:
-                raise ValueError("Give num_classes (the number of classes, or of targets for regression), or "
-                                 "label_names, whose count it then is.")
-            num_classes = len(label_names)
         if not isinstance(num_classes, (int, np.integer)) or num_classes < 1:
             raise ValueError(f"num_classes must be a positive integer; got {num_classes!r}.")
         if problem_type == "multi_class" and num_classes == 1:
@@ -115,6 +108,7 @@ class BertClassifier(Task):
                 "Use num_classes=2 for a yes/no task, problem_type='regression' for one score, or "
                 "problem_type='multi_label' for one independent yes/no."
             )
+        label_names = check_label_names(label_names)
         if label_names is not None and len(label_names) != num_classes:
             raise ValueError(f"{len(label_names)} label_names for num_classes={num_classes}.")
         if label_names is not None and len(set(label_names)) != len(label_names):
