@@ -17,7 +17,6 @@ from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_index
 from keras_bert_zoo.tasks.class_labels import class_labels
-from keras_bert_zoo.tasks.class_labels import number_index
 from keras_bert_zoo.tasks.class_labels import unreadable_label
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
@@ -171,9 +170,7 @@ class BertClassifier(Task):
     def weighed_classes(self):
         if self.problem_type != "multi_class":
             return None
-        # Names that are numbers read number keys as names too, as labels (`class_labels.number_index`).
-        return self.label_names, self.num_classes, {**class_index(self.label_names, self.num_classes),
-                                                    **(number_index(self.label_names) or {})}
+        return self.label_names, self.num_classes, class_index(self.label_names, self.num_classes)
 
     def takes_text_labels(self, labeled=True):
         # fit / evaluate read text as class_labels.class_index does: names, or (multi_class) ids as text, names or

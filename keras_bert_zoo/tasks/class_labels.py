@@ -29,12 +29,11 @@ def check_label_names(label_names):
     if isinstance(label_names, (str, bytes)) or not isinstance(label_names, (list, tuple, np.ndarray)):
         raise TypeError(f"label_names must be {example}; got {untrusted_repr(label_names)}.")
     names = label_names.tolist() if isinstance(label_names, np.ndarray) else list(label_names)
-    bad = [n for n in names if isinstance(n, (bool, np.bool_)) or not isinstance(n, (str, numbers.Integral))]
+    bad = [n for n in names if isinstance(n, bool) or not isinstance(n, (str, numbers.Integral))]
     if bad:
         raise TypeError(f"label_names must be {example}: each a string or a whole number; {untrusted_repr(bad[0])} "
                         "is neither.")
-    # numpy's scalars (pandas' `unique()`) as Python's: configs, messages and predicted labels show them plainly.
-    return [str(n) if isinstance(n, str) else int(n) for n in names]
+    return names
 
 
 def _is_number(name):
@@ -54,20 +53,6 @@ def _reads_ids(label_names):
     name could then mean two classes: against the names ["1.0", "0.0"], "1" read as id 1 was the class named
     "0.0")."""
     return not any(_is_number(name) for name in label_names or ())
-
-
-def number_index(label_names):
-    """`{value: class id}` of a classifier whose names are numbers (see `_reads_ids`), which reads a label that is
-    a number as a name too, as it reads text: against the names [1, 0] (pandas' `unique()` of 0/1 data in the order
-    met), label 1 is class 0, where read as a position it trained the class named 0, silently. None for other
-    names: a number label is a class id then, as in Keras."""
-    if _reads_ids(label_names):
-        return None
-    index = {}
-    for i, name in enumerate(label_names):
-        if _is_number(name):
-            index.setdefault(float(name), i)
-    return index
 
 
 def class_index(label_names, num_classes):
@@ -131,11 +116,6 @@ def _class_id(label, index, num_classes, label_names, names):
     if not isinstance(label, numbers.Real):
         raise TypeError(f"Label {index} is {untrusted_repr(label)} ({type(label).__name__}); expected a class id or "
                         "name.")
-    numbers_read = number_index(label_names)
-    if numbers_read is not None:
-        if not math.isfinite(label) or float(label) not in numbers_read:
-            raise unreadable_label(f"Label {index} (the number {untrusted_repr(label)})", label_names, num_classes)
-        return numbers_read[float(label)]
     if not isinstance(label, numbers.Integral) and (not math.isfinite(label) or label != int(label)):
         raise ValueError(f"Label {index} is {untrusted_repr(label)}, not a whole class id in [0, {num_classes}).")
     if not 0 <= label < num_classes:
@@ -233,13 +213,6 @@ def check_label_tensor(labels, problem_type, num_classes, label_names=None):
                 f"A label is not {_readable_labels(label_names, num_classes)}. (A Dataset of two strings is read "
                 "as (text, label), as Keras reads (x, y); pairs are ((text_a, text_b), label).)"))
             return tf.gather(tf.constant(list(names.values()), tf.int32), tf.argmax(matches, -1))
-        numbers_read = number_index(label_names)
-        if numbers_read is not None:  # read as names, as in Python (see `number_index`)
-            matches = tf.equal(tf.cast(labels, tf.float64)[..., tf.newaxis],
-                               tf.constant(list(numbers_read), tf.float64))
-            _assert_labels(tf.reduce_any(matches, -1), labels,
-                           f"A label is not {_readable_labels(label_names, num_classes)}.")
-            return tf.gather(tf.constant(list(numbers_read.values()), tf.int32), tf.argmax(matches, -1))
         if labels.dtype.is_floating:
             _assert_labels(labels == tf.round(labels), labels, "A class label is not a whole number.")
         ids = tf.cast(labels, tf.int64)

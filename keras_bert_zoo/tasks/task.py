@@ -547,10 +547,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         return True
 
     def weighed_classes(self):
-        """`(label names or None, class count, {label: class id})` of the classes `fit`'s `class_weight` weighs,
-        the last reading its keys given as text as the task reads labels as text, and number keys where it holds
-        numbers (a task that reads number labels as names); None for a task whose labels are no classes (it
-        refuses `class_weight`)."""
+        """`(label names or None, class count, {text: class id})` of the classes `fit`'s `class_weight` weighs,
+        the last reading its keys given as text as the task reads labels as text; None for a task whose labels
+        are no classes (it refuses `class_weight`)."""
         return None
 
     def class_weights(self, class_weight):
@@ -563,18 +562,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                              "weigh examples with sample_weight.")
         if not isinstance(class_weight, dict):
             raise TypeError(f"class_weight must be a dict {{class: weight}}; got {type(class_weight).__name__}.")
-        names, count, label_index = classes
-        numbers_are_names = any(not isinstance(label, str) for label in label_index)
+        names, count, text_index = classes
         weights = [1.0] * count
         for key, weight in class_weight.items():
-            if isinstance(key, str) or numbers_are_names and not isinstance(key, bool):
-                index = label_index.get(key, key if isinstance(key, str) else None)
-            else:
-                index = key
+            index = text_index.get(key, key) if isinstance(key, str) else key
             if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
-                fix = (f"label names {names} (numbers, so number keys are read as names)" if numbers_are_names else
-                       f"class ids 0..{count - 1}" + (f" or label names {names}" if names else ""))
-                raise ValueError(f"class_weight names {key!r}, which is no class of this model: give {fix}.")
+                raise ValueError(f"class_weight names {key!r}, which is no class of this model: give class ids "
+                                 f"0..{count - 1}" + (f" or label names {names}" if names else "") + ".")
             if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) \
                     or not math.isfinite(weight) or weight < 0:
                 raise ValueError(f"class_weight[{key!r}] is {weight!r}; a weight is a finite number >= 0.")
