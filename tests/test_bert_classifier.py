@@ -116,6 +116,15 @@ def test_label_count_mismatch_is_refused(tiny_checkpoint):
         clf.fit(["a", "b", "c"], [0, 1])
 
 
+def test_a_missing_class_count_is_named_with_the_count_of_the_label_names(tiny_checkpoint):
+    # Python's "missing 1 required positional argument: 'num_classes'" said nothing of the label_names given.
+    with pytest.raises(ValueError, match=r"BertClassifier needs num_classes: the number of classes \(of targets, for "
+                                         r"regression\) \(num_classes=2 for the 2 label_names given\)\.$"):
+        kbz.BertClassifier.from_preset(tiny_checkpoint, label_names=["10", "20"])
+    with pytest.raises(ValueError, match=r"BertClassifier needs num_classes: .* for regression\)\.$"):
+        kbz.BertClassifier.from_preset(tiny_checkpoint)
+
+
 def test_logits_are_the_head_on_the_full_backbones_pooled_vector(tiny_checkpoint):
     """The classifier runs the last layer on [CLS] alone; what it computes is the head on the whole backbone's
     pooled output, in inference and in a training step's gradients (dropout off)."""

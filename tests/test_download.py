@@ -283,8 +283,9 @@ def test_a_converted_fine_tuned_task_given_arguments_that_make_no_task_alone_ref
         with pytest.raises(kbz.PresetError, match=r"^hf://org/sst is a fine-tuned BertClassifier, and "
                                                   r"from_preset\(label_names=...\) makes no BertClassifier of it: "
                                                   r"not with its head \(.*3 label_names for num_classes=2.*\), nor "
-                                                  r"alone, with a fresh head \(BertClassifier.__init__\(\) missing "
-                                                  r"1 required positional argument: 'num_classes'\). Fix those "
+                                                  r"alone, with a fresh head \(BertClassifier needs num_classes: "
+                                                  r"the number of classes .* \(num_classes=3 for the 3 label_names "
+                                                  r"given\).\). Fix those "
                                                   "arguments, or leave them out to load the trained head.$"):
             kbz.BertClassifier.from_preset("hf://org/sst", label_names=["a", "b", "c"])
     with pytest.warns(UserWarning, match="Its head starts fresh"):

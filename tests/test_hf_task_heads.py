@@ -157,8 +157,8 @@ def test_arguments_for_another_output_layer_that_make_no_task_alone_are_refused_
     assert str(caught.value) == (
         f"{directory} is a fine-tuned BertForSequenceClassification, and from_preset(label_names=...) makes no "
         "BertClassifier of it: not with its head (3 label_names for num_classes=2.), nor alone, with a fresh head "
-        "(BertClassifier.__init__() missing 1 required positional argument: 'num_classes'). Fix those arguments, or "
-        "leave them out to load the trained head.")
+        "(BertClassifier needs num_classes: the number of classes (of targets, for regression) (num_classes=3 for the "
+        "3 label_names given).). Fix those arguments, or leave them out to load the trained head.")
     # An invalid dropout was reported as the missing num_classes alone: the reason is the rate.
     with pytest.raises(kbz.PresetError, match=r"from_preset\(dropout=...\) makes no BertClassifier of it: not with "
                                               r"its head \(Invalid value received for argument `rate`.*rate=2.0\)"):

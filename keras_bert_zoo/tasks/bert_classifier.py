@@ -88,7 +88,7 @@ class BertClassifier(Task):
         self,
         backbone,
         preprocessor,
-        num_classes,
+        num_classes=None,
         problem_type="multi_class",
         dropout=0.1,
         threshold=0.5,
@@ -98,6 +98,11 @@ class BertClassifier(Task):
     ):
         if problem_type not in PROBLEM_TYPES:
             raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}; got '{problem_type}'.")
+        if num_classes is None:  # Python's own message named a missing argument, not what to give
+            count = "" if label_names is None or isinstance(label_names, (str, bytes)) else \
+                f" (num_classes={len(label_names)} for the {len(label_names)} label_names given)"
+            raise ValueError(f"BertClassifier needs num_classes: the number of classes (of targets, for regression)"
+                             f"{count}.")
         if not isinstance(num_classes, (int, np.integer)) or num_classes < 1:
             raise ValueError(f"num_classes must be a positive integer; got {num_classes!r}.")
         if problem_type == "multi_class" and num_classes == 1:
