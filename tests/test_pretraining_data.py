@@ -702,6 +702,7 @@ def test_max_predictions_per_seq_follows_a_length_other_than_128_unless_given():
                                            (512, {"max_seq_length": 512}, (512, 77)),
                                            (16, {}, (16, 2)),
                                            (None, {"max_seq_length": 64, "masked_lm_prob": 0.3}, (64, 19)),
+                                           (512, {"masked_lm_prob": 0.3}, (128, 38)),
                                            (None, {"max_seq_length": 64, "max_predictions_per_seq": 9}, (64, 9))):
             config = PretrainingDataConfig.for_positions(positions, **given)
             assert (config.max_seq_length, config.max_predictions_per_seq) == expected, given

@@ -39,7 +39,7 @@ def add_instance_arguments(parser, note=""):
                                     "max_seq_length"))
     parser.add_argument("--max_predictions_per_seq", type=positive_int,
                         help=helped("Masked pieces per instance at most; without the flag, about --max_seq_length x "
-                                    "--masked_lm_prob where --max_seq_length is not 128.", "max_predictions_per_seq"))
+                                    "--masked_lm_prob where those are not 128 and 0.15.", "max_predictions_per_seq"))
     parser.add_argument("--masked_lm_prob", type=fraction, help=helped("Fraction of pieces masked.", "masked_lm_prob"))
     parser.add_argument("--dupe_factor", type=positive_int,
                         help=helped("Times each document is used, with different masks.", "dupe_factor"))

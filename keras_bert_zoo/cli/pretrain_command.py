@@ -83,8 +83,8 @@ def add_parser(subparsers):
             action.help = (f"{lengths[action.dest]}. Records: read from them (a value given must match). Text corpus: "
                            f"default {library_default(*DATA_CONFIG, action.dest)} (" +
                            ("less for a model of fewer positions)." if action.dest == "max_seq_length" else
-                            "about --max_seq_length x --masked_lm_prob where --max_seq_length is not 128, given or "
-                            "cut to a model of fewer positions)."))
+                            "about --max_seq_length x --masked_lm_prob where those are not 128 and 0.15: given, or "
+                            "the length cut to a model of fewer positions)."))
     add_boolean_flag(parser, "--dynamic_masking", help="Text corpus: fresh masks every epoch (piece by piece: not with --do_whole_word_mask).")
     add_flag(parser, "--train_batch_size", "--batch_size", dest="batch_size", type=positive_int,
              help=default_help("Global batch size.", *PRETRAIN, "batch_size"))

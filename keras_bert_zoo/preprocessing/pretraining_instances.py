@@ -80,9 +80,10 @@ class PretrainingDataConfig:
 
         A `max_seq_length` not given is the default cut to the positions (`utils.packed_length`), so that a model
         with fewer (a small checkpoint's 16) is not refused for a length nobody asked for. A `max_seq_length`
-        given is kept. Where the length is not the default 128 (cut, or given), a `max_predictions_per_seq` not
-        given follows it, about `max_seq_length * masked_lm_prob`, as google-research/bert's README sets it (20
-        of 128): at 64, 20 predictions would be twice the masks an instance gets, the rest padding.
+        given is kept. Where the length or `masked_lm_prob` is not the default (128, 0.15), a
+        `max_predictions_per_seq` not given follows them, about `max_seq_length * masked_lm_prob`, as
+        google-research/bert's README sets it (20 of 128): at 64, 20 predictions would be twice the masks an
+        instance gets, the rest padding.
 
         Args:
             max_sequence_length: the model's positions; None: not known (the defaults stand).
@@ -97,11 +98,12 @@ class PretrainingDataConfig:
         >>> PretrainingDataConfig.for_positions(512, max_seq_length=64).max_predictions_per_seq
         10
         """
-        default = cls.__dataclass_fields__["max_seq_length"].default
+        fields = cls.__dataclass_fields__
+        default = fields["max_seq_length"].default
         length = packed_length(kwargs.get("max_seq_length"), default, max_sequence_length)
-        if length != default:
-            kwargs["max_seq_length"] = length
-            probability = kwargs.get("masked_lm_prob", cls.__dataclass_fields__["masked_lm_prob"].default)
+        probability = kwargs.get("masked_lm_prob", fields["masked_lm_prob"].default)
+        kwargs["max_seq_length"] = length
+        if (length, probability) != (default, fields["masked_lm_prob"].default):
             kwargs.setdefault("max_predictions_per_seq", max(1, round(length * probability)))
         return cls(**kwargs)
 
