@@ -318,12 +318,12 @@ def _fit(output_dir, make_model, train_ds, total_steps, chunk, eval_ds, baseline
     of M steps has there (linear decay over M, warm-up by default 10% of M), as run_pretraining.py does pointed
     at its output_dir with a larger num_train_steps. Its first N steps were at the rates of the N-step run."""
     backup = AtomicBackupAndRestore(os.path.join(output_dir, BACKUP_DIR), keep=keep_state)
-    with strategy.scope(), warnings.catch_warnings():
-        if backup.completed_steps() is not None or backup.completed_epochs():
-            # A resumed or extended run's heads come from its backup, not fresh: the preset's warning misleads.
-            warnings.filterwarnings("ignore", message=".*" + re.escape(BertPretrainer.fresh_heads_warning))
-        model = make_model("mixed_bfloat16" if mixed_precision else None)
     with strategy.scope():
+        with warnings.catch_warnings():
+            if backup.completed_steps() is not None or backup.completed_epochs():
+                # A resumed or extended run's heads come from its backup, not fresh: the preset's warning misleads.
+                warnings.filterwarnings("ignore", message=".*" + re.escape(BertPretrainer.fresh_heads_warning))
+            model = make_model("mixed_bfloat16" if mixed_precision else None)
         model.compile(learning_rate=learning_rate, total_steps=total_steps, warmup_steps=warmup_steps,
                       bias_correction=bias_correction)
         # Built before fit: slots created inside the first step's trace make TF trace the step twice.
