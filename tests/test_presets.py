@@ -274,6 +274,15 @@ def test_save_to_preset_through_a_symbolic_link_writes_the_links_target(tiny_che
         backbone.save_to_preset("here")
 
 
+def test_save_to_preset_without_a_path_names_what_it_got(tiny_checkpoint):
+    # None and 3 met os.path's TypeError; "" was named as " is the current directory".
+    backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)
+    for target in (None, 3, ""):
+        with pytest.raises(kbz.PresetError, match=r"A preset is saved to a directory path; got " + re.escape(
+                repr(target)) + r"\. Give one, e.g. save_to_preset\('my_preset'\)\."):
+            backbone.save_to_preset(target)
+
+
 def test_save_to_preset_after_the_current_directory_was_deleted(tiny_checkpoint, tmp_path, monkeypatch):
     backbone = kbz.BertBackbone.from_preset(tiny_checkpoint)
     (tmp_path / "gone").mkdir()

@@ -131,6 +131,9 @@ def check_preset_target(preset_dir):
     """Refuse a `preset_dir` that saving would destroy more than a preset in: a file, the current directory
     (or one holding it), or a directory holding entries a preset has not; through a symbolic link, what the
     link names (saving replaces the link's target and keeps the link)."""
+    if not isinstance(preset_dir, (str, os.PathLike)) or not os.fspath(preset_dir):
+        raise PresetError(f"A preset is saved to a directory path; got {preset_dir!r}. Give one, e.g. "
+                          "save_to_preset('my_preset').")
     try:
         path = resolved_path(preset_dir)
     except FileNotFoundError as e:
