@@ -179,6 +179,29 @@ def test_evaluate_reads_the_file_with_the_columns_finetune_read(tiny_checkpoint,
     assert "'text'" in err
 
 
+@pytest.mark.slow
+def test_a_file_labelled_by_numbers_trains_and_scores_its_classes_by_name(tiny_checkpoint, tmp_path, capsys):
+    """Ratings 1, 2 and 10: the reader's names sort as text ("1", "10", "2"), and its ids count them, which a
+    classifier named by numbers refuses as ambiguous: finetune hands it the labels by name."""
+    ratings = tmp_path / "ratings.csv"
+    rows = [(" ".join(WORDS[(i * 7 + k * 3) % 10] for k in range(1 + i % 5)), ("1", "2", "10")[i % 3])
+            for i in range(24)]
+    ratings.write_text("text,label\n" + "".join(f"{text},{label}\n" for text, label in rows))
+    out = tmp_path / "run"
+    assert main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(ratings),
+                 "--eval_file", str(ratings), "--output_dir", str(out), "--max_seq_length", "8",
+                 "--num_train_epochs", "1"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    texts = tmp_path / "texts.txt"
+    texts.write_text("".join(text + "\n" for text, _ in rows))
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out / "model"), "--input_file", str(texts)]) == 0
+    predicted = [json.loads(line)["label"] for line in capsys.readouterr().out.splitlines()]
+    assert set(predicted) <= {"1", "2", "10"}
+    # The accuracy finetune reported is that of the predicted names against the file's labels.
+    assert metrics["accuracy"] == pytest.approx(sum(p == label for p, (_, label) in zip(predicted, rows)) / len(rows))
+
+
 def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()

@@ -8,6 +8,7 @@ import json
 import os
 import re
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -650,11 +651,15 @@ def test_text_labels_follow_names_that_are_numbers(backbone, preprocessor):
     dataset = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], ["0", "1"])).batch(2)
     assert np.isfinite(ints.evaluate(dataset, verbose=0)[0])
     # Names written as floats ("1.0", "0.0": a file exported with floats) are numbers too: a file's "1" was read as
-    # the class id 1, the class named "0.0", in silence.
+    # the class id 1, the class named "0.0", in silence. A whole number is read in each way it is written.
     floats = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["1.0", "0.0"])
-    assert floats.prepare_labels(["1.0", "0.0"]).tolist() == [0, 1]
-    with pytest.raises(ValueError, match=r"Label 0 '1' is not one of the label_names \['1.0', '0.0'\] \(numbers"):
-        floats.prepare_labels(["1", "0"])
+    for spelling in (["1.0", "0.0"], ["1", "0"], ["1.000000", "0.000000"]):
+        assert floats.prepare_labels(spelling).tolist() == [0, 1]
+        assert ints.prepare_labels(spelling).tolist() == [0, 1]
+    floats_as_text = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], tf.strings.as_string([1.0, 0.0])))
+    assert np.concatenate([y for _, y in floats.make_dataset(floats_as_text, batch_size=2)]).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"Label 0 '1.5' is not one of the label_names \['1.0', '0.0'\] \(numbers"):
+        floats.prepare_labels(["1.5", "0"])
 
 
 def test_a_readers_class_ids_as_text_are_class_ids_to_a_classifier_without_names(backbone, preprocessor, tmp_path):
@@ -737,3 +742,73 @@ def test_class_weight_keys_as_text_are_read_as_labels_as_text_are(backbone, prep
         assert clf.prepare_labels([key]).tolist() == [expected.index(2.0)]  # as a label of that text is read
     with pytest.raises(ValueError, match=r"class_weight names '2', which is no class of this model: give class ids"):
         kbz.BertClassifier(backbone, preprocessor, num_classes=2).class_weights({"2": 2.0})
+
+
+def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambiguous(backbone, preprocessor):
+    # Names in the order pandas' unique() meets them ([1, 0]) beside the data's own 0/1 labels: label 1 was read as
+    # class id 1, the class named 0, and the classifier learnt the classes swapped, in silence. Read as names
+    # instead, the model's own ids (argmax) would be swapped: a number is refused, text is read by name.
+    texts = [f"text {i}" for i in range(4)]
+    labels = np.array([1, 0, 0, 1])
+    for names in ([np.int64(1), np.int64(0)], [1, 0], ["1", "0"], ["1.0", "0.0"]):
+        clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
+        for given in (labels, labels.astype("float32"), labels.tolist()):
+            with pytest.raises(ValueError, match=r"Label 0, the number 1(\.0)?, could mean two classes: the label_names "
+                                                 r".* are numbers, and class id 0 is named '?1.*astype\(str\).* or "
+                                                 r"give the classifier label_names in the order of the class ids"):
+                clf.prepare_labels(given)
+        for as_text in (labels.astype(str), labels.astype("float32").astype(str)):  # "1", "1.0": by name, class 0
+            assert clf.prepare_labels(as_text).tolist() == [0, 1, 1, 0]
+        with pytest.raises(ValueError, match=r"The Dataset's labels, numbers \(int64\), could mean two classes.*"
+                                             r"tf.strings.as_string"):
+            clf.make_dataset(tf.data.Dataset.from_tensor_slices((texts, labels)), batch_size=2)
+        named = tf.data.Dataset.from_tensor_slices((texts, labels.astype(str)))
+        assert np.concatenate([y for _, y in clf.make_dataset(named, batch_size=2)]).tolist() == [0, 1, 1, 0]
+        with pytest.raises(ValueError, match=r"class_weight's key 1 could mean two classes.*\{'1': 2.0\}"):
+            clf.class_weights({1: 3.0})
+        assert clf.class_weights({"1": 3.0}) == [3.0, 1.0]
+    # Star ratings 1..3: class id 2 is "3"; label 3 was refused as an id, 1 trained the class named "2".
+    stars = kbz.BertClassifier(backbone, preprocessor, num_classes=3, label_names=["1", "2", "3"])
+    with pytest.raises(ValueError, match=r"Label 0, the number 3, could mean two classes.*class id 0 is named '1'"
+                                         r".*astype\(str\)`\)\.$"):  # no order of the names makes them ids
+        stars.prepare_labels([3, 1])
+    assert stars.prepare_labels(["3", "1"]).tolist() == [2, 0]
+    # Names that are their own ids, or no numbers, keep number labels as class ids, as Keras reads them.
+    for names in ([0, 1], ["0", "1"], ["neg", "pos"], ["neg", "1"]):
+        clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
+        assert clf.prepare_labels(labels).tolist() == labels.tolist()
+        assert clf.class_weights({1: 3.0}) == [1.0, 3.0]
+    # numpy's names are Python's: in the config, messages and predicted labels.
+    assert kbz.BertClassifier(backbone, preprocessor, num_classes=2,
+                              label_names=np.array([1, 0])).get_config()["label_names"] == [1, 0]
+
+
+def test_f1_of_two_classes_is_that_of_the_class_named_1(backbone, preprocessor):
+    # GLUE's f1 (MRPC, QQP) is the positive class's, labelled 1: against names ["1", "0"] that is class id 0.
+    texts = ["a", "b", "c", "d", "e"]
+    clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["1", "0"])
+    gold = ["1", "1", "0", "0", "0"]
+    predicted = clf.predict_proba(texts).argmax(-1)  # class ids: 0 is "1"
+    gold_ids, positive = np.array([0, 0, 1, 1, 1]), predicted == 0
+    tp = float((positive & (gold_ids == 0)).sum())
+    expected = 0.0 if tp == 0 else 2 * tp / (positive.sum() + (gold_ids == 0).sum())
+    assert clf.evaluate_glue(texts, gold)["f1"] == pytest.approx(expected)
+    ids = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["neg", "pos"])
+    predicted = ids.predict_proba(texts).argmax(-1)
+    tp = float(((predicted == 1) & (gold_ids == 1)).sum())
+    expected = 0.0 if tp == 0 else 2 * tp / ((predicted == 1).sum() + (gold_ids == 1).sum())
+    assert ids.evaluate_glue(texts, gold_ids.tolist())["f1"] == pytest.approx(expected)
+
+
+def test_packed_inputs_labelled_by_names_that_are_numbers_fit_with_validation_data(backbone, preprocessor):
+    # Keras' fit scores validation data through evaluate, which read the class ids fit had prepared a second time,
+    # as labels: against names that are other numbers, they were refused (or, read as names, swapped).
+    clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["1", "0"])
+    clf.compile(optimizer=keras.optimizers.SGD(0.0))  # weights stay: the scores compare
+    packed = {k: v.numpy() for k, v in preprocessor(["the cat", "a dog", "a cat", "the dog"]).items()}
+    labels = np.array(["1", "0", "0", "1"])
+    history = clf.fit(packed, labels, validation_data=(packed, labels), batch_size=2, verbose=0)
+    assert history.history["val_loss"][0] == pytest.approx(clf.evaluate(packed, labels, verbose=0)[0], rel=1e-5)
+    probabilities = clf.predict_proba(["the cat", "a dog", "a cat", "the dog"])
+    expected = -np.mean(np.log(probabilities[np.arange(4), [0, 1, 1, 0]]))  # "1" is class id 0
+    assert history.history["val_loss"][0] == pytest.approx(expected, rel=1e-4)

@@ -264,8 +264,8 @@ def _finetune_classifier(args):
 
     # A held-out split carries its file's count (train's): only an --eval_file has one of its own.
     skipped = _skipped_rows(args, train=train, eval=evaluation if args.eval else None)
-    # The reader's ids are the classifier's, built with its names in their order (and a resumed job's data digest).
-    return (build, train.texts, train.labels,
+    # By name: against names that are numbers ("1".."5", sorted as text) the reader's ids are refused as ambiguous.
+    return (build, train.texts, train.y,
             lambda task: {**skipped, **task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args))},
             len(evaluation))
 

@@ -54,12 +54,13 @@ def spearman(x, y):
     return pearson(ranks(x), ranks(y))
 
 
-def classification_report(labels, predictions, num_classes):
-    """Accuracy plus the F1 / MCC figures GLUE and SciBERT report."""
+def classification_report(labels, predictions, num_classes, positive=1):
+    """Accuracy plus the F1 / MCC figures GLUE and SciBERT report; two classes' `f1` is that of class id
+    `positive`."""
     warn_if_too_few(len(labels), num_classes)
     report = {"accuracy": accuracy(labels, predictions), "macro_f1": macro_f1(labels, predictions, num_classes)}
     if num_classes == 2:
-        report["f1"] = binary_f1(labels, predictions)
+        report["f1"] = binary_f1(labels, predictions, positive)
         report["mcc"] = matthews_corrcoef(labels, predictions)
     return report
 

@@ -5,6 +5,7 @@ import warnings
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from keras_bert_zoo.data.classification_examples import ClassificationExamples
 from keras_bert_zoo.export.classifier_signatures import classifier_signatures
@@ -13,10 +14,13 @@ from keras_bert_zoo.metrics.classification_metrics import multi_label_report
 from keras_bert_zoo.metrics.classification_metrics import regression_report
 from keras_bert_zoo.preprocessing.special_tokens import special_token_count
 from keras_bert_zoo.preprocessing.strided_windows import window_starts
+from keras_bert_zoo.tasks.class_labels import ambiguous_number
 from keras_bert_zoo.tasks.class_labels import check_label_names
 from keras_bert_zoo.tasks.class_labels import check_label_tensor
 from keras_bert_zoo.tasks.class_labels import class_index
 from keras_bert_zoo.tasks.class_labels import class_labels
+from keras_bert_zoo.tasks.class_labels import misnumbered_class
+from keras_bert_zoo.tasks.class_labels import positive_class
 from keras_bert_zoo.tasks.class_labels import unreadable_label
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
@@ -286,6 +290,17 @@ class BertClassifier(Task):
                 raise ValueError(f"{examples.source + ': ' if examples.source else ''}{error} The data's labels are "
                                  f"{examples.label_names}.")
 
+    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True, sample_weight=None):
+        """`Task.make_dataset`; a Dataset's labels that are numbers, against names that are other numbers, are
+        refused before it is traced, as such labels in memory are (`class_labels.misnumbered_class`)."""
+        if labeled and isinstance(x, tf.data.Dataset) and self.problem_type == "multi_class" \
+                and misnumbered_class(self.label_names) and self.holds_labels(x.element_spec, labeled):
+            label = x.element_spec[1]
+            if isinstance(label, tf.TensorSpec) and label.dtype != tf.string:
+                raise ambiguous_number(f"The Dataset's labels, numbers ({label.dtype.name}),", self.label_names,
+                                       "`ds.map(lambda x, y: (x, tf.strings.as_string(y)))`")
+        return super().make_dataset(x, y, batch_size, shuffle, seed, labeled, sample_weight)
+
     def prepare_labels(self, y):
         """Labels as the loss takes them, checked (see `class_labels`)."""
         return class_labels(y, self.problem_type, self.num_classes, self.label_names)
@@ -382,7 +397,8 @@ class BertClassifier(Task):
                 classifier it is two text columns.
 
         Returns:
-            Multi-class: `accuracy` and `macro_f1`, with `f1` (of class 1)
+            Multi-class: `accuracy` and `macro_f1`, with `f1` (of the
+            class named 1 where the names are numbers, else of class id 1)
             and `mcc` for two classes; regression: `pearson`, `spearman`
             and `mse`; multi-label (at `threshold`): `accuracy` (per
             label), `exact_match`, `micro_f1` and `macro_f1`.
@@ -412,7 +428,7 @@ class BertClassifier(Task):
             return regression_report(labels, outputs)
         if self.problem_type == "multi_label":
             return multi_label_report(labels, outputs >= self.threshold)
-        return classification_report(labels, outputs.argmax(-1), self.num_classes)
+        return classification_report(labels, outputs.argmax(-1), self.num_classes, positive_class(self.label_names))
 
     def task_signatures(self, text_preprocessor):
         return classifier_signatures(self)

@@ -29,11 +29,12 @@ def check_label_names(label_names):
     if isinstance(label_names, (str, bytes)) or not isinstance(label_names, (list, tuple, np.ndarray)):
         raise TypeError(f"label_names must be {example}; got {untrusted_repr(label_names)}.")
     names = label_names.tolist() if isinstance(label_names, np.ndarray) else list(label_names)
-    bad = [n for n in names if isinstance(n, bool) or not isinstance(n, (str, numbers.Integral))]
+    bad = [n for n in names if isinstance(n, (bool, np.bool_)) or not isinstance(n, (str, numbers.Integral))]
     if bad:
         raise TypeError(f"label_names must be {example}: each a string or a whole number; {untrusted_repr(bad[0])} "
                         "is neither.")
-    return names
+    # numpy's scalars (pandas' `unique()`) as Python's: configs, messages and predicted labels show them plainly.
+    return [str(n) if isinstance(n, str) else int(n) for n in names]
 
 
 def _is_number(name):
@@ -55,6 +56,36 @@ def _reads_ids(label_names):
     return not any(_is_number(name) for name in label_names or ())
 
 
+def misnumbered_class(label_names):
+    """`(class id, name)` of the first class named by a number other than its id (names [1, 0]: `(0, 1)`), or None.
+
+    Against such names a label that is a number could mean two classes: label 1 against [1, 0] (pandas' `unique()`
+    of 0/1 labels, in the order met) is class id 1, named 0, or the class named 1, id 0; ratings [1, 2, 3] shift
+    by one. Either reading trained the wrong classes for some users in silence, so such a label is refused
+    (`ambiguous_number`), and text is read by name."""
+    for i, name in enumerate(label_names or ()):
+        if _is_number(name) and float(name) != i:
+            return i, name
+    return None
+
+
+def ambiguous_number(what, label_names, as_text="`[str(v) for v in labels]`; numpy: `labels.astype(str)`"):
+    """The error of `what` (e.g. "Label 3, the number 1,"), a number read against names that `misnumbered_class`
+    finds; `as_text`: how to write it as text, which is read by name."""
+    i, name = misnumbered_class(label_names)
+    fix = f"To read labels by name, write them as text ({as_text})"
+    if sorted(float(n) if _is_number(n) else -1 for n in label_names) == list(range(len(label_names))):
+        fix += f", or give the classifier label_names in the order of the class ids, {sorted(label_names, key=float)}"
+    return ValueError(f"{what} could mean two classes: the label_names {list(label_names)} are numbers, and class id "
+                      f"{i} is named {untrusted_repr(name)}, so a number is neither surely an id nor a name. {fix}.")
+
+
+def positive_class(label_names):
+    """The class id whose F1 GLUE reports (MRPC's and QQP's positive class, labelled 1): that of the class named 1
+    where one is (names [1, 0]: id 0), else class id 1."""
+    return next((i for i, name in enumerate(label_names or ()) if _is_number(name) and float(name) == 1), 1)
+
+
 def class_index(label_names, num_classes):
     """`{label: class id}` of the labels a classifier reads as text (a file's labels are text).
 
@@ -62,8 +93,9 @@ def class_index(label_names, num_classes):
     `LABEL_1`, ... of a checkpoint without `id2label` too: `LABEL_i` is class i). Otherwise a class id written as
     text, "0" .. "n-1", is that class, as an id in Python is: data labelled by id (GLUE's SST-2 and MRPC: 0 and
     1) scores a classifier without names of its own. Where the names are numbers themselves (["1", "0"]), text is
-    read by name alone, so that data labelled "0" / "1" follow the names, not their positions. The keys are text:
-    a name that is a whole number (`0`) is read as "0".
+    read by name alone, so that data labelled "0" / "1" follow the names, not their positions, and a whole number is
+    read in each way it is written as text: "1", "1.0" (a float column's `astype(str)`), "1.000000" (TensorFlow's
+    `as_string`). The keys are text: a name that is a whole number (`0`) is read as "0".
 
     Args:
         label_names: the classifier's (None: none).
@@ -73,6 +105,12 @@ def class_index(label_names, num_classes):
     index = {str(name): i for i, name in enumerate(label_names or ())}
     if _reads_ids(label_names):
         index.update((str(i), i) for i in range(num_classes))
+        return index
+    for i, name in enumerate(label_names):
+        value = float(name) if _is_number(name) else math.nan
+        if value.is_integer():
+            for spelling in (str(int(value)), f"{value:.1f}", f"{value:f}"):
+                index.setdefault(spelling, i)
     return index
 
 
@@ -116,6 +154,8 @@ def _class_id(label, index, num_classes, label_names, names):
     if not isinstance(label, numbers.Real):
         raise TypeError(f"Label {index} is {untrusted_repr(label)} ({type(label).__name__}); expected a class id or "
                         "name.")
+    if misnumbered_class(label_names):
+        raise ambiguous_number(f"Label {index}, the number {untrusted_repr(label)},", label_names)
     if not isinstance(label, numbers.Integral) and (not math.isfinite(label) or label != int(label)):
         raise ValueError(f"Label {index} is {untrusted_repr(label)}, not a whole class id in [0, {num_classes}).")
     if not 0 <= label < num_classes:

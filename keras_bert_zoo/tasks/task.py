@@ -23,6 +23,8 @@ from keras_bert_zoo.presets.loader import load_task
 from keras_bert_zoo.presets.loader import saved_task_class
 from keras_bert_zoo.presets.preset_io import refuse_quantized
 from keras_bert_zoo.presets.preset_io import save_preset
+from keras_bert_zoo.tasks.class_labels import ambiguous_number
+from keras_bert_zoo.tasks.class_labels import misnumbered_class
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.text_inputs import text_columns
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
@@ -565,6 +567,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         names, count, text_index = classes
         weights = [1.0] * count
         for key, weight in class_weight.items():
+            if not isinstance(key, str) and misnumbered_class(names):
+                raise ambiguous_number(f"class_weight's key {key!r}", names, "{'1': 2.0}")
             index = text_index.get(key, key) if isinstance(key, str) else key
             if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
                 raise ValueError(f"class_weight names {key!r}, which is no class of this model: give class ids "
@@ -870,9 +874,12 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         return _slice(x, head), _slice(y, head), (_slice(x, tail), _slice(y, tail))
 
     def evaluate(self, x=None, y=None, batch_size=32, sample_weight=None, **kwargs):
+        if kwargs.get("_use_cached_eval_dataset"):
+            # Keras' fit scoring the validation data fit prepared, through its own cached iterator: the labels are
+            # class ids already, which label names that are numbers would refuse (`class_labels.misnumbered_class`).
+            return super().evaluate(**kwargs)
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, sample_weight=sample_weight)
-        # Keras' fit scores its validation data through its own cached iterator, whatever is passed here.
-        if isinstance(data, dict) and not kwargs.get("_use_cached_eval_dataset"):
+        if isinstance(data, dict):
             if labels is None:
                 raise ValueError("No labels: pass y (one per example) to evaluate packed inputs.")
             data = _packed_rows(data, checked_batch_size(batch_size), labels, sample_weight)
