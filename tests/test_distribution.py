@@ -68,7 +68,7 @@ def test_the_command_line_shows_the_strategy_on_a_line_of_stderr(capsys):
 @pytest.mark.subprocess
 def test_a_batch_the_replicas_cannot_share_equally_is_refused(tiny_checkpoint):
     """MirroredStrategy splits 9 over 2 replicas as 5 and 4 without a word (a TPU cannot compile that); both
-    pretraining entries refuse it before they read data or claim their output directory."""
+    pretraining entries and finetune refuse it before they read data or claim their output directory."""
     probe = """
 import json, os, tempfile, tensorflow as tf
 tf.config.set_logical_device_configuration(tf.config.list_physical_devices("CPU")[0],
@@ -93,6 +93,13 @@ for entry in (lambda: kbz.pretrain(out, "missing.txt", preset=TINY, strategy=str
         entry()
     except (ValueError, OSError) as e:
         entries.append(str(e))
+with strategy.scope():
+    classifier = kbz.BertClassifier.from_preset(TINY, num_classes=2, sequence_length=8)
+    classifier.compile()
+try:
+    kbz.finetune(classifier, ["a text"] * 9, [0] * 9, out, batch_size=9)
+except ValueError as e:
+    entries.append(str(e))
 print(json.dumps({"sizes": sizes, "refused": refused, "entries": entries, "written": os.path.exists(out)}))
 """.replace("TINY", repr(tiny_checkpoint))
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -101,7 +108,7 @@ print(json.dumps({"sizes": sizes, "refused": refused, "entries": entries, "writt
     assert outcome["sizes"] == [5, 4]
     assert outcome["refused"] == ("The batch size 9 is not a multiple of the 2 replicas of MirroredStrategy: each "
                                   "replica takes an equal part of the global batch. Use 8 or 10.")
-    assert outcome["entries"] == [outcome["refused"]] * 2 and not outcome["written"]
+    assert outcome["entries"] == [outcome["refused"]] * 3 and not outcome["written"]
 
 
 def test_one_replica_takes_any_batch():

@@ -202,6 +202,31 @@ def test_a_file_labelled_by_numbers_trains_and_scores_its_classes_by_name(tiny_c
     assert metrics["accuracy"] == pytest.approx(sum(p == label for p, (_, label) in zip(predicted, rows)) / len(rows))
 
 
+@pytest.mark.subprocess
+def test_finetune_trains_with_the_strategy_given(tiny_checkpoint, tmp_path):
+    """--strategy, as pretrain takes it: a multi-worker strategy is made before any TensorFlow op runs (one worker
+    stands for the cluster), the model built and compiled in its scope; a batch its replicas cannot share is
+    refused before the model loads."""
+    from tests.cluster import ROOT
+    from tests.cluster import free_ports
+
+    train = _glue_file(tmp_path, 24)
+    (port,) = free_ports(1)
+    env = {**os.environ, "PYTHONPATH": ROOT, "TF_CONFIG": json.dumps(
+        {"cluster": {"worker": [f"127.0.0.1:{port}"]}, "task": {"type": "worker", "index": 0}})}
+    argv = [sys.executable, "-m", "keras_bert_zoo.cli.main", "finetune", "--task", "classify", "--preset",
+            tiny_checkpoint, "--train_file", train, "--output_dir", str(tmp_path / "out"), "--max_seq_length", "8",
+            "--num_train_epochs", "1", "--train_batch_size", "4", "--strategy", "multiworker"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "keras-bert-zoo finetune: Strategy multiworker: CollectiveAllReduceStrategy, 1 replica in sync." in \
+        result.stderr
+    assert "eagerly has significant overhead" not in result.stderr  # the chief's collective ops are traced
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert (metrics["replicas"], metrics["train_examples"] + metrics["eval_examples"]) == (1, 24)
+    assert json.loads((tmp_path / "out" / "job.json").read_text())["status"] == "finished"
+
+
 def test_bad_training_file_is_reported(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "SST-2"
     folder.mkdir()

@@ -25,6 +25,8 @@ from keras_bert_zoo.cli.text_lines import read_text_lines
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.cli.strategy_flags import add_strategy_arguments
+from keras_bert_zoo.cli.strategy_flags import strategy_from_flags
 from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.preprocessing.question_lengths import question_lengths
 from keras_bert_zoo.utils.text_files import loads_json
@@ -122,6 +124,7 @@ def add_parser(subparsers):
                         help=default_help("QA v2.0: answer only above this score margin.", *QA,
                                           "null_score_diff_threshold"))
     parser.add_argument("--seed", type=non_negative_int, default=0, help="Seed of the split and the training.")
+    add_strategy_arguments(parser)
     _add_data_options(parser)
     parser.set_defaults(check=check_finetune, run=run_finetune)
     parser.set_defaults(flag_names=flag_names(parser))
@@ -375,29 +378,46 @@ def check_finetune(args):
 def run_finetune(args):
     import keras
 
+    from keras_bert_zoo.distribution.chief import claimed_by_chief
+    from keras_bert_zoo.distribution.chief import is_chief
+    from keras_bert_zoo.distribution.get_strategy import check_global_batch_size
     from keras_bert_zoo.tasks.task import Task
     from keras_bert_zoo.training.finetune import METRICS_FILE
     from keras_bert_zoo.training.finetune import MODEL_DIR
     from keras_bert_zoo.training.finetune import finetune
     from keras_bert_zoo.training.finetune import write_json
     from keras_bert_zoo.utils.job_record import written_results
+    from keras_bert_zoo.utils.tf_config import cluster_workers
 
-    with output_job(args, file_flags=("train", "eval")):
+    # A multi-worker strategy configures TensorFlow's collectives, which must come before any op runs: with a
+    # cluster in TF_CONFIG the strategy is made first, and the chief alone claims the (shared) output directory.
+    strategy = strategy_from_flags(args) if cluster_workers() else None
+    chief = strategy is None or is_chief(strategy)
+    with claimed_by_chief(strategy, output_job(args, file_flags=("train", "eval"), chief=chief)):
+        strategy = strategy or strategy_from_flags(args)
+        check_global_batch_size(args.batch_size or library_default(*FINETUNE, "batch_size"), strategy)
         # Before the task is built: its head's initial weights and its dropout layers' seed generators are drawn then.
         keras.utils.set_random_seed(args.seed)
         build, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
-        if MODEL_DIR in written_results(args.output):  # this job trained and saved it, then stopped while scoring
-            print(f"Scoring {os.path.join(args.output, MODEL_DIR)} (not training again).", file=sys.stderr)
-            task = Task.from_preset(os.path.join(args.output, MODEL_DIR))
-        else:
-            task = build()
-            task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)
+        # This job trained and saved it, then stopped while scoring (a cluster's other workers read no record:
+        # the chief's alone, so there all train again, from the backup).
+        scoring = cluster_workers() <= 1 and MODEL_DIR in written_results(args.output)
+        with strategy.scope():
+            if scoring:
+                print(f"Scoring {os.path.join(args.output, MODEL_DIR)} (not training again).", file=sys.stderr)
+                task = Task.from_preset(os.path.join(args.output, MODEL_DIR))
+            else:
+                task = build()
+                task.compile(**given(args, "learning_rate"))  # default: the task's (3e-5 for QA, 5e-5 otherwise)
+        if not scoring:
             finetune(task, x, y, args.output, seed=args.seed, claim_output_dir=False,
                      **given(args, "epochs", "batch_size"))
         metrics = _json_scores({"task": args.task, "preset": args.preset, "train_examples": len(x),
-                                "eval_examples": eval_count, **evaluate(task)})
-        write_json(os.path.join(args.output, METRICS_FILE), metrics)
+                                "eval_examples": eval_count, "replicas": strategy.num_replicas_in_sync,
+                                **evaluate(task)})
+        if chief:
+            write_json(os.path.join(args.output, METRICS_FILE), metrics)
     print(json.dumps(metrics, indent=2))
 
 

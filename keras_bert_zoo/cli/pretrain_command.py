@@ -25,6 +25,8 @@ from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.output_job import add_output_arguments
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
+from keras_bert_zoo.cli.strategy_flags import add_strategy_arguments
+from keras_bert_zoo.cli.strategy_flags import strategy_from_flags
 from keras_bert_zoo.cli.usage_error import UsageError
 from keras_bert_zoo.utils.text_files import loads_json
 from keras_bert_zoo.utils.text_files import utf8_errors_named
@@ -65,8 +67,7 @@ def add_parser(subparsers):
     parser.add_argument("--max_eval_steps", type=positive_int,
                         help=default_help("Records only: evaluation batches at most.", *FROM_RECORDS, "max_eval_steps"))
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
-    parser.add_argument("--strategy", choices=("auto", "tpu", "gpus", "cpu", "multiworker"), default="auto")
-    parser.add_argument("--tpu", help="TPU name or grpc:// address (strategy tpu/auto).")
+    add_strategy_arguments(parser)
     parser.add_argument("--vocab_file", type=existing_file,
                         help="Records with --config: the vocabulary the records were written with.")
     parser.add_argument("--vocab_from_corpus", type=positive_int, metavar="SIZE",
@@ -201,7 +202,7 @@ def run(args):
 
     # A multi-worker strategy configures TensorFlow's collectives, which must come before any op runs (telling
     # records from text runs some): with a cluster in TF_CONFIG the strategy is made first.
-    strategy = _strategy(args) if cluster_workers() else None
+    strategy = strategy_from_flags(args) if cluster_workers() else None
     config = read_config(args.config) if args.config else None
     files, records = _input_kind(args)
     _check_flags(args, records)
@@ -217,15 +218,9 @@ def run(args):
     job = output_job(args, file_flags=("input_file", "eval_input_file", "config", "vocab_file"), extendable=EXTENDABLE,
                      chief=strategy is None or is_chief(strategy))
     with claimed_by_chief(strategy, job):  # the chief's refusal of the directory stops every worker
-        strategy = strategy or _strategy(args)
+        strategy = strategy or strategy_from_flags(args)
         metrics = (_from_records if records else _from_text)(args, files, config, strategy)
     print(json.dumps(metrics, indent=2))
-
-
-def _strategy(args):
-    from keras_bert_zoo.distribution.get_strategy import get_strategy
-
-    return get_strategy(args.strategy, tpu=args.tpu)
 
 
 def _common(args, strategy):

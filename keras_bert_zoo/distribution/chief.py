@@ -72,7 +72,7 @@ def _chief_refusal(strategy, refusal):
         text = str(refusal).encode("utf-8")[:_MESSAGE_BYTES]
         code[:len(text) + 1] = [1, *text]
     local_replicas = len(strategy.extended.worker_devices)
-    total = strategy.reduce("SUM", strategy.run(lambda: tf.constant(code, tf.int32)), axis=None).numpy()
+    total = _summed_over_replicas(strategy, code).numpy()
     received = total // local_replicas
     if not received[0]:
         return None
@@ -96,8 +96,21 @@ def chief_output_dir(strategy, output_dir):
     if chief:
         os.makedirs(output_dir, exist_ok=True)
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        strategy.reduce("SUM", strategy.run(lambda: tf.constant(1)), axis=None)
+        _summed_over_replicas(strategy, 1)
     return chief
+
+
+def _summed_over_replicas(strategy, value):
+    """The sum of int32 `value` over every replica of the cluster: one collective op, traced (run eagerly,
+    TensorFlow warns of its overhead on every call)."""
+    def replica_value():
+        return tf.constant(value, tf.int32)
+
+    @tf.function(autograph=False)
+    def summed():
+        return strategy.reduce("SUM", strategy.run(replica_value), axis=None)
+
+    return summed()
 
 
 def save_preset_in_chief(model, path, chief):

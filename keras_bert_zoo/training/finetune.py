@@ -11,6 +11,7 @@ from keras_bert_zoo.distribution.chief import chief_output_dir
 from keras_bert_zoo.distribution.chief import claimed_by_chief
 from keras_bert_zoo.distribution.chief import is_chief
 from keras_bert_zoo.distribution.chief import save_preset_in_chief
+from keras_bert_zoo.distribution.get_strategy import check_global_batch_size
 from keras_bert_zoo.training.atomic_backup_and_restore import AtomicBackupAndRestore
 from keras_bert_zoo.training.training_logs import CURVES_FILE
 from keras_bert_zoo.training.training_logs import LOGS_DIR
@@ -105,6 +106,7 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
             another job's work.
     """
     strategy = task.distribute_strategy
+    check_global_batch_size(batch_size, strategy)
     chief = is_chief(strategy)
     job = contextlib.nullcontext()
     if claim_output_dir:
