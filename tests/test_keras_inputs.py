@@ -756,3 +756,25 @@ def test_pretraining_batches_reach_keras_without_the_autotune_thread(tmp_path):
         fed, _ = model._keras_inputs(batches, labeled=labeled)
         assert fed.options().autotune.enabled is False
         next(iter(fed))
+
+
+def test_a_dataset_of_unknown_length_is_read_to_its_end_without_keras_warning_it_ran_out(clf):
+    # Keras says "Your input ran out of data; interrupting training" whenever a Dataset of unknown length (a
+    # generator's, a file's) ends, which is how it learns the length, in fit, its validation and evaluate alike.
+    def examples(texts, labels):
+        return tf.data.Dataset.from_generator(lambda: zip(texts, labels), output_signature=(
+            tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.int32)))
+
+    train, dev = examples(TRAIN, TRAIN_Y), examples(DEV, DEV_Y)
+    assert train.cardinality() == tf.data.UNKNOWN_CARDINALITY
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        history = clf.fit(train, validation_data=dev, batch_size=4, epochs=2, verbose=0)
+        scores = clf.evaluate(dev, batch_size=4, verbose=0)
+        outputs = clf.predict(dev.map(lambda text, label: text), batch_size=4)
+    assert not [w for w in caught if "ran out of data" in str(w.message)]
+    assert len(history.history["val_loss"]) == 2 and scores[0] == pytest.approx(history.history["val_loss"][1])
+    assert outputs.shape == (len(DEV), 2)
+    # Where steps were asked for, running out is the user's to know.
+    with pytest.warns(UserWarning, match="Your input ran out of data"):
+        clf.fit(train, batch_size=4, epochs=1, steps_per_epoch=5, verbose=0)

@@ -242,6 +242,17 @@ def _after_reading(data):
         yield
 
 
+@contextlib.contextmanager
+def _reading_to_the_end(steps):
+    """Without Keras' "Your input ran out of data; interrupting training" where no `steps` were asked for: Keras
+    says it whenever a Dataset of unknown length (from a generator, a file, `filter`) ends, which is how its length
+    is learnt (and validation data always end)."""
+    with warnings.catch_warnings():
+        if steps is None:
+            warnings.filterwarnings("ignore", message="Your input ran out of data", category=UserWarning)
+        yield
+
+
 def _slice(examples, part):
     """`examples[part]` for a list, an array or a reader's result."""
     if isinstance(examples, ParallelExamples):
@@ -845,7 +856,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             self._schedule_for_fit(data, batch_size, epochs, kwargs,
                                    validation_split if validation_data is None else 0.0)
         self.training_starts()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _reading_to_the_end(kwargs.get("steps_per_epoch")):
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
             if isinstance(data, dict):
@@ -877,13 +888,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         if kwargs.get("_use_cached_eval_dataset"):
             # Keras' fit scoring the validation data fit prepared, through its own cached iterator: the labels are
             # class ids already, which label names that are numbers would refuse (`class_labels.misnumbered_class`).
-            return super().evaluate(**kwargs)
+            with _reading_to_the_end(kwargs.get("steps")):
+                return super().evaluate(**kwargs)
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, sample_weight=sample_weight)
         if isinstance(data, dict):
             if labels is None:
                 raise ValueError("No labels: pass y (one per example) to evaluate packed inputs.")
             data = _packed_rows(data, checked_batch_size(batch_size), labels, sample_weight)
-        return super().evaluate(data, **kwargs)
+        with _reading_to_the_end(kwargs.get("steps")):
+            return super().evaluate(data, **kwargs)
 
     def predict(self, x, batch_size=32, **kwargs):
         x, _ = self.standardize_examples(x)  # a reader's labels are not needed
@@ -896,7 +909,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         kwargs.setdefault("verbose", 0)
         if isinstance(data, dict):  # packed arrays, batched in order as Keras would
             data = _packed_rows(data, checked_batch_size(batch_size))
-        return super().predict(data, **kwargs)
+        with _reading_to_the_end(kwargs.get("steps")):
+            return super().predict(data, **kwargs)
 
     def train_step(self, data):
         """Keras' train step, every op of it run after its batch is read (see `_after_reading`)."""
