@@ -111,6 +111,27 @@ print(json.dumps({"sizes": sizes, "refused": refused, "entries": entries, "writt
     assert outcome["entries"] == [outcome["refused"]] * 3 and not outcome["written"]
 
 
+def test_waiting_for_the_other_workers_is_said_before_tensorflow_waits(monkeypatch, caplog):
+    # MultiWorkerMirroredStrategy waits for every worker of TF_CONFIG without a word, deaf to SIGTERM: a worker
+    # started alone sat silent for minutes.
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]},
+                                                "task": {"type": "worker", "index": 0}}))
+    said = []
+    monkeypatch.setattr(tf.distribute, "MultiWorkerMirroredStrategy",
+                        lambda: said.extend(caplog.messages) or tf.distribute.get_strategy())
+    with caplog.at_level(logging.INFO, logger="keras_bert_zoo"):
+        get_strategy("multiworker")
+    assert said == ["Strategy multiworker: waiting for all 2 workers of TF_CONFIG to start; until they have, only "
+                    "SIGKILL stops this process."]
+
+
+def test_a_tpu_named_beside_another_strategy_is_refused():
+    # --strategy cpu --tpu my-tpu trained on the CPU, the TPU ignored in silence.
+    with pytest.raises(ValueError, match=r"A TPU \(my-tpu\) is trained on with strategy 'tpu' \(or 'auto'\), not "
+                                         r"'cpu': leave the TPU out, or ask for strategy 'tpu'."):
+        get_strategy("cpu", tpu="my-tpu")
+
+
 def test_one_replica_takes_any_batch():
     check_global_batch_size(7, tf.distribute.get_strategy())
     check_global_batch_size(7)

@@ -388,8 +388,9 @@ def test_a_readers_labels_follow_the_classifiers_names_not_their_positions(tmp_p
     reversed_names = kbz.BertClassifier.from_preset(directory, label_names=["1", "0"])
     # The class named "0" is output 1.
     assert reversed_names.evaluate_glue(data)["accuracy"] == pytest.approx(np.mean(_predicted(reversed_names) == 1))
-    with pytest.raises(ValueError, match=r"Label 0 '2' is not one of the label_names \['1', '0'\] \(numbers, so "
-                                         r"labels are read as names\): relabel the data with these labels."):
+    with pytest.raises(ValueError, match=r"Label 0 '2' is not one of the label_names \['1', '0'\] \(which name classes "
+                                         r"by numbers, so text is read as names alone\): relabel the data with these "
+                                         r"labels."):
         reversed_names.prepare_labels(["2"])
     # Names that are no numbers read their names, and ids written as text.
     named = kbz.BertClassifier.from_preset(directory, label_names=["negative", "positive"])

@@ -658,7 +658,7 @@ def test_text_labels_follow_names_that_are_numbers(backbone, preprocessor):
         assert ints.prepare_labels(spelling).tolist() == [0, 1]
     floats_as_text = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], tf.strings.as_string([1.0, 0.0])))
     assert np.concatenate([y for _, y in floats.make_dataset(floats_as_text, batch_size=2)]).tolist() == [0, 1]
-    with pytest.raises(ValueError, match=r"Label 0 '1.5' is not one of the label_names \['1.0', '0.0'\] \(numbers"):
+    with pytest.raises(ValueError, match=r"Label 0 '1.5' is not one of the label_names \['1.0', '0.0'\] \(which name"):
         floats.prepare_labels(["1.5", "0"])
 
 
@@ -754,13 +754,15 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
         clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
         for given in (labels, labels.astype("float32"), labels.tolist()):
             with pytest.raises(ValueError, match=r"Label 0, the number 1(\.0)?, could mean two classes: the label_names "
-                                                 r".* are numbers, and class id 0 is named '?1.*astype\(str\).* or "
-                                                 r"give the classifier label_names in the order of the class ids"):
+                                                 r".* name classes by numbers, and class id 0 is named '?1.*If the "
+                                                 r"labels are the names, write them as text.*astype\(str\).*; if they "
+                                                 r"are class ids .*\[label_names\[i\] for i in ids\].*; or give the "
+                                                 r"classifier label_names in the order of the class ids"):
                 clf.prepare_labels(given)
         for as_text in (labels.astype(str), labels.astype("float32").astype(str)):  # "1", "1.0": by name, class 0
             assert clf.prepare_labels(as_text).tolist() == [0, 1, 1, 0]
         with pytest.raises(ValueError, match=r"The Dataset's labels, numbers \(int64\), could mean two classes.*"
-                                             r"tf.strings.as_string"):
+                                             r"tf.strings.as_string\(y\), \*w"):
             clf.make_dataset(tf.data.Dataset.from_tensor_slices((texts, labels)), batch_size=2)
         named = tf.data.Dataset.from_tensor_slices((texts, labels.astype(str)))
         assert np.concatenate([y for _, y in clf.make_dataset(named, batch_size=2)]).tolist() == [0, 1, 1, 0]
@@ -770,7 +772,7 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
     # Star ratings 1..3: class id 2 is "3"; label 3 was refused as an id, 1 trained the class named "2".
     stars = kbz.BertClassifier(backbone, preprocessor, num_classes=3, label_names=["1", "2", "3"])
     with pytest.raises(ValueError, match=r"Label 0, the number 3, could mean two classes.*class id 0 is named '1'"
-                                         r".*astype\(str\)`\)\.$"):  # no order of the names makes them ids
+                                         r".*or its `\.y`\)\.$"):  # no order of the names makes them ids
         stars.prepare_labels([3, 1])
     assert stars.prepare_labels(["3", "1"]).tolist() == [2, 0]
     # Names that are their own ids, or no numbers, keep number labels as class ids, as Keras reads them.
@@ -778,9 +780,22 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
         clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
         assert clf.prepare_labels(labels).tolist() == labels.tolist()
         assert clf.class_weights({1: 3.0}) == [1.0, 3.0]
-    # numpy's names are Python's: in the config, messages and predicted labels.
-    assert kbz.BertClassifier(backbone, preprocessor, num_classes=2,
-                              label_names=np.array([1, 0])).get_config()["label_names"] == [1, 0]
+    # numpy's names are Python's, whole floats (pandas' unique() of a column that held a NaN) whole numbers: in the
+    # config, messages and predicted labels.
+    for names in (np.array([1, 0]), [1.0, 0.0], np.array([1.0, 0.0])):
+        clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
+        assert clf.get_config()["label_names"] == [1, 0] and type(clf.label_names[0]) is int
+    with pytest.raises(TypeError, match=r"each a string or a whole number; 0.5 is neither"):
+        kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=[1, 0.5])
+    # A Dataset of packed inputs: its labels were never read, so [1, 0] numbers trained the classes swapped, and
+    # names as text failed as the graph ran ("Cast string to float is not supported").
+    clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=[1, 0])
+    packed = {k: v.numpy() for k, v in preprocessor(texts).items()}
+    with pytest.raises(ValueError, match=r"The Dataset's labels, numbers \(int64\), could mean two classes"):
+        clf.evaluate(tf.data.Dataset.from_tensor_slices((packed, labels)).batch(2), verbose=0)
+    as_text = tf.data.Dataset.from_tensor_slices((packed, labels.astype(str))).batch(2)
+    assert clf.evaluate(as_text, verbose=0)[0] == pytest.approx(clf.evaluate(packed, labels.astype(str),
+                                                                              verbose=0)[0], rel=1e-5)
 
 
 def test_f1_of_two_classes_is_that_of_the_class_named_1(backbone, preprocessor):

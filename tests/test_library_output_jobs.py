@@ -94,7 +94,9 @@ def test_a_finished_model_is_not_replaced(classifier, tmp_path):
     assert "pass overwrite_output_dir=True to replace it" in str(error.value)
     with pytest.raises(OutputDirectoryError, match="backbone_weights differs"):  # a trained task starts elsewhere
         kbz.finetune(classifier, TEXTS, [0, 1, 0, 1], out, epochs=1, batch_size=2, verbose=0)
-    kbz.finetune(classifier, TEXTS, [1, 0, 1, 0], out, epochs=1, batch_size=2, verbose=0, overwrite_output_dir=True)
+    # batch_size=None is fit's default batch, as in fit.
+    kbz.finetune(classifier, TEXTS, [1, 0, 1, 0], out, epochs=1, batch_size=None, verbose=0,
+                 overwrite_output_dir=True)
     assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["y"] == content_digest([1, 0, 1, 0])
 
 

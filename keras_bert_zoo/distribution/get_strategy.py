@@ -57,6 +57,9 @@ def get_strategy(kind="auto", tpu=None):
     """
     if kind not in KINDS:
         raise ValueError(f"Unknown strategy '{kind}'; use one of {KINDS}.")
+    if tpu and kind not in ("tpu", "auto"):
+        raise ValueError(f"A TPU ({tpu}) is trained on with strategy 'tpu' (or 'auto'), not '{kind}': leave the TPU "
+                         "out, or ask for strategy 'tpu'.")
     requested = kind
     if kind == "auto":
         if tpu or os.environ.get("TPU_NAME"):
@@ -83,6 +86,11 @@ def _make_strategy(kind, tpu):
         if "TF_CONFIG" not in os.environ:
             raise ValueError("Strategy 'multiworker' reads the cluster from the TF_CONFIG environment variable, "
                              "which is not set.")
+        workers = cluster_workers()
+        if workers > 1:
+            # TensorFlow waits here for every worker, without a word and for as long as it takes (deaf to SIGTERM).
+            _log.info("Strategy multiworker: waiting for all %d workers of TF_CONFIG to start; until they have, only "
+                      "SIGKILL stops this process.", workers)
         return tf.distribute.MultiWorkerMirroredStrategy()
     if kind == "gpus":
         if not tf.config.list_physical_devices("GPU"):

@@ -16,7 +16,7 @@ def binary_f1(labels, predictions, positive=1):
     tp = float((labels & predictions).sum())
     precision = tp / max(predictions.sum(), 1)
     recall = tp / max(labels.sum(), 1)
-    return 0.0 if tp == 0 else 2 * precision * recall / (precision + recall)
+    return 0.0 if tp == 0 else float(2 * precision * recall / (precision + recall))
 
 
 def macro_f1(labels, predictions, num_classes):

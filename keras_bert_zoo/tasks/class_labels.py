@@ -29,11 +29,13 @@ def check_label_names(label_names):
     if isinstance(label_names, (str, bytes)) or not isinstance(label_names, (list, tuple, np.ndarray)):
         raise TypeError(f"label_names must be {example}; got {untrusted_repr(label_names)}.")
     names = label_names.tolist() if isinstance(label_names, np.ndarray) else list(label_names)
-    bad = [n for n in names if isinstance(n, (bool, np.bool_)) or not isinstance(n, (str, numbers.Integral))]
+    bad = [n for n in names if isinstance(n, (bool, np.bool_)) or not isinstance(n, (str, numbers.Real))
+           or not isinstance(n, str) and not (math.isfinite(n) and n == int(n))]
     if bad:
         raise TypeError(f"label_names must be {example}: each a string or a whole number; {untrusted_repr(bad[0])} "
                         "is neither.")
-    # numpy's scalars (pandas' `unique()`) as Python's: configs, messages and predicted labels show them plainly.
+    # numpy's scalars (pandas' `unique()`) as Python's, and whole floats (a column that held a NaN) as the whole
+    # numbers they are: configs, messages and predicted labels show them plainly.
     return [str(n) if isinstance(n, str) else int(n) for n in names]
 
 
@@ -71,13 +73,17 @@ def misnumbered_class(label_names):
 
 def ambiguous_number(what, label_names, as_text="`[str(v) for v in labels]`; numpy: `labels.astype(str)`"):
     """The error of `what` (e.g. "Label 3, the number 1,"), a number read against names that `misnumbered_class`
-    finds; `as_text`: how to write it as text, which is read by name."""
+    finds; `as_text`: how to write such labels as text, which is read by name."""
     i, name = misnumbered_class(label_names)
-    fix = f"To read labels by name, write them as text ({as_text})"
+    order = ""
     if sorted(float(n) if _is_number(n) else -1 for n in label_names) == list(range(len(label_names))):
-        fix += f", or give the classifier label_names in the order of the class ids, {sorted(label_names, key=float)}"
-    return ValueError(f"{what} could mean two classes: the label_names {list(label_names)} are numbers, and class id "
-                      f"{i} is named {untrusted_repr(name)}, so a number is neither surely an id nor a name. {fix}.")
+        order = f"; or give the classifier label_names in the order of the class ids, {sorted(label_names, key=float)}"
+    return ValueError(
+        f"{what} could mean two classes: the label_names {list(label_names)} name classes by numbers, and class id "
+        f"{i} is named {untrusted_repr(name)}, so a number is neither surely an id nor a name. If the labels are the "
+        f"names, write them as text, which is read by name ({as_text}); if they are class ids (a reader's "
+        "`.labels`, an `argmax`), give their names instead (`[label_names[i] for i in ids]`; a reader's result "
+        f"whole, or its `.y`){order}.")
 
 
 def positive_class(label_names):
@@ -123,7 +129,7 @@ def _readable_labels(label_names, num_classes):
         return (f"{ids} or its placeholder name {label_names[0]}..{label_names[-1]} (transformers' names of a "
                 "checkpoint without id2label)")
     names = f"one of the label_names {list(label_names)}"
-    return f"{names} or {ids}" if _reads_ids(label_names) else f"{names} (numbers, so labels are read as names)"
+    return f"{names} or {ids}" if _reads_ids(label_names) else f"{names} (which name classes by numbers, so text is read as names alone)"
 
 
 def unreadable_label(what, label_names, num_classes):

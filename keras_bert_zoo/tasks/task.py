@@ -547,6 +547,11 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         what the model trains on. Tasks with class labels override this."""
         return y
 
+    def packed_dataset_labels(self, y):
+        """The labels of a Dataset of packed inputs, in the graph, as the loss takes them (packed dicts' go through
+        `prepare_labels`): tasks with class labels check them (and read names) here."""
+        return y
+
     def takes_pairs_now(self):
         """Whether an example may be a `(text_a, text_b)` pair now: a task that
         records the form it was trained on (`BertClassifier`) narrows
@@ -800,6 +805,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         if isinstance(x, tf.data.Dataset) and _packed_spec(x.element_spec) is not None:
             packed = _packed_spec(x.element_spec)
             self._check_packed_inputs(packed)
+            if labeled and isinstance(x.element_spec, tuple) and len(x.element_spec) > 1:
+                x = x.map(lambda inputs, y, *weights: (inputs, self.packed_dataset_labels(y), *weights))
             return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
             raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")

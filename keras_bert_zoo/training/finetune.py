@@ -6,6 +6,7 @@ import os
 import sys
 
 import keras
+import tensorflow as tf
 
 from keras_bert_zoo.distribution.chief import chief_output_dir
 from keras_bert_zoo.distribution.chief import claimed_by_chief
@@ -106,7 +107,8 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
             another job's work.
     """
     strategy = task.distribute_strategy
-    check_global_batch_size(batch_size, strategy)
+    if batch_size is not None and not isinstance(x, tf.data.Dataset):  # a Dataset is batched already
+        check_global_batch_size(batch_size, strategy)
     chief = is_chief(strategy)
     job = contextlib.nullcontext()
     if claim_output_dir:
