@@ -778,3 +778,17 @@ def test_a_dataset_of_unknown_length_is_read_to_its_end_without_keras_warning_it
     # Where steps were asked for, running out is the user's to know.
     with pytest.warns(UserWarning, match="Your input ran out of data"):
         clf.fit(train, batch_size=4, epochs=1, steps_per_epoch=5, verbose=0)
+
+
+def test_dataset_labels_as_a_column_after_a_flat_list_train_as_one_label_each(clf):
+    # The packing function, traced for [batch] labels, was traced again for [batch, 1] ones at an unknown rank,
+    # and Keras' loss refused it: "Cannot take the length of shape with unknown rank".
+    flat = tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN_Y)).batch(3)
+    column = tf.data.Dataset.from_tensor_slices((TRAIN, [[y] for y in TRAIN_Y])).batch(3)
+    clf.fit(flat, verbose=0)
+    history = clf.fit(column, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert clf.evaluate(column, verbose=0) == pytest.approx(clf.evaluate(flat, verbose=0), rel=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"A multi_class label holds several values: one class "
+                                                             r"per example"):
+        clf.evaluate(tf.data.Dataset.from_tensor_slices((TRAIN, [[y, y] for y in TRAIN_Y])).batch(3), verbose=0)

@@ -245,6 +245,19 @@ def _assert_labels(holds, labels, message):
     tf.debugging.Assert(tf.reduce_all(holds), [message, "The labels:", failing], summarize=10)
 
 
+def _one_class_each(labels):
+    """`[batch]` class labels, of `[batch]` or `[batch, 1]` ones: a rank known when traced. A packing function
+    traced for both forms (in two `fit`s) gave labels of unknown rank, which Keras' loss refused ("Cannot take the
+    length of shape with unknown rank")."""
+    if labels.shape.rank == 1:
+        return labels
+    one = tf.debugging.assert_equal(tf.size(labels), tf.shape(labels)[0], message=(
+        "A multi_class label holds several values: one class per example (multi-hot rows: problem_type="
+        "'multi_label')."))
+    with tf.control_dependencies([one]):
+        return tf.reshape(labels, [-1])
+
+
 def check_label_tensor(labels, problem_type, num_classes, label_names=None):
     """In-graph label checks for tf.data inputs (they fail when the batch is read).
 
@@ -252,6 +265,7 @@ def check_label_tensor(labels, problem_type, num_classes, label_names=None):
     labels the loss takes.
     """
     if problem_type == "multi_class":
+        labels = _one_class_each(labels)
         if labels.dtype == tf.string:
             names = class_index(label_names, num_classes)
             matches = tf.equal(labels[..., tf.newaxis], tf.constant(list(names)))
@@ -278,7 +292,7 @@ def check_label_tensor(labels, problem_type, num_classes, label_names=None):
         width = tf.debugging.assert_equal(tf.shape(labels)[-1], num_classes, message=(
             f"multi_label labels have another number of values per example than num_classes={num_classes}."))
         with tf.control_dependencies([width]):
-            labels = tf.identity(labels)
+            labels = tf.reshape(labels, [-1, num_classes])  # a rank unknown when traced, as `_one_class_each`
     else:
         tf.debugging.assert_all_finite(values, message="A regression target is NaN or infinite.")
     return labels
