@@ -753,26 +753,25 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
     for names in ([np.int64(1), np.int64(0)], [1, 0], ["1", "0"], ["1.0", "0.0"]):
         clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
         for given in (labels, labels.astype("float32"), labels.tolist()):
-            with pytest.raises(ValueError, match=r"Label 0, the number 1(\.0)?, could mean two classes: the label_names "
-                                                 r".* name classes by numbers, and class id 0 is named '?1.*If the "
-                                                 r"labels are the names, write them as text.*astype\(str\).*; if they "
-                                                 r"are class ids .*\[label_names\[i\] for i in ids\].*; or give the "
-                                                 r"classifier label_names in the order of the class ids"):
+            with pytest.raises(ValueError, match=r"Label 0, the number 1(\.0)?, is refused: the label_names .* "
+                                                 r"name classes by numbers other than their class ids \(class id 0 is "
+                                                 r"named '?1.*so a number could be either. If the labels are the "
+                                                 r"names, write them as text.*astype\(str\).*; if they are class ids "
+                                                 r".*\[label_names\[i\] for i in ids\].*or its `\.y`\)\.$"):
                 clf.prepare_labels(given)
         for as_text in (labels.astype(str), labels.astype("float32").astype(str)):  # "1", "1.0": by name, class 0
             assert clf.prepare_labels(as_text).tolist() == [0, 1, 1, 0]
-        with pytest.raises(ValueError, match=r"The Dataset's labels, numbers \(int64\), could mean two classes.*"
+        with pytest.raises(ValueError, match=r"A label of the Dataset, a number \(int64\), is refused.*"
                                              r"tf.strings.as_string\(y\), \*w"):
             clf.make_dataset(tf.data.Dataset.from_tensor_slices((texts, labels)), batch_size=2)
         named = tf.data.Dataset.from_tensor_slices((texts, labels.astype(str)))
         assert np.concatenate([y for _, y in clf.make_dataset(named, batch_size=2)]).tolist() == [0, 1, 1, 0]
-        with pytest.raises(ValueError, match=r"class_weight's key 1 could mean two classes.*\{'1': 2.0\}"):
+        with pytest.raises(ValueError, match=r"class_weight's key 1 is refused.*\{'1': 2.0\}"):
             clf.class_weights({1: 3.0})
         assert clf.class_weights({"1": 3.0}) == [3.0, 1.0]
     # Star ratings 1..3: class id 2 is "3"; label 3 was refused as an id, 1 trained the class named "2".
     stars = kbz.BertClassifier(backbone, preprocessor, num_classes=3, label_names=["1", "2", "3"])
-    with pytest.raises(ValueError, match=r"Label 0, the number 3, could mean two classes.*class id 0 is named '1'"
-                                         r".*or its `\.y`\)\.$"):  # no order of the names makes them ids
+    with pytest.raises(ValueError, match=r"Label 0, the number 3, is refused.*class id 0 is named '1'"):
         stars.prepare_labels([3, 1])
     assert stars.prepare_labels(["3", "1"]).tolist() == [2, 0]
     # Names that are their own ids, or no numbers, keep number labels as class ids, as Keras reads them.
@@ -791,8 +790,15 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
     # names as text failed as the graph ran ("Cast string to float is not supported").
     clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=[1, 0])
     packed = {k: v.numpy() for k, v in preprocessor(texts).items()}
-    with pytest.raises(ValueError, match=r"The Dataset's labels, numbers \(int64\), could mean two classes"):
+    with pytest.raises(ValueError, match=r"A label of the Dataset, a number \(int64\), is refused"):
         clf.evaluate(tf.data.Dataset.from_tensor_slices((packed, labels)).batch(2), verbose=0)
+    with pytest.raises(ValueError, match=r"^A label of the Dataset, a number \(int64\), is refused"):  # no trace
+        clf.fit(tf.data.Dataset.from_tensor_slices((packed, labels)), batch_size=2, verbose=0)
+    # Labels in a structure pass as Keras reads them.
+    ids = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
+    ids.compile()
+    assert np.isfinite(ids.fit(tf.data.Dataset.from_tensor_slices((packed, (labels,))).batch(2),
+                               verbose=0).history["loss"][0])
     as_text = tf.data.Dataset.from_tensor_slices((packed, labels.astype(str))).batch(2)
     assert clf.evaluate(as_text, verbose=0)[0] == pytest.approx(clf.evaluate(packed, labels.astype(str),
                                                                               verbose=0)[0], rel=1e-5)

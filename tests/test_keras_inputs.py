@@ -775,9 +775,11 @@ def test_a_dataset_of_unknown_length_is_read_to_its_end_without_keras_warning_it
     assert not [w for w in caught if "ran out of data" in str(w.message)]
     assert len(history.history["val_loss"]) == 2 and scores[0] == pytest.approx(history.history["val_loss"][1])
     assert outputs.shape == (len(DEV), 2)
-    # Where steps were asked for, running out is the user's to know.
+    # Where steps were asked for, running out is the user's to know: of the training data or the validation data.
     with pytest.warns(UserWarning, match="Your input ran out of data"):
         clf.fit(train, batch_size=4, epochs=1, steps_per_epoch=5, verbose=0)
+    with pytest.warns(UserWarning, match="Your input ran out of data"):
+        clf.fit(train, validation_data=dev, validation_steps=5, batch_size=4, epochs=1, verbose=0)
 
 
 def test_dataset_labels_as_a_column_after_a_flat_list_train_as_one_label_each(clf):

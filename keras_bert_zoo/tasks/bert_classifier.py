@@ -294,19 +294,20 @@ class BertClassifier(Task):
         """`Task.make_dataset`; a Dataset's labels that are numbers, against names that are other numbers, are
         refused before it is traced, as such labels in memory are (`class_labels.misnumbered_class`)."""
         if labeled and isinstance(x, tf.data.Dataset) and self.holds_labels(x.element_spec, labeled):
-            self._refuse_ambiguous_numbers(x.element_spec[1])
+            self.check_dataset_labels(x.element_spec[1])
         return super().make_dataset(x, y, batch_size, shuffle, seed, labeled, sample_weight)
 
-    def _refuse_ambiguous_numbers(self, labels):
-        """Refuse a Dataset's labels (a spec or tensor) that are numbers against names that are other numbers."""
+    def check_dataset_labels(self, spec):
         if self.problem_type == "multi_class" and misnumbered_class(self.label_names) \
-                and getattr(labels, "dtype", tf.string) != tf.string:
-            raise ambiguous_number(f"The Dataset's labels, numbers ({labels.dtype.name}),", self.label_names,
+                and isinstance(spec, tf.TensorSpec) and spec.dtype != tf.string:
+            raise ambiguous_number(f"A label of the Dataset, a number ({spec.dtype.name}),", self.label_names,
                                    "`ds.map(lambda x, y, *w: (x, tf.strings.as_string(y), *w))`")
 
     def packed_dataset_labels(self, y):
-        self._refuse_ambiguous_numbers(y)
-        return check_label_tensor(y, self.problem_type, self.num_classes, self.label_names)
+        # Labels in a structure ((y,), {"logits": y}) pass as they are, as Keras reads them.
+        if isinstance(y, tf.Tensor):
+            return check_label_tensor(y, self.problem_type, self.num_classes, self.label_names)
+        return y
 
     def prepare_labels(self, y):
         """Labels as the loss takes them, checked (see `class_labels`)."""

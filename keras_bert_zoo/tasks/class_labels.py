@@ -75,15 +75,12 @@ def ambiguous_number(what, label_names, as_text="`[str(v) for v in labels]`; num
     """The error of `what` (e.g. "Label 3, the number 1,"), a number read against names that `misnumbered_class`
     finds; `as_text`: how to write such labels as text, which is read by name."""
     i, name = misnumbered_class(label_names)
-    order = ""
-    if sorted(float(n) if _is_number(n) else -1 for n in label_names) == list(range(len(label_names))):
-        order = f"; or give the classifier label_names in the order of the class ids, {sorted(label_names, key=float)}"
     return ValueError(
-        f"{what} could mean two classes: the label_names {list(label_names)} name classes by numbers, and class id "
-        f"{i} is named {untrusted_repr(name)}, so a number is neither surely an id nor a name. If the labels are the "
-        f"names, write them as text, which is read by name ({as_text}); if they are class ids (a reader's "
-        "`.labels`, an `argmax`), give their names instead (`[label_names[i] for i in ids]`; a reader's result "
-        f"whole, or its `.y`){order}.")
+        f"{what} is refused: the label_names {list(label_names)} name classes by numbers other than their class ids "
+        f"(class id {i} is named {untrusted_repr(name)}), so a number could be either. If the labels are the names, "
+        f"write them as text, which is read by name ({as_text}); if they are class ids (a reader's `.labels`, an "
+        "`argmax`), give their names instead (`[label_names[i] for i in ids]`; a reader's result whole, or its "
+        "`.y`).")
 
 
 def positive_class(label_names):

@@ -248,8 +248,9 @@ def _reading_to_the_end(steps):
     says it whenever a Dataset of unknown length (from a generator, a file, `filter`) ends, which is how its length
     is learnt (and validation data always end)."""
     with warnings.catch_warnings():
-        if steps is None:
-            warnings.filterwarnings("ignore", message="Your input ran out of data", category=UserWarning)
+        # Shown again inside a `fit` that hid it, where its validation is asked for steps.
+        warnings.filterwarnings("ignore" if steps is None else "default", message="Your input ran out of data",
+                                category=UserWarning)
         yield
 
 
@@ -547,6 +548,10 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         what the model trains on. Tasks with class labels override this."""
         return y
 
+    def check_dataset_labels(self, spec):
+        """Refuse a Dataset's labels by their `spec` (a `tf.TensorSpec` or a structure of them) before the Dataset
+        is traced, where what they are already says they cannot be read."""
+
     def packed_dataset_labels(self, y):
         """The labels of a Dataset of packed inputs, in the graph, as the loss takes them (packed dicts' go through
         `prepare_labels`): tasks with class labels check them (and read names) here."""
@@ -806,6 +811,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             packed = _packed_spec(x.element_spec)
             self._check_packed_inputs(packed)
             if labeled and isinstance(x.element_spec, tuple) and len(x.element_spec) > 1:
+                self.check_dataset_labels(x.element_spec[1])  # before the map traces
                 x = x.map(lambda inputs, y, *weights: (inputs, self.packed_dataset_labels(y), *weights))
             return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
