@@ -290,14 +290,8 @@ class BertClassifier(Task):
                 raise ValueError(f"{examples.source + ': ' if examples.source else ''}{error} The data's labels are "
                                  f"{examples.label_names}.")
 
-    def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True, sample_weight=None):
-        """`Task.make_dataset`; a Dataset's labels that are numbers, against names that are other numbers, are
-        refused before it is traced, as such labels in memory are (`class_labels.misnumbered_class`)."""
-        if labeled and isinstance(x, tf.data.Dataset) and self.holds_labels(x.element_spec, labeled):
-            self.check_dataset_labels(x.element_spec[1])
-        return super().make_dataset(x, y, batch_size, shuffle, seed, labeled, sample_weight)
-
     def check_dataset_labels(self, spec):
+        # Numbers against names that are other numbers, as in memory (`class_labels.misnumbered_class`).
         if self.problem_type == "multi_class" and misnumbered_class(self.label_names) \
                 and isinstance(spec, tf.TensorSpec) and spec.dtype != tf.string:
             raise ambiguous_number(f"A label of the Dataset, a number ({spec.dtype.name}),", self.label_names,

@@ -715,6 +715,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         """
         if isinstance(x, tf.data.Dataset):
             ds = x
+            if labeled and self.holds_labels(ds.element_spec, labeled):
+                self.check_dataset_labels(ds.element_spec[1])  # before the map traces
             first = tf.nest.flatten(ds.element_spec)[0]
             if first.shape.rank == 0:
                 ds = ds.batch(batch_size)
