@@ -8,12 +8,14 @@ Or: python -m tests.strategy_runner {mirrored,multiworker} resume GLOB STEP STEP
 `id_records` wrote to GLOB this process's replicas train on at each of STEPS steps, pretrain's record pipeline
 (global batch 8) resumed at step STEP and distributed as Keras' fit distributes it.
 Or: python -m tests.strategy_runner multiworker finetune CHECKPOINT OUTPUT_DIR: `kbz.finetune` a classifier of the
-checkpoint for two steps into OUTPUT_DIR (weights to $WEIGHTS_OUT; a refused OUTPUT_DIR: exit 2 with its message).
+checkpoint for two steps into OUTPUT_DIR (weights to $WEIGHTS_OUT, the token ids it trained on to $FED_OUT; a
+refused OUTPUT_DIR: exit 2 with its message; Python's random seeded by $PYTHON_SEED just before).
 $UNRECORDED set: the process fails if it reads a job record (the other worker leaves the chief's alone).
 """
 
 import json
 import os
+import random
 import sys
 
 import numpy as np
@@ -30,8 +32,10 @@ from keras_bert_zoo.data.pretraining_records import pretraining_batches  # noqa:
 from keras_bert_zoo.data.pretraining_records import read_pretraining_records  # noqa: E402
 from keras_bert_zoo.data.pretraining_records import write_pretraining_records  # noqa: E402
 from keras_bert_zoo.training.pretrain import _from_step  # noqa: E402
+from keras_bert_zoo.tasks.task import Task  # noqa: E402
 from keras_bert_zoo.utils import job_record  # noqa: E402
 from keras_bert_zoo.utils.job_record import OutputDirectoryError  # noqa: E402
+from tests.fed_batches import logging_keras_inputs  # noqa: E402
 
 
 def batches(vocabulary_size=50, count=32, length=16, predictions=3, seed=0):
@@ -90,13 +94,18 @@ def finetune(kind, checkpoint, output_dir):
     with strategy.scope():
         task = kbz.BertClassifier.from_preset(checkpoint, num_classes=2, sequence_length=8)
         task.compile(learning_rate=1e-3)
-    texts = ["all work", "no play", "a dull boy", "so it goes"] * 2
+    texts = ["all work", "no play", "a dull boy", "so it goes", "all play", "no work", "a dull play", "so dull"]
+    fed = []
+    Task._keras_inputs = logging_keras_inputs(fed)
+    random.seed(int(os.environ.get("PYTHON_SEED", 0)))  # as unseeded workers' draws, each its own
     try:
         kbz.finetune(task, texts, [0, 1, 1, 0] * 2, output_dir, epochs=1, batch_size=4, verbose=0)
     except OutputDirectoryError as e:
         print(e, file=sys.stderr)
         sys.exit(2)
     np.savez(os.environ["WEIGHTS_OUT"], *task.get_weights())
+    if os.environ.get("FED_OUT"):
+        np.save(os.environ["FED_OUT"], np.concatenate(fed))
 
 
 def main(kind, jit=False):

@@ -102,3 +102,26 @@ def test_a_damaged_backup_record_is_refused_naming_it_and_the_way_out(task, tmp_
     message = str(raised.value)
     assert message.startswith(f"The backup's {backup_dir / 'training_metadata.json'} ") and shown in message
     assert f"Remove {backup_dir} to train this job from its start" in message and len(message) < 600
+
+
+
+@pytest.mark.parametrize("damage", [
+    lambda states: states[:-1] + [[1, 2, 3]],  # a state of another shape
+    lambda states: states + [[1, 2]],  # one state too many
+    lambda states: "x",
+    lambda states: states[:-1] + [[1, 2.5]],
+    lambda states: states[:-1] + [[2**64, 0]],  # beyond the state's dtype
+])
+def test_seed_states_the_model_cannot_take_are_refused_naming_the_backup(task, tmp_path, damage):
+    callback = AtomicBackupAndRestore(str(tmp_path / "backup"))
+    _backup(callback, task, 1)
+    metadata = tmp_path / "backup" / "training_metadata.json"
+    saved = json.loads(metadata.read_text())
+    count = len(saved["seed_states"])
+    assert count == len(task.variables) - len(task.weights) > 0  # the dropout layers' generators
+    metadata.write_text(json.dumps({**saved, "seed_states": damage(saved["seed_states"])}))
+    with pytest.raises(OutputDirectoryError) as raised:
+        callback.on_train_begin()
+    message = str(raised.value)
+    assert f"training_metadata.json holds no seed states of this model ({count} of shapes" in message
+    assert f"Remove {tmp_path / 'backup'} to train this job from its start" in message and len(message) < 900

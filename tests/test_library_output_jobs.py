@@ -1,11 +1,13 @@
 """`kbz.finetune` and `kbz.pretrain` guard their output directory as the CLI does: one job per
 directory, the same job resumes, a finished model is not replaced without `overwrite_output_dir=True`."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from keras_bert_zoo.utils.job_record import content_digest
 from tests.cluster import run_cluster
 from tests.cluster import two_worker_cluster
 from tests.conftest import TINY_CHECKPOINT
+from tests.fed_batches import logging_keras_inputs
 
 TEXTS = ["all work", "no play", "a dull boy", "so it goes"]
 
@@ -414,16 +417,24 @@ def _finetuning_cluster(run, checkpoint, out, env=lambda index: {}):
 def test_two_workers_finetune_one_job_into_their_shared_output_directory(tiny_checkpoint, tmp_path):
     """Both workers of a cluster call `kbz.finetune` with one output_dir. Each claimed it: the second was refused
     by the first's live claim, and the first failed in its next collective op. The chief alone claims and records
-    it and writes the logs and the model; the other saves into a directory of its own that it removes."""
+    it and writes the logs and the model; the other saves into a directory of its own that it removes. The workers
+    shuffle the examples in one order."""
     out = tmp_path / "out"
     temp = [tmp_path / f"worker{index}_tmp" for index in range(2)]
     for path in temp:
         path.mkdir()
     _, (chief, _) = _finetuning_cluster(two_worker_cluster, tiny_checkpoint, out, env=lambda index: {
-        "WEIGHTS_OUT": str(tmp_path / f"worker{index}.npz"), "TMPDIR": str(temp[index])})
+        "WEIGHTS_OUT": str(tmp_path / f"worker{index}.npz"), "TMPDIR": str(temp[index]),
+        "FED_OUT": str(tmp_path / f"fed{index}.npy"), "PYTHON_SEED": str(index)})
     first, second = np.load(tmp_path / "worker0.npz"), np.load(tmp_path / "worker1.npz")
     for name in first.files:
         np.testing.assert_array_equal(first[name], second[name])
+    # Each worker reads the global batches, then trains on its share of each: shares of one order, the chief's,
+    # though each worker's Python drew its own (each had shuffled in its own order: examples trained twice in an
+    # epoch, others never). (Each read them twice: the distributed input drops its first iterator.)
+    fed = [np.load(tmp_path / f"fed{index}.npy") for index in range(2)]
+    np.testing.assert_array_equal(fed[0], fed[1])
+    assert len({row.tobytes() for row in fed[0][-8:]}) == 8
     job = json.load(open(out / JOB_FILE))
     assert (job["status"], job["pid"], list(job["written"])) == ("finished", chief, ["model"])
     assert sorted(os.listdir(out)) == ["job.json", "logs", "model"]
@@ -455,3 +466,52 @@ def test_a_directory_holding_another_job_stops_both_finetuning_workers_with_the_
         assert (code, err.strip().splitlines()[-1]) == (2, refusal), err[-3000:]
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
 
+
+
+@pytest.mark.slow
+def test_a_resumed_finetune_trains_to_the_weights_of_an_uninterrupted_one(tiny_checkpoint, tmp_path, monkeypatch):
+    """Killed after its second epoch's backup and run again (here under a one-device MirroredStrategy), a finetune
+    reads the batches an uninterrupted run reads in epochs 3-4 and ends with its very weights. Its epochs drew
+    their orders from a shuffle that a new process started afresh (epoch 3 read epoch 1's order), and its dropout
+    layers' seed states were not in the backup (their masks of epochs 1-2 were drawn again)."""
+    import tensorflow as tf
+
+    from keras_bert_zoo.tasks.task import Task
+    from keras_bert_zoo.training.atomic_backup_and_restore import AtomicBackupAndRestore
+
+    words = "all work and no play makes jack a dull boy".split()
+    texts = [f"{a} {b}" for a in words[:4] for b in words[4:7]]  # 12 texts of distinct ids
+    labels = [i % 2 for i in range(len(texts))]
+    fed = []
+    monkeypatch.setattr(Task, "_keras_inputs", logging_keras_inputs(fed))
+
+    def run(output_dir, strategy=None):
+        keras.utils.set_random_seed(3)
+        with strategy.scope() if strategy else contextlib.nullcontext():
+            task = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, sequence_length=8, dropout=0.5)
+            task.compile(learning_rate=1e-3)
+        kbz.finetune(task, texts, labels, str(tmp_path / output_dir), epochs=4, batch_size=4, verbose=0, seed=5)
+        return [weight.numpy() for weight in task.weights]
+
+    uninterrupted = run("whole")
+    whole, fed[:] = [batch.tobytes() for batch in fed], []
+    assert len(whole) == 4 * 3
+    assert len({tuple(whole[i:i + 3]) for i in range(0, 12, 3)}) == 4  # an order of its own each epoch
+    on_epoch_end = AtomicBackupAndRestore.on_epoch_end
+
+    def killed_after_epoch_two(self, epoch, logs=None):
+        on_epoch_end(self, epoch, logs)
+        if epoch == 1:
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(AtomicBackupAndRestore, "on_epoch_end", killed_after_epoch_two)
+        with pytest.raises(KeyboardInterrupt):
+            run("resumed")
+    assert [batch.tobytes() for batch in fed[:6]] == whole[:6]
+    fed[:] = []
+    resumed = run("resumed", tf.distribute.MirroredStrategy(["/cpu:0"]))
+    # (The distributed input's first iterator, which it reads ahead of, is dropped: the batches trained come last.)
+    assert [batch.tobytes() for batch in fed[-6:]] == whole[6:]
+    for after_resume, after_one_run in zip(resumed, uninterrupted):
+        np.testing.assert_array_equal(after_resume, after_one_run)

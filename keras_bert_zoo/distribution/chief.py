@@ -79,6 +79,21 @@ def _chief_refusal(strategy, refusal):
     return bytes(received[1:][received[1:] > 0].astype("uint8")).decode("utf-8", "ignore")
 
 
+def chiefs_seed(strategy, seed):
+    """The chief's `seed` (0 <= seed < 2**31) on every worker of a multi-worker cluster, from one all-reduce;
+    `seed` itself under any other strategy.
+
+    Workers that each draw their own seed (none given) shuffle the data each in another order, and each then
+    takes its share of every global batch from its own order: examples trained twice in an epoch, others never.
+    Sent as two 16-bit halves, so that the sum over the chief's replicas stays inside int32.
+    """
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return seed
+    sent = [seed >> 16, seed & 0xFFFF] if is_chief(strategy) else [0, 0]
+    high, low = _summed_over_replicas(strategy, sent).numpy() // len(strategy.extended.worker_devices)
+    return int(high) << 16 | int(low)
+
+
 def chief_output_dir(strategy, output_dir):
     """Make `output_dir` in the chief, and hold the other workers of a cluster until it has.
 

@@ -88,8 +88,9 @@ def _make_strategy(kind, tpu):
                              "which is not set.")
         workers = cluster_workers()
         if workers > 1:
-            # TensorFlow waits here for every worker, without a word and for as long as it takes (deaf to SIGTERM).
-            _log.info("Strategy multiworker: waiting for all %d workers of TF_CONFIG to start; until they have, only "
+            # TensorFlow waits here for every worker, without a word and for as long as it takes (deaf to SIGTERM):
+            # a warning, which Python shows without any logging set up.
+            _log.warning("Strategy multiworker: waiting for all %d workers of TF_CONFIG to start; until they have, only "
                       "SIGKILL stops this process.", workers)
         return tf.distribute.MultiWorkerMirroredStrategy()
     if kind == "gpus":

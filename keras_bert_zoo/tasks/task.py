@@ -3,6 +3,7 @@
 import contextlib
 import inspect
 import math
+import random
 import warnings
 
 import keras
@@ -11,6 +12,7 @@ import tensorflow as tf
 
 from keras_bert_zoo.data.parallel_examples import LabelledExamples
 from keras_bert_zoo.data.parallel_examples import ParallelExamples
+from keras_bert_zoo.distribution.chief import chiefs_seed
 from keras_bert_zoo.distribution.multi_worker_build import MultiWorkerBuildMixin
 from keras_bert_zoo.export.export_for_serving import export_for_serving
 from keras_bert_zoo.models.bert_backbone import BertBackbone
@@ -27,6 +29,7 @@ from keras_bert_zoo.tasks.class_labels import ambiguous_number
 from keras_bert_zoo.tasks.class_labels import misnumbered_class
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.text_inputs import text_columns
+from keras_bert_zoo.utils.epoch_orders import EpochOrders
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.model_names import note_name
 from keras_bert_zoo.utils.model_names import own_name
@@ -188,17 +191,21 @@ def _pack_in_chunks(function, examples, count):
 
 
 def _rows_dataset(packed, count, batch_size, shuffle=False, seed=None):
-    """Batches of the `count` rows of `packed` (a structure of tensors or arrays), in order or shuffled on
-    each pass."""
+    """Batches of the `count` rows of `packed` (a structure of tensors or arrays), in order, shuffled on
+    each pass (`shuffle=True`), or in the order of each of `fit`'s epochs (`shuffle`: `EpochOrders`)."""
     # Tensors, so that the map function captures them by reference: a numpy array would be copied into the
     # function as a constant (and refused beyond 2 GB).
     packed = tf.nest.map_structure(tf.convert_to_tensor, packed)
     # Row numbers are shuffled and batched, then gathered: a shuffle buffer of the rows would hold a second
     # copy of them all.
-    ds = tf.data.Dataset.range(count)
-    if shuffle:
-        ds = ds.shuffle(count, seed=seed, reshuffle_each_iteration=True)
-    ds = ds.batch(batch_size).map(lambda rows: tf.nest.map_structure(lambda t: tf.gather(t, rows), packed))
+    if isinstance(shuffle, EpochOrders):  # fit's
+        ds = shuffle.batched_rows(count, batch_size)
+    else:
+        ds = tf.data.Dataset.range(count)
+        if shuffle:
+            ds = ds.shuffle(count, seed=seed, reshuffle_each_iteration=True)
+        ds = ds.batch(batch_size)
+    ds = ds.map(lambda rows: tf.nest.map_structure(lambda t: tf.gather(t, rows), packed))
     return without_autotune_thread(ds.prefetch(tf.data.AUTOTUNE))
 
 
@@ -252,6 +259,16 @@ def _reading_to_the_end(steps):
         warnings.filterwarnings("ignore" if steps is None else "default", message="Your input ran out of data",
                                 category=UserWarning)
         yield
+
+
+def _resumed_epoch(fit_kwargs):
+    """The epoch a `fit` starts at, as Keras finds it: the count of epochs done in a backup callback's backup
+    (`AtomicBackupAndRestore.completed_epochs`), else `initial_epoch`."""
+    for callback in fit_kwargs.get("callbacks") or ():
+        completed = getattr(callback, "completed_epochs", None)
+        if completed is not None and completed():
+            return completed()
+    return fit_kwargs.get("initial_epoch", 0)
 
 
 def _slice(examples, part):
@@ -832,6 +849,13 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             x, y: training examples and their labels (see `input_forms`).
             validation_data: labelled examples to score after every epoch:
                 `(x, y)`, or on their own when they hold their labels.
+            shuffle: read in-memory examples in an order of each epoch's
+                own, drawn from a seed (from Python's `random`, which
+                `keras.utils.set_random_seed` seeds; the chief's in a cluster)
+                and the epoch's number (`EpochOrders`): resumed from a backup
+                callback's backup (`kbz.finetune`'s), a run reads the epochs
+                that an uninterrupted one reads next. Keras shuffles packed
+                arrays itself; a Dataset is read as it comes.
             validation_split: hold out this last fraction of in-memory
                 examples (before shuffling) as validation data, the
                 cut moved to keep a QA context's questions on one side;
@@ -854,7 +878,17 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                                  "weighed): pass validation_data=(x, y) instead.")
             x, y, validation_data = self._split_off(x, y, validation_split)
             validation_split = 0.0
-        data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, sample_weight=sample_weight)
+        steps_asked = kwargs.get("steps_per_epoch")
+        orders = None
+        if shuffle and not isinstance(x, (dict, tf.data.Dataset)):  # Keras shuffles arrays; a Dataset, nobody
+            # Python's random, which keras.utils.set_random_seed seeds; one seed for all workers of a cluster.
+            seed = chiefs_seed(self.distribute_strategy, random.randrange(2**31))
+            orders = EpochOrders(seed, first_epoch=_resumed_epoch(kwargs), epochs=epochs)
+        data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=orders or shuffle,
+                                          sample_weight=sample_weight)
+        if orders is not None and not isinstance(data, dict) and not steps_asked:
+            # Keras reads the epochs' batches from one iterator, a pass each.
+            kwargs["steps_per_epoch"] = int(data.cardinality()) // orders.passes
         if isinstance(data, dict) and sample_weight is not None:
             kwargs["sample_weight"] = sample_weight  # Keras weighs packed arrays itself
         if weights is not None:
@@ -871,7 +905,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             self._schedule_for_fit(data, batch_size, epochs, kwargs,
                                    validation_split if validation_data is None else 0.0)
         self.training_starts()
-        with warnings.catch_warnings(), _reading_to_the_end(kwargs.get("steps_per_epoch")):
+        with warnings.catch_warnings(), _reading_to_the_end(steps_asked):
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
             if isinstance(data, dict):

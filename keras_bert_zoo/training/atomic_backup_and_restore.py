@@ -5,12 +5,22 @@ import os
 import tempfile
 
 import keras
+import numpy as np
 
 from keras_bert_zoo.distribution.chief import is_chief
 from keras_bert_zoo.utils.atomic import atomic_file, atomic_path
 from keras_bert_zoo.utils.job_record import OutputDirectoryError
 from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.utils.text_files import untrusted_repr
+
+
+def _fits(value, state):
+    """Whether untrusted JSON `value` is a value of the seed state variable `state`."""
+    value = np.asarray(value, dtype=object)  # a ragged list: an array of lists, refused below
+    limits = np.iinfo(np.dtype(state.dtype))
+    return value.shape == tuple(state.shape) and all(
+        isinstance(number, int) and not isinstance(number, bool) and limits.min <= number <= limits.max
+        for number in value.ravel())
 
 
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
@@ -32,7 +42,10 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
 
     The training metadata holds the optimizer's step count too (`step`):
     where the last epoch was cut short (`steps_per_epoch` steps, the run's
-    last chunk fewer) the epoch count alone does not say it.
+    last chunk fewer) the epoch count alone does not say it. It holds the
+    states of the model's seed generators (`seed_states`), which Keras'
+    weights leave out: a resumed run draws the dropout masks an
+    uninterrupted one draws, not those of its first epochs again.
 
     Args:
         backup_dir: where the backup lives.
@@ -54,6 +67,28 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             super().on_train_begin(logs)
         except OSError as e:
             raise self._damaged(f"The backup in {self.backup_dir} cannot be read ({e})") from None
+        self._restore_seed_states()
+
+    def _seed_states(self):
+        """The model's random seed generators' states (its dropout layers'): Keras' weights leave them out,
+        and a resumed run drew the dropout masks of the first epochs again."""
+        weights = {id(weight) for weight in self.model.weights}
+        return [variable for variable in self.model.variables if id(variable) not in weights]
+
+    def _restore_seed_states(self):
+        if not os.path.exists(self._training_metadata_path):
+            return
+        saved = read_json_object(self._training_metadata_path).get("seed_states")
+        if saved is None:  # a backup of an earlier version
+            return
+        states = self._seed_states()
+        shapes = [tuple(state.shape) for state in states]
+        if not isinstance(saved, list) or len(saved) != len(states) \
+                or not all(_fits(value, state) for value, state in zip(saved, states)):
+            raise self._damaged(f"The backup's {self._training_metadata_path} holds no seed states of this model "
+                                f"({len(states)} of shapes {shapes}): {untrusted_repr(saved)}")
+        for state, value in zip(states, saved):
+            state.assign(np.asarray(value, dtype=state.dtype))
 
     def _damaged(self, what):
         return OutputDirectoryError(
@@ -101,7 +136,8 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
                 self.model.save_weights(os.path.join(scratch, "latest.weights.h5"))
             return
         metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen,
-                    "step": int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))}
+                    "step": int(keras.ops.convert_to_numpy(self.model.optimizer.iterations)),
+                    "seed_states": [keras.ops.convert_to_numpy(state).tolist() for state in self._seed_states()]}
         # Nested so that the weights are renamed into place first (see the class docstring).
         with atomic_file(self._training_metadata_path, "w") as f:
             with atomic_path(self._weights_path, suffix=".weights.h5") as weights:
