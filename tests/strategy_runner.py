@@ -9,13 +9,12 @@ Or: python -m tests.strategy_runner {mirrored,multiworker} resume GLOB STEP STEP
 (global batch 8) resumed at step STEP and distributed as Keras' fit distributes it.
 Or: python -m tests.strategy_runner multiworker finetune CHECKPOINT OUTPUT_DIR: `kbz.finetune` a classifier of the
 checkpoint for two steps into OUTPUT_DIR (weights to $WEIGHTS_OUT, the token ids it trained on to $FED_OUT; a
-refused OUTPUT_DIR: exit 2 with its message; Python's random seeded by $PYTHON_SEED just before).
+refused OUTPUT_DIR: exit 2 with its message; TensorFlow's random seed set to $SHUFFLE_SEED just before).
 $UNRECORDED set: the process fails if it reads a job record (the other worker leaves the chief's alone).
 """
 
 import json
 import os
-import random
 import sys
 
 import numpy as np
@@ -97,7 +96,7 @@ def finetune(kind, checkpoint, output_dir):
     texts = ["all work", "no play", "a dull boy", "so it goes", "all play", "no work", "a dull play", "so dull"]
     fed = []
     Task._keras_inputs = logging_keras_inputs(fed)
-    random.seed(int(os.environ.get("PYTHON_SEED", 0)))  # as unseeded workers' draws, each its own
+    tf.random.set_seed(int(os.environ.get("SHUFFLE_SEED", 0)))  # as unseeded workers' draws, each its own
     try:
         kbz.finetune(task, texts, [0, 1, 1, 0] * 2, output_dir, epochs=1, batch_size=4, verbose=0)
     except OutputDirectoryError as e:

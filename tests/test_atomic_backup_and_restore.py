@@ -120,8 +120,13 @@ def test_seed_states_the_model_cannot_take_are_refused_naming_the_backup(task, t
     count = len(saved["seed_states"])
     assert count == len(task.variables) - len(task.weights) > 0  # the dropout layers' generators
     metadata.write_text(json.dumps({**saved, "seed_states": damage(saved["seed_states"])}))
+    task.output_dense.kernel.assign(task.output_dense.kernel + 1)  # other weights than the backup's
+    before = [variable.numpy() for variable in task.variables]
     with pytest.raises(OutputDirectoryError) as raised:
         callback.on_train_begin()
+    # Refused before Keras loads the backup's weights: a task trained again from its start is the one given.
+    for variable, value in zip(task.variables, before):
+        np.testing.assert_array_equal(variable.numpy(), value)
     message = str(raised.value)
     assert f"training_metadata.json holds no seed states of this model ({count} of shapes" in message
     assert f"Remove {tmp_path / 'backup'} to train this job from its start" in message and len(message) < 900

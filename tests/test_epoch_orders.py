@@ -31,3 +31,31 @@ def test_a_run_that_starts_at_a_later_epoch_reads_the_orders_a_whole_run_reads_t
 
 def test_a_run_with_no_epoch_left_still_has_one_pass():
     assert EpochOrders(seed=1, first_epoch=5, epochs=5).passes == 1  # Keras then trains none
+
+
+@pytest.mark.slow
+def test_fit_seeded_by_tensorflow_alone_reads_its_examples_in_one_order_again(tiny_checkpoint, monkeypatch):
+    """`tf.random.set_seed` fixed the order of the Dataset.shuffle that EpochOrders replaced: it still does."""
+    import tensorflow as tf
+
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.tasks.task import Task
+    from tests.fed_batches import logging_keras_inputs
+
+    fed = []
+    monkeypatch.setattr(Task, "_keras_inputs", logging_keras_inputs(fed))
+    task = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=8)
+    task.compile(learning_rate=1e-4)
+    words = "all work and no play makes jack a dull boy".split()
+    texts = [f"{a} {b}" for a in words[:3] for b in words[3:6]]
+
+    def order(seed):
+        tf.random.set_seed(seed)
+        fed[:] = []
+        task.fit(texts, [i % 2 for i in range(9)], batch_size=3, epochs=2, verbose=0)
+        assert len(fed) == 6
+        return [batch.tobytes() for batch in fed]
+
+    first = order(1)
+    assert first[:3] != first[3:]
+    assert order(1) == first and order(2) != first

@@ -425,12 +425,12 @@ def test_two_workers_finetune_one_job_into_their_shared_output_directory(tiny_ch
         path.mkdir()
     _, (chief, _) = _finetuning_cluster(two_worker_cluster, tiny_checkpoint, out, env=lambda index: {
         "WEIGHTS_OUT": str(tmp_path / f"worker{index}.npz"), "TMPDIR": str(temp[index]),
-        "FED_OUT": str(tmp_path / f"fed{index}.npy"), "PYTHON_SEED": str(index)})
+        "FED_OUT": str(tmp_path / f"fed{index}.npy"), "SHUFFLE_SEED": str(index)})
     first, second = np.load(tmp_path / "worker0.npz"), np.load(tmp_path / "worker1.npz")
     for name in first.files:
         np.testing.assert_array_equal(first[name], second[name])
     # Each worker reads the global batches, then trains on its share of each: shares of one order, the chief's,
-    # though each worker's Python drew its own (each had shuffled in its own order: examples trained twice in an
+    # though each worker's TensorFlow drew its own (each had shuffled in its own order: examples trained twice in an
     # epoch, others never). (Each read them twice: the distributed input drops its first iterator.)
     fed = [np.load(tmp_path / f"fed{index}.npy") for index in range(2)]
     np.testing.assert_array_equal(fed[0], fed[1])

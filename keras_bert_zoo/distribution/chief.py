@@ -85,7 +85,8 @@ def chiefs_seed(strategy, seed):
 
     Workers that each draw their own seed (none given) shuffle the data each in another order, and each then
     takes its share of every global batch from its own order: examples trained twice in an epoch, others never.
-    Sent as two 16-bit halves, so that the sum over the chief's replicas stays inside int32.
+    Sent as two 16-bit halves, so that the sum over the chief's replicas stays inside int32 (every worker has
+    as many replicas, as for `_chief_refusal`).
     """
     if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         return seed

@@ -3,7 +3,6 @@
 import contextlib
 import inspect
 import math
-import random
 import warnings
 
 import keras
@@ -262,8 +261,9 @@ def _reading_to_the_end(steps):
 
 
 def _resumed_epoch(fit_kwargs):
-    """The epoch a `fit` starts at, as Keras finds it: the count of epochs done in a backup callback's backup
-    (`AtomicBackupAndRestore.completed_epochs`), else `initial_epoch`."""
+    """The epoch a `fit` starts at, known before it starts: the count of epochs done in the backup of a callback
+    that says it (`AtomicBackupAndRestore.completed_epochs`), else `initial_epoch`. (Keras' own BackupAndRestore
+    says it only inside `fit`: its resumed epochs read the first epochs' orders again.)"""
     for callback in fit_kwargs.get("callbacks") or ():
         completed = getattr(callback, "completed_epochs", None)
         if completed is not None and completed():
@@ -850,12 +850,14 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             validation_data: labelled examples to score after every epoch:
                 `(x, y)`, or on their own when they hold their labels.
             shuffle: read in-memory examples in an order of each epoch's
-                own, drawn from a seed (from Python's `random`, which
-                `keras.utils.set_random_seed` seeds; the chief's in a cluster)
-                and the epoch's number (`EpochOrders`): resumed from a backup
-                callback's backup (`kbz.finetune`'s), a run reads the epochs
-                that an uninterrupted one reads next. Keras shuffles packed
-                arrays itself; a Dataset is read as it comes.
+                own, drawn from a seed (TensorFlow's, which
+                `tf.random.set_seed` fixes; the chief's in a cluster) and the
+                epoch's number (`EpochOrders`): resumed from the backup of an
+                `AtomicBackupAndRestore` callback (`kbz.finetune`'s), a run
+                reads the epochs that an uninterrupted one reads next (after a
+                plain Keras `BackupAndRestore`, the first epochs' orders
+                again). Keras shuffles packed arrays itself; a Dataset is
+                read as it comes.
             validation_split: hold out this last fraction of in-memory
                 examples (before shuffling) as validation data, the
                 cut moved to keep a QA context's questions on one side;
@@ -881,8 +883,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         steps_asked = kwargs.get("steps_per_epoch")
         orders = None
         if shuffle and not isinstance(x, (dict, tf.data.Dataset)):  # Keras shuffles arrays; a Dataset, nobody
-            # Python's random, which keras.utils.set_random_seed seeds; one seed for all workers of a cluster.
-            seed = chiefs_seed(self.distribute_strategy, random.randrange(2**31))
+            # Drawn by TensorFlow, which tf.random.set_seed seeds (keras.utils.set_random_seed too), as the
+            # Dataset.shuffle it replaces; one seed for all workers of a cluster.
+            seed = chiefs_seed(self.distribute_strategy, int(tf.random.uniform((), 0, 2**31 - 1, tf.int64)))
             orders = EpochOrders(seed, first_epoch=_resumed_epoch(kwargs), epochs=epochs)
         data, labels = self._keras_inputs(x, y, batch_size=batch_size, shuffle=orders or shuffle,
                                           sample_weight=sample_weight)

@@ -63,11 +63,14 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         super().__init__(backup_dir, delete_checkpoint=not keep)
 
     def on_train_begin(self, logs=None):
+        # Checked before Keras loads the weights: a backup refused leaves the model as it was.
+        seed_states = self._saved_seed_states()
         try:
             super().on_train_begin(logs)
         except OSError as e:
             raise self._damaged(f"The backup in {self.backup_dir} cannot be read ({e})") from None
-        self._restore_seed_states()
+        for state, value in seed_states:
+            state.assign(np.asarray(value, dtype=state.dtype))
 
     def _seed_states(self):
         """The model's random seed generators' states (its dropout layers'): Keras' weights leave them out,
@@ -75,20 +78,22 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         weights = {id(weight) for weight in self.model.weights}
         return [variable for variable in self.model.variables if id(variable) not in weights]
 
-    def _restore_seed_states(self):
+    def _saved_seed_states(self):
+        """`(state variable, its value in the backup)` pairs; none without a backup, or from a backup of an
+        earlier version."""
         if not os.path.exists(self._training_metadata_path):
-            return
+            return []
+        self.completed_epochs()  # refuses a damaged file
         saved = read_json_object(self._training_metadata_path).get("seed_states")
-        if saved is None:  # a backup of an earlier version
-            return
+        if saved is None:
+            return []
         states = self._seed_states()
         shapes = [tuple(state.shape) for state in states]
         if not isinstance(saved, list) or len(saved) != len(states) \
                 or not all(_fits(value, state) for value, state in zip(saved, states)):
             raise self._damaged(f"The backup's {self._training_metadata_path} holds no seed states of this model "
                                 f"({len(states)} of shapes {shapes}): {untrusted_repr(saved)}")
-        for state, value in zip(states, saved):
-            state.assign(np.asarray(value, dtype=state.dtype))
+        return list(zip(states, saved))
 
     def _damaged(self, what):
         return OutputDirectoryError(

@@ -91,9 +91,8 @@ def finetune(task, x, y, output_dir, epochs=3, batch_size=32, validation_data=No
         seed: seeds Keras' random generators (`keras.utils.set_random_seed`)
             before training, which fixes the shuffling: each epoch's order
             comes from it and the epoch's number (`EpochOrders`), so a
-            resumed run reads the epochs an uninterrupted one reads next, and
-            the workers of a cluster (each given the same seed) read one
-            order. The task's initial
+            resumed run reads the epochs an uninterrupted one reads next (the
+            workers of a cluster shuffle with the chief's seed). The task's initial
             head weights and its dropout layers' seed generators are drawn
             when it is built: for a reproducible run, call
             `keras.utils.set_random_seed(seed)` before building it too (the
