@@ -653,7 +653,7 @@ def test_text_labels_follow_names_that_are_numbers(backbone, preprocessor):
     # Names written as floats ("1.0", "0.0": a file exported with floats) are numbers too: a file's "1" was read as
     # the class id 1, the class named "0.0", in silence. A whole number is read in each way it is written.
     floats = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=["1.0", "0.0"])
-    for spelling in (["1.0", "0.0"], ["1", "0"], ["1.000000", "0.000000"]):
+    for spelling in (["1.0", "0.0"], ["1", "0"], ["1.00", "0.00"], ["1.000000", "0.000000"]):
         assert floats.prepare_labels(spelling).tolist() == [0, 1]
         assert ints.prepare_labels(spelling).tolist() == [0, 1]
     floats_as_text = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], tf.strings.as_string([1.0, 0.0])))

@@ -97,8 +97,8 @@ def class_index(label_names, num_classes):
     text, "0" .. "n-1", is that class, as an id in Python is: data labelled by id (GLUE's SST-2 and MRPC: 0 and
     1) scores a classifier without names of its own. Where the names are numbers themselves (["1", "0"]), text is
     read by name alone, so that data labelled "0" / "1" follow the names, not their positions, and a whole number is
-    read in each way it is written as text: "1", "1.0" (a float column's `astype(str)`), "1.000000" (TensorFlow's
-    `as_string`). The keys are text: a name that is a whole number (`0`) is read as "0".
+    read in each way it is written as text: "1", "1.0" (a float column's `astype(str)`), "1.00" (a spreadsheet's),
+    up to "1.000000" (TensorFlow's `as_string`). The keys are text: a name that is a whole number (`0`) is read as "0".
 
     Args:
         label_names: the classifier's (None: none).
@@ -112,7 +112,8 @@ def class_index(label_names, num_classes):
     for i, name in enumerate(label_names):
         value = float(name) if _is_number(name) else math.nan
         if value.is_integer():
-            for spelling in (str(int(value)), f"{value:.1f}", f"{value:f}"):
+            # Fixed decimals up to six places: "1.00" (a spreadsheet's), "1.000000" (as_string's, Python's "%f").
+            for spelling in (str(int(value)), *(f"{value:.{places}f}" for places in range(1, 7))):
                 index.setdefault(spelling, i)
     return index
 
