@@ -172,6 +172,21 @@ def test_mismatched_tags_and_unknown_labels_are_refused(tiny_checkpoint):
         ner.fit([["all"]], [["B-Chemical"]])
 
 
+def test_evaluate_on_a_dataset_of_unscored_words_alone_warns_that_its_zeros_say_nothing(tiny_checkpoint):
+    # Every tag -1 (a word not scored): Keras scored no word and gave accuracy 0.0 and loss 0.0, in silence.
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    ner.compile()
+    words = tf.ragged.constant([["all", "work"], ["no", "play"]])
+    unscored = tf.data.Dataset.from_tensor_slices((words, tf.ragged.constant([[-1, -1], [-1, -1]])))
+    with pytest.warns(UserWarning, match=r"evaluate scored no word: every tag it was given is -1 .*"
+                                         r"\(label names or ids 0\.\.2\)"):
+        assert ner.evaluate(unscored, verbose=0, return_dict=True) == {"accuracy": 0.0, "loss": 0.0}
+    scored = tf.data.Dataset.from_tensor_slices((words, tf.ragged.constant([[0, -1], [-1, -1]])))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="evaluate scored no word")
+        assert ner.evaluate(scored, verbose=0, return_dict=True)["loss"] > 0
+
+
 def test_word_windows_follow_run_squad_max_context():
     # 7 one-piece words, windows of 4 every 2: starts 0, 2, 4. By hand, with
     # score min(left, right) + 0.01 * length, pieces 0-2 are best read in

@@ -186,7 +186,23 @@ class BertTokenClassifier(Task):
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
         kwargs.setdefault("weighted_metrics", [keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+        # Its count of the words it weighed tells `evaluate` that it scored none (kept out of Keras' tracking).
+        object.__setattr__(self, "_tag_accuracy", next(
+            (metric for metric in kwargs["weighted_metrics"] if isinstance(metric, keras.metrics.SparseCategoricalAccuracy)),
+            None) if isinstance(kwargs["weighted_metrics"], (list, tuple)) else None)
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def evaluate(self, *args, **kwargs):
+        """`Task.evaluate`, with a warning where no word was scored: every tag
+        a Dataset gave was -1, a word not scored, and the accuracy and loss of
+        0 say nothing of the model."""
+        results = super().evaluate(*args, **kwargs)
+        accuracy = getattr(self, "_tag_accuracy", None)
+        if accuracy is not None and float(accuracy.count.numpy()) == 0:
+            warnings.warn("evaluate scored no word: every tag it was given is -1 (a word not scored), so its "
+                          "accuracy and loss of 0 say nothing of the model. Give the words' tags (label names or ids "
+                          f"0..{len(self.label_names) - 1}).", stacklevel=2)
+        return results
 
     # --- Data ------------------------------------------------------------
 
