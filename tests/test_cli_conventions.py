@@ -80,6 +80,12 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
     train.write_text("sentence\tlabel\ngood\t1\n")
     lines = tmp_path / "lines.txt"
     lines.write_text("one\n\ntwo\n")
+    unlabelled = tmp_path / "unlabelled.csv"
+    unlabelled.write_text("text,label\ngood,pos\nbad,\n")
+    mistagged = tmp_path / "ner.conll"
+    mistagged.write_text("aspirin\tB-Chemical\nrelieves\tO\n\nfever\tX-Disease\n")
+    squad = tmp_path / "squad.json"
+    squad.write_text('{"version": "v1.1", "data": [')
     cases = [
         (["finetune", "--task", "classify", "--preset", "bert_bse_en_uncased", "--train_file", str(train),
           "--output_dir", str(tmp_path / "a")], "Unknown preset 'bert_bse_en_uncased'. Did you mean: bert_base_en"),
@@ -89,6 +95,12 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
           "--output_dir", str(tmp_path / "c")], "--doc_stride is for --task qa"),
         (["finetune", "--task", "qa", "--max_seq_length", "64", "--max_query_length", "64", "--train_file",
           str(train), "--output_dir", str(tmp_path / "d")], "leaves no room for the context"),
+        # The data files, read once the flags hold: bad rows before TensorFlow's start-up too.
+        (["finetune", "--task", "classify", "--train_file", str(unlabelled), "--output_dir", str(tmp_path / "e")],
+         f"{unlabelled}, line 3: empty label"),
+        (["finetune", "--task", "ner", "--train_file", str(mistagged), "--output_dir", str(tmp_path / "e")],
+         f"{mistagged}:4: 'X-Disease' is not an entity tag"),
+        (["finetune", "--task", "qa", "--train_file", str(squad), "--output_dir", str(tmp_path / "e")], str(squad)),
         (["encode", "--input_file", str(lines)], "line 2 is empty"),
         (["encode", "a text", "--preset", "nope"], "Unknown preset 'nope'"),
         (["extract-features", "--input_file", str(lines), "--output_file", str(tmp_path / "f.jsonl"),
@@ -108,7 +120,7 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
     for (argv, expected), line, status in zip(cases, errors[0::2], errors[1::2]):
         assert line.startswith(f"keras-bert-zoo {argv[0]}: error: ") and expected in line, (argv, line)
         assert status == "2", (argv, status)
-    assert not (tmp_path / "a").exists()  # no output directory was made
+    assert not (tmp_path / "a").exists() and not (tmp_path / "e").exists()  # no output directory was made
 
 
 def test_constants_read_from_source_are_the_librarys():

@@ -44,7 +44,8 @@ def _refused(capsys, argv, *words):
     return last
 
 
-def _tsv(folder, rows=("good film\t1", "bad film\t0")):
+# Ten rows: finetune reads its data as it checks its flags, and --eval_fraction 0.1 of fewer would score none.
+def _tsv(folder, rows=tuple(f"{word} film {i}\t{label}" for i in range(5) for word, label in (("good", 1), ("bad", 0)))):
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "train.tsv")
     with open(path, "w") as f:
@@ -58,8 +59,15 @@ def no_model(monkeypatch):
     def forbidden(*args):
         raise AssertionError("a model was loaded before the bad input was refused")
 
-    for task in finetune_command.FINETUNERS:
-        monkeypatch.setitem(finetune_command.FINETUNERS, task, forbidden)
+    def reads_only(read):
+        # finetune reads its data (as its checks do), and builds the task from the preset once they pass.
+        def finetuning(args):
+            return (forbidden, *read(args)[1:])
+
+        return finetuning
+
+    for task, read in list(finetune_command.FINETUNERS.items()):
+        monkeypatch.setitem(finetune_command.FINETUNERS, task, reads_only(read))
     monkeypatch.setattr(pretrain_command, "_from_text", forbidden)
     monkeypatch.setattr(pretrain_command, "_from_records", forbidden)
 
@@ -266,12 +274,17 @@ def test_finetune_and_export_cut_their_default_length_to_the_preset_and_say_so(t
             "default, {default}, is more).")
     with pytest.raises(AssertionError, match="a model was loaded"):  # past the checks (no_model)
         main(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", files["train"],
-              "--output_dir", files["tmp"] + "/o"])
+              "--eval_fraction", "0.5", "--output_dir", files["tmp"] + "/o"])
     assert f"keras-bert-zoo finetune: {said.format(default=128)}" in capsys.readouterr().err
     # QA's --max_query_length and --doc_stride, not given, are fitted to the length packed: they were refused,
     # "--max_query_length 64 (the default) ... pass --max_query_length 12 or less", for flags nobody gave.
+    squad = os.path.join(files["tmp"], "squad.json")
+    with open(squad, "w") as f:
+        json.dump({"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "all work and no play" + " jack" * i, "qas": [
+            {"id": str(i), "question": "what?", "answers": [{"text": "no play", "answer_start": 13}]}]}
+            for i in range(2)]}]}, f)
     with pytest.raises(AssertionError, match="a model was loaded"):
-        main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", files["corpus"],
+        main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", squad, "--eval_fraction", "0.5",
               "--output_dir", files["tmp"] + "/o"])
     assert f"keras-bert-zoo finetune: {said.format(default=384)}" in capsys.readouterr().err
     exported = {}
@@ -414,7 +427,7 @@ def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", interrupted)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", interrupted)  # once the job has claimed --output
     out = files["tmp"] + "/o"
     assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out]) == 130
     err = capsys.readouterr().err
@@ -433,7 +446,7 @@ def test_sigterm_is_an_interrupt_with_status_143_and_the_handler_is_put_back(fil
         time.sleep(5)  # the handler raises within this sleep
         raise AssertionError("SIGTERM did not interrupt the job")
 
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", terminated)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", terminated)  # once the job has claimed --output
     out = files["tmp"] + "/o"
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out]) == 143
@@ -447,9 +460,16 @@ def test_a_job_that_fails_before_writing_leaves_no_output_directory(files, capsy
     def bad_data(args):
         raise ValueError("train.tsv, line 3: unknown label 'maybe'")
 
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", bad_data)
+    def no_devices(args):
+        raise ValueError("no such device")
+
     out = files["tmp"] + "/o"
-    _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", out], "line 3")
+    with monkeypatch.context() as patch:  # refused as the data are read (before the job claims --output)
+        patch.setitem(finetune_command.FINETUNERS, "classify", bad_data)
+        _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", out], "line 3")
+    assert not os.path.exists(out)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", no_devices)  # once it has claimed it
+    _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", out], "no such device")
     assert not os.path.exists(out)
 
 
@@ -490,14 +510,15 @@ def _finetune(train, out, *extra):
 
 
 def _killed_after_a_backup(monkeypatch, *finished):
-    """A task builder standing for a run killed after its first epoch's backup (and `finished` entries)."""
+    """A run killed after its first epoch's backup (and `finished` entries): in place of the strategy, the first
+    thing it makes once it has claimed --output."""
     def run(args):
         os.makedirs(os.path.join(args.output, "backup"))
         for name in finished:
             os.makedirs(os.path.join(args.output, name))
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", run)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", run)
 
 
 def _reached(monkeypatch, seen):
@@ -505,27 +526,27 @@ def _reached(monkeypatch, seen):
         seen.append(sorted(os.listdir(args.output)))
         raise ValueError("stopped by the test")
 
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", run)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", run)
 
 
 def test_another_job_cannot_resume_a_backup(tmp_path, capsys, monkeypatch):
-    mrpc, sst2 = _tsv(str(tmp_path / "glue" / "MRPC")), _tsv(str(tmp_path / "glue" / "SST-2"), ["fine\t1"])
+    first, second = _tsv(str(tmp_path / "glue" / "SST-2")), _tsv(str(tmp_path / "glue2" / "SST-2"))
     out = str(tmp_path / "runs" / "x")
     _killed_after_a_backup(monkeypatch)
-    assert main(_finetune(mrpc, out)) == 130
+    assert main(_finetune(first, out)) == 130
     job = json.load(open(os.path.join(out, JOB_FILE)))
-    assert job["command"] == "finetune" and job["fingerprint"]["--train_file"]["path"] == os.path.abspath(mrpc)
+    assert job["command"] == "finetune" and job["fingerprint"]["--train_file"]["path"] == os.path.abspath(first)
     assert {"keras_bert_zoo", "keras", "tensorflow"} <= set(job["versions"]) and job["started"]
 
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)  # nothing may load below
-    _refused(capsys, _finetune(sst2, out),
-             f"--train_file differs: {out} was written by a job with --train_file {os.path.abspath(mrpc)}",
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", None)  # nothing may load below
+    _refused(capsys, _finetune(second, out),
+             f"--train_file differs: {out} was written by a job with --train_file {os.path.abspath(first)}",
              "--overwrite_output_dir")
-    _refused(capsys, _finetune(mrpc, out, "--learning_rate", "3e-5"), "--learning_rate differs", "0.0001")
-    _refused(capsys, _finetune(mrpc, out, "--max_seq_length", "64"), "--max_seq_length differs")
-    with open(mrpc, "a") as f:
+    _refused(capsys, _finetune(first, out, "--learning_rate", "3e-5"), "--learning_rate differs", "0.0001")
+    _refused(capsys, _finetune(first, out, "--max_seq_length", "64"), "--max_seq_length differs")
+    with open(first, "a") as f:
         f.write("more film\t1\n")
-    _refused(capsys, _finetune(mrpc, out), f"--train_file differs: {os.path.abspath(mrpc)} has changed since {out}")
+    _refused(capsys, _finetune(first, out), f"--train_file differs: {os.path.abspath(first)} has changed since {out}")
     assert os.path.isdir(os.path.join(out, "backup"))  # the other job's work is untouched
 
 
@@ -555,15 +576,15 @@ def test_the_same_job_resumes_but_not_with_other_epochs(tmp_path, capsys, monkey
 
 
 def test_overwrite_output_dir_clears_the_other_jobs_work(tmp_path, capsys, monkeypatch):
-    mrpc, sst2 = _tsv(str(tmp_path / "MRPC")), _tsv(str(tmp_path / "SST-2"))
+    first, second = _tsv(str(tmp_path / "a" / "SST-2")), _tsv(str(tmp_path / "b" / "SST-2"))
     out, seen = str(tmp_path / "run"), []
     _killed_after_a_backup(monkeypatch)
-    assert main(_finetune(mrpc, out)) == 130
+    assert main(_finetune(first, out)) == 130
     (tmp_path / "run" / "notes.txt").write_text("mine")
     _reached(monkeypatch, seen)
-    main(_finetune(sst2, out, "--overwrite_output_dir"))
+    main(_finetune(second, out, "--overwrite_output_dir"))
     assert seen == [[JOB_FILE, "notes.txt"]]  # backup gone; files that are not the job's stay
-    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["--train_file"]["path"] == os.path.abspath(sst2)
+    assert json.load(open(os.path.join(out, JOB_FILE)))["fingerprint"]["--train_file"]["path"] == os.path.abspath(second)
 
 
 def test_a_finished_model_is_not_replaced(tmp_path, capsys, monkeypatch):
@@ -574,7 +595,7 @@ def test_a_finished_model_is_not_replaced(tmp_path, capsys, monkeypatch):
     assert main(_finetune(train, out)) == 130
     finish_job(out)  # as if it had gone on to the end: scored, metrics written
     finished = json.load(open(os.path.join(out, JOB_FILE)))["finished"]
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", None)
     _refused(capsys, _finetune(train, out), f"{out} already holds a finished finetune (model, written {finished})",
              "--overwrite_output_dir")
     _reached(monkeypatch, seen)
@@ -588,7 +609,7 @@ def test_a_model_not_recorded_as_written_whole_is_not_taken_over(tmp_path, capsy
     train, out = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run")
     _killed_after_a_backup(monkeypatch, "model")
     assert main(_finetune(train, out)) == 130
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", None)
     _refused(capsys, _finetune(train, out), f"{out} holds model of a finetune job that did not finish",
              "does not record model as written whole", "--overwrite_output_dir")
     # Killed (kill -9): recorded as running, its process gone, no end time; it was told as "written ?".
@@ -616,7 +637,7 @@ def test_a_live_job_of_another_kind_is_not_disturbed(tmp_path, capsys, monkeypat
 
     (out / JOB_FILE).write_text(json.dumps({"status": "running", "host": socket.gethostname(), "pid": os.getppid(),
                                             "fingerprint": {"--task": "ner"}}))
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", None)
     _refused(capsys, _finetune(train, str(out)), f"being written by another running job (pid {os.getppid()}",
              "differs")
 
@@ -638,7 +659,7 @@ def test_pretrain_output_follows_the_same_rule(tiny_checkpoint, tmp_path, capsys
     _refused(capsys, argv + [str(second)], "--input_file differs", str(first), "--overwrite_output_dir")
     _refused(capsys, argv + [str(first), "--train_batch_size", "8"], "--train_batch_size differs")
     train = _tsv(str(tmp_path / "SST-2"))
-    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", None)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", None)
     _refused(capsys, _finetune(train, out), f"{out} was written by a pretrain job, not finetune")
 
 

@@ -240,8 +240,6 @@ def _split_or_read_eval(args, read, classes=None):
 
 
 def _finetune_classifier(args):
-    from keras_bert_zoo.tasks.bert_classifier import BertClassifier
-
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type),
         classes=_single_labels if args.problem_type in (None, "multi_class") else None,
@@ -257,6 +255,8 @@ def _finetune_classifier(args):
                          "or more apart. Add examples of the others, or --problem_type regression for scores.")
 
     def build():
+        from keras_bert_zoo.tasks.bert_classifier import BertClassifier
+
         return BertClassifier.from_preset(
             args.preset,
             num_classes=1 if problem_type == "regression" else len(train.label_names),
@@ -280,7 +280,6 @@ def _single_labels(examples):
 
 def _finetune_ner(args):
     from keras_bert_zoo.data.conll import read_conll
-    from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
 
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: read_conll(path, label_names=names, **given(args, "word_column", "tag_column")),
@@ -291,6 +290,8 @@ def _finetune_ner(args):
                          "B-/I- tags. Is --tag_column the tags' column (CoNLL-2003 and SciERC files hold others)?")
 
     def build():
+        from keras_bert_zoo.tasks.bert_token_classifier import BertTokenClassifier
+
         return BertTokenClassifier.from_preset(args.preset, label_names=train.label_names,
                                                sequence_length=args.max_seq_length)
 
@@ -303,12 +304,13 @@ def _finetune_ner(args):
 
 def _finetune_qa(args):
     from keras_bert_zoo.data.squad import read_squad
-    from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
 
     train, evaluation = _split_or_read_eval(args, lambda path, names=None: read_squad(path))
     evaluation.check_unique_ids()  # scored after training: refused now, not once training is done
 
     def build():
+        from keras_bert_zoo.tasks.bert_question_answerer import BertQuestionAnswerer
+
         return BertQuestionAnswerer.from_preset(
             args.preset, sequence_length=args.max_seq_length,
             **given(args, "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
@@ -318,7 +320,8 @@ def _finetune_qa(args):
     return build, train, None, lambda task: task.evaluate_squad(evaluation, _eval_batch_size(args)), len(evaluation)
 
 
-# Each reads and checks --task's data, returning (build the task from --preset, x, y, score a task, eval count).
+# Each reads and checks --task's data (plain Python: before TensorFlow loads), returning (build the task from
+# --preset, x, y, score a task, eval count).
 FINETUNERS = {"classify": _finetune_classifier, "ner": _finetune_ner, "qa": _finetune_qa}
 
 
@@ -360,7 +363,7 @@ def _check_task_flags(args, task=None, reader=None):
 
 
 def check_finetune(args):
-    """The flags against each other and the preset (before TensorFlow loads)."""
+    """The flags against each other and the preset, then the data files (before TensorFlow loads)."""
     from keras_bert_zoo.cli.preset_limits import check_sequence_length
 
     _check_task_flags(args)
@@ -373,6 +376,9 @@ def check_finetune(args):
     length = check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args, length)
+    # The data last, once the flags hold: a bad row is refused in a second, before TensorFlow starts and before
+    # --output_dir is claimed; every worker of a cluster reads its own copy.
+    args.inputs_read = FINETUNERS[args.task](args)
 
 
 def run_finetune(args):
@@ -398,7 +404,7 @@ def run_finetune(args):
         check_global_batch_size(args.batch_size or library_default(*FINETUNE, "batch_size"), strategy)
         # Before the task is built: its head's initial weights and its dropout layers' seed generators are drawn then.
         keras.utils.set_random_seed(args.seed)
-        build, x, y, evaluate, eval_count = FINETUNERS[args.task](args)
+        build, x, y, evaluate, eval_count = args.inputs_read
         print(f"train: {len(x)} examples, eval: {eval_count}", file=sys.stderr)
         # This job trained and saved it, then stopped while scoring (a cluster's other workers read no record:
         # the chief's alone, so there all train again, from the backup).

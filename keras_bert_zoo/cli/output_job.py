@@ -1,7 +1,8 @@
 """The output directory of `finetune` and `pretrain`: claimed by one job, resumed only by the same job."""
 
-# What the parser adds beside the user's arguments: the command's functions, its flags' names, argv.
-NOT_ARGUMENTS = {"run", "check", "flag_names", "argv"}
+# What the parser adds beside the user's arguments: the command's functions, its flags' names, argv; and what a
+# command's check read for its run (`inputs_read`: the data files).
+NOT_ARGUMENTS = {"run", "check", "flag_names", "argv", "inputs_read"}
 # Arguments that do not change what the job writes: where it runs. The epochs count: BERT's schedule decays over
 # all of them, so a rerun asking for more (or fewer: it trained nothing and saved a half-decayed model as finished)
 # would be another job.
