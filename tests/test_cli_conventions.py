@@ -474,3 +474,21 @@ def test_saved_model_cli_run_is_quiet_by_default_and_verbose_on_request(tiny_che
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert wrong.stderr.startswith('keras-bert-zoo saved-model-cli: error: Could not find signature "nope". '
                                    'Please choose from: ') and "embed" in wrong.stderr
+
+
+def test_a_bad_row_is_refused_before_tensorflow_loads_with_a_preset_directory_too(tiny_checkpoint, tmp_path):
+    """A directory's config is read by the loader (TensorFlow): the data are read before it, so a bad row is
+    refused as fast as with a preset's name; a length beyond the directory's positions is refused after them."""
+    unlabelled = tmp_path / "unlabelled.csv"
+    unlabelled.write_text("text,label\ngood,pos\nbad,\n")
+    cases = [(["finetune", "--task", "classify", "--preset", tiny_checkpoint, "--train_file", str(unlabelled),
+               "--output_dir", str(tmp_path / "e")], f"{unlabelled}, line 3: empty label")]
+    code = ("import sys\nfrom keras_bert_zoo.cli.main import main\n"
+            f"for argv in {[argv for argv, _ in cases]!r}:\n"
+            "    print(main(argv), file=sys.stderr)\n"
+            "print('tensorflow' in sys.modules, file=sys.stderr)")
+    errors = _python(code).stderr.strip().splitlines()
+    assert errors[-1] == "False", errors
+    assert errors[0].startswith("keras-bert-zoo finetune: error: ") and cases[0][1] in errors[0], errors
+    assert errors[1] == "2" and not (tmp_path / "e").exists()
+

@@ -53,6 +53,15 @@ def _tsv(folder, rows=tuple(f"{word} film {i}\t{label}" for i in range(5) for wo
     return path
 
 
+def _squad(path):
+    """A SQuAD file of two questions on two contexts: one is held out by --eval_fraction 0.5."""
+    with open(path, "w") as f:
+        paragraphs = [{"context": "all work and no play" + " jack" * i, "qas": [
+            {"id": str(i), "question": "what?", "answers": [{"text": "no play", "answer_start": 13}]}]} for i in range(2)]
+        json.dump({"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}, f)
+    return path
+
+
 @pytest.fixture
 def no_model(monkeypatch):
     """Loading a model (or building a task) fails the test."""
@@ -278,11 +287,7 @@ def test_finetune_and_export_cut_their_default_length_to_the_preset_and_say_so(t
     assert f"keras-bert-zoo finetune: {said.format(default=128)}" in capsys.readouterr().err
     # QA's --max_query_length and --doc_stride, not given, are fitted to the length packed: they were refused,
     # "--max_query_length 64 (the default) ... pass --max_query_length 12 or less", for flags nobody gave.
-    squad = os.path.join(files["tmp"], "squad.json")
-    with open(squad, "w") as f:
-        json.dump({"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "all work and no play" + " jack" * i, "qas": [
-            {"id": str(i), "question": "what?", "answers": [{"text": "no play", "answer_start": 13}]}]}
-            for i in range(2)]}]}, f)
+    squad = _squad(os.path.join(files["tmp"], "squad.json"))
     with pytest.raises(AssertionError, match="a model was loaded"):
         main(["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train_file", squad, "--eval_fraction", "0.5",
               "--output_dir", files["tmp"] + "/o"])
@@ -369,10 +374,10 @@ def test_a_missing_offline_preset_tells_the_cli_user_what_to_run(files, capsys, 
 
 
 def test_qa_lengths_that_leave_no_window_are_refused(tiny_checkpoint, files, capsys, no_model):
-    squad = os.path.join(files["tmp"], "squad.json")
-    with open(squad, "w") as f:
-        json.dump({"data": []}, f)
-    argv = ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train", squad, "--output", files["tmp"] + "/q"]
+    # A preset directory's positions are read after the data (see check_finetune): a file they pass.
+    squad = _squad(os.path.join(files["tmp"], "squad.json"))
+    argv = ["finetune", "--task", "qa", "--preset", tiny_checkpoint, "--train", squad, "--eval_fraction", "0.5",
+            "--output", files["tmp"] + "/q"]
     _refused(capsys, argv + ["--max_seq_length", "16", "--max_query_length", "13"],
              "--max_query_length 13 leaves no room for the context in 16 positions", "pass --max_query_length 12 "
              "or less")
@@ -1005,3 +1010,26 @@ def test_standard_input_and_pipes_are_read_where_a_stream_is_and_named_where_not
     assert main(["predict", "--model", tmp + "/qa", "--input_file", "-"]) == 0
     (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert row["answer"] == answerer.predict_answers([question])[0]["answer"] and row["question"] == "Who ran?"
+
+
+def test_a_training_file_changed_after_it_was_read_is_refused_not_recorded(tmp_path, capsys, monkeypatch):
+    """The check reads --train_file before TensorFlow loads; the job's fingerprint is the file as read. A file
+    rewritten in the seconds before the job claims --output_dir was recorded with its new bytes, though the job
+    trained on the old ones (and a rerun with the new file resumed that backup)."""
+    from keras_bert_zoo.cli import output_job as output_job_module
+    from keras_bert_zoo.utils.job_record import file_fingerprint
+
+    train, out = _tsv(str(tmp_path / "SST-2")), str(tmp_path / "run")
+    read = file_fingerprint(train)
+    claim = output_job_module.output_job
+
+    def rewritten_first(args, *a, **k):  # as if another process rewrote it while TensorFlow loaded
+        with open(train, "a") as f:
+            f.write("more film\t1\n")
+        return claim(args, *a, **k)
+
+    monkeypatch.setattr(finetune_command, "output_job", rewritten_first)
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", None)  # nothing may load below
+    _refused(capsys, _finetune(train, out), f"{train} changed while the job started", "run the command again")
+    assert not os.path.exists(out)
+    assert file_fingerprint(train) != read

@@ -23,6 +23,7 @@ from keras_bert_zoo.cli.library_defaults import library_constant
 from keras_bert_zoo.cli.library_defaults import library_default
 from keras_bert_zoo.cli.text_lines import read_text_lines
 from keras_bert_zoo.cli.output_job import add_output_arguments
+from keras_bert_zoo.cli.output_job import fingerprint_files_read
 from keras_bert_zoo.cli.output_job import flag_names
 from keras_bert_zoo.cli.output_job import output_job
 from keras_bert_zoo.cli.strategy_flags import add_strategy_arguments
@@ -34,6 +35,8 @@ from keras_bert_zoo.utils.text_files import untrusted_repr
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
 TASKS = ("classify", "ner", "qa")
+# The flags (dests) of the files a job's fingerprint holds by their contents.
+FILE_FLAGS = ("train", "eval")
 
 
 READ = ("data.readers", "read_classification")
@@ -364,7 +367,7 @@ def _check_task_flags(args, task=None, reader=None):
 
 def check_finetune(args):
     """The flags against each other and the preset, then the data files (before TensorFlow loads)."""
-    from keras_bert_zoo.cli.preset_limits import check_sequence_length
+    from keras_bert_zoo.presets.registry import is_preset_name
 
     _check_task_flags(args)
     # The job's fingerprint holds the columns' values, as it did when these flags had defaults of their own:
@@ -372,13 +375,28 @@ def check_finetune(args):
     for flag in ("word_column", "tag_column"):
         if getattr(args, flag) is None:
             setattr(args, flag, library_default(*CONLL, flag))
-    # Without the flag, from_preset packs its task's default cut to the preset's positions, as checked here.
+    # Without the flag, from_preset packs its task's default cut to the preset's positions, as checked here. A
+    # registered preset's config is its spec (plain Python); a directory's or handle's is read by the loader, which
+    # loads TensorFlow: the data are read before it, so that a bad row is refused as fast as with a preset's name.
+    named = is_preset_name(args.preset)
+    if named:
+        _check_lengths(args)
+    # The data once the flags hold: a bad row is refused in a second, before TensorFlow starts and before
+    # --output_dir is claimed; every worker of a cluster reads its own copy. The files are fingerprinted as they
+    # are read: the job records the bytes it trains on, however long TensorFlow takes to load.
+    fingerprint_files_read(args, FILE_FLAGS)
+    args.inputs_read = FINETUNERS[args.task](args)
+    if not named:
+        _check_lengths(args)
+
+
+def _check_lengths(args):
+    """--max_seq_length against the preset's positions, and QA's lengths against it."""
+    from keras_bert_zoo.cli.preset_limits import check_sequence_length
+
     length = check_sequence_length(args.max_seq_length, _default_sequence_length(args.task), args.preset)
     if args.task == "qa":
         _check_qa_lengths(args, length)
-    # The data last, once the flags hold: a bad row is refused in a second, before TensorFlow starts and before
-    # --output_dir is claimed; every worker of a cluster reads its own copy.
-    args.inputs_read = FINETUNERS[args.task](args)
 
 
 def run_finetune(args):
@@ -399,7 +417,7 @@ def run_finetune(args):
     # cluster in TF_CONFIG the strategy is made first, and the chief alone claims the (shared) output directory.
     strategy = strategy_from_flags(args) if cluster_workers() else None
     chief = strategy is None or is_chief(strategy)
-    with claimed_by_chief(strategy, output_job(args, file_flags=("train", "eval"), chief=chief)):
+    with claimed_by_chief(strategy, output_job(args, file_flags=FILE_FLAGS, chief=chief)):
         strategy = strategy or strategy_from_flags(args)
         check_global_batch_size(args.batch_size or library_default(*FINETUNE, "batch_size"), strategy)
         # Before the task is built: its head's initial weights and its dropout layers' seed generators are drawn then.

@@ -1,8 +1,8 @@
 """The output directory of `finetune` and `pretrain`: claimed by one job, resumed only by the same job."""
 
 # What the parser adds beside the user's arguments: the command's functions, its flags' names, argv; and what a
-# command's check read for its run (`inputs_read`: the data files).
-NOT_ARGUMENTS = {"run", "check", "flag_names", "argv", "inputs_read"}
+# command's check read for its run (`inputs_read`: the data files; `files_read`: their fingerprints as read).
+NOT_ARGUMENTS = {"run", "check", "flag_names", "argv", "inputs_read", "files_read"}
 # Arguments that do not change what the job writes: where it runs. The epochs count: BERT's schedule decays over
 # all of them, so a rerun asking for more (or fewer: it trained nothing and saved a half-decayed model as finished)
 # would be another job.
@@ -31,16 +31,51 @@ def flag_names(parser):
             if action.option_strings and action.help != argparse.SUPPRESS}
 
 
-def job_fingerprint(args, file_flags):
-    """What decides the job's result, keyed by flag; files (`file_flags` dests) by size and SHA-256."""
+def fingerprint_files_read(args, file_flags):
+    """Fingerprint the files of `file_flags` (dests) as a command's check reads them, before it reads them: the
+    job records the bytes it trains on, not those the file holds once TensorFlow has loaded (see
+    `job_fingerprint`)."""
+    import os
+
     from keras_bert_zoo.utils.job_record import file_fingerprint
 
+    args.files_read = {}
+    for dest in file_flags:
+        path = getattr(args, dest, None)
+        if isinstance(path, str):
+            stat = os.stat(path)
+            args.files_read[path] = (file_fingerprint(path), (stat.st_size, stat.st_mtime_ns))
+
+
+def _fingerprint_of_read(args, path):
+    """`path`'s fingerprint as the check read it; a file changed since then is refused (the job would record one
+    file and train on another)."""
+    import os
+
+    from keras_bert_zoo.cli.usage_error import UsageError
+    from keras_bert_zoo.utils.job_record import file_fingerprint
+
+    read = getattr(args, "files_read", {}).get(path)
+    if read is None:
+        return file_fingerprint(path)
+    fingerprint, (size, mtime_ns) = read
+    stat = os.stat(path)
+    if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns):
+        raise UsageError(f"{path} changed while the job started (after it was read, before {args.output} was "
+                         "claimed): run the command again once the file is written.")
+    return fingerprint
+
+
+def job_fingerprint(args, file_flags):
+    """What decides the job's result, keyed by flag; files (`file_flags` dests) by size and SHA-256 (as the
+    command's check read them, where it did: `fingerprint_files_read`)."""
     fingerprint = {}
     for dest, value in sorted(vars(args).items()):
         if dest in NOT_IN_FINGERPRINT:
             continue
         if dest in file_flags and value is not None:
-            value = [file_fingerprint(v) for v in value] if isinstance(value, list) else file_fingerprint(value)
+            value = [_fingerprint_of_read(args, v) for v in value] if isinstance(value, list) else \
+                _fingerprint_of_read(args, value)
         fingerprint[args.flag_names.get(dest, "--" + dest)] = value
     return fingerprint
 
