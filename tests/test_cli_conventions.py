@@ -310,6 +310,25 @@ def test_a_wrong_model_path_says_which_form_was_expected(command, tmp_path, caps
         assert f"--model {model} {problem}: expected a `finetune` --output_dir or its model/" in out.err
 
 
+@pytest.mark.parametrize("command", ["evaluate", "predict", "export"])
+def test_an_unfinished_finetune_output_dir_names_its_job_and_the_fix(command, tmp_path, capsys):
+    # A finetune stopped before it wrote model/ leaves job.json, backup/ and logs/: "is not a fine-tuned model"
+    # did not say that the same command resumes it.
+    out_dir = tmp_path / "run"
+    (out_dir / "backup").mkdir(parents=True)
+    (out_dir / "job.json").write_text(json.dumps({"command": "finetune", "status": "interrupted"}))
+    data = tmp_path / "d.txt"
+    data.write_text("x\n")
+    flag = {"evaluate": "--eval_file", "predict": "--input_file", "export": "--output_dir"}[command]
+    for model, where in ((out_dir, "is the"), (out_dir / "backup", "is inside the")):
+        code, out = _run(capsys, [command, "--model", str(model), flag, str(data if command != "export" else
+                                                                             tmp_path / "exports")])
+        assert code == 2
+        assert (f"--model {model} {where} --output_dir of a `finetune` job that has not written its model "
+                f"({out_dir / 'job.json'}: interrupted): run the same keras-bert-zoo finetune command again") in out.err
+    assert not (tmp_path / "exports").exists()
+
+
 # --- --config keys ---
 
 def test_a_bad_config_key_is_one_line_listing_the_valid_keys(tmp_path, capsys):

@@ -78,6 +78,12 @@ def _load(model, max_seq_length, dtype):
             check_entity_tags(saved_task_config(saved).get("label_names"), "The served signature entities")
         return _load_task(model, dtype=dtype), None
     preset = saved or model
+    if saved is None and os.path.isdir(model):
+        from keras_bert_zoo.cli.finetune_command import unfinished_job
+
+        unfinished = unfinished_job(model)
+        if unfinished:
+            raise UsageError(f"--model {model} {unfinished}.")
     try:
         config = load_backbone_config(preset)
     except PresetNotFoundError as e:

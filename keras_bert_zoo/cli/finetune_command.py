@@ -463,6 +463,30 @@ def _is_checkpoint_dir(path):
                   and bool(glob.glob(os.path.join(path, library_constant(*GOOGLE_INDEX_GLOB)))))
 
 
+def unfinished_job(path):
+    """Why `path`, a `finetune` / `pretrain` --output_dir (or its backup/ or logs/) with no model/ yet, holds no model:
+    a sentence naming its job's status and the fix; None for any other path. Read from job.json, before TensorFlow."""
+    from keras_bert_zoo.utils.job_record import JOB_FILE
+    from keras_bert_zoo.utils.job_record import job_status
+    from keras_bert_zoo.utils.job_record import read_job
+
+    path = os.path.normpath(path)
+    for job_dir in (path, os.path.dirname(path)):
+        job = read_job(job_dir) if os.path.isfile(os.path.join(job_dir, JOB_FILE)) else None
+        if not isinstance(job, dict) or job.get("command") not in ("finetune", "pretrain") or \
+                os.path.isdir(os.path.join(job_dir, library_constant(*MODEL_DIR))):
+            continue
+        command, status = job["command"], job_status(job_dir)
+        if status == "running":
+            fix = f"wait for it to write {os.path.join(job_dir, library_constant(*MODEL_DIR))}"
+        else:
+            fix = (f"run the same keras-bert-zoo {command} command again to resume it (from its backup/, "
+                   "if it wrote one), then pass its --output_dir")
+        return (f"is {'' if job_dir == path else 'inside '}the --output_dir of a `{command}` job that has not written its model "
+                f"({os.path.join(job_dir, JOB_FILE)}: {status}): {fix}")
+    return None
+
+
 def _fine_tuned_dir(path):
     """Where the fine-tuned task in `path` is: a `finetune` model's directory, a checkpoint directory or an hf://
     handle or URL (whether either holds a fine-tuned task is known once read); a `UsageError` naming --model when
@@ -475,6 +499,9 @@ def _fine_tuned_dir(path):
     if found is None and os.path.isdir(path) and _is_checkpoint_dir(path):
         found = path
     if found is None:
+        unfinished = unfinished_job(path) if os.path.isdir(path) else None
+        if unfinished:
+            raise UsageError(f"--model {path} {unfinished}.")
         problem = ("is a preset, not a fine-tuned model" if path in preset_names() else
                    "is not a fine-tuned model" if os.path.isdir(path) else "does not exist")
         raise UsageError(f"--model {path} {problem}: expected a `finetune` --output_dir or its model/ "
