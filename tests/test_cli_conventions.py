@@ -511,3 +511,26 @@ def test_a_bad_row_is_refused_before_tensorflow_loads_with_a_preset_directory_to
     assert errors[0].startswith("keras-bert-zoo finetune: error: ") and cases[0][1] in errors[0], errors
     assert errors[1] == "2" and not (tmp_path / "e").exists()
 
+
+
+def test_evaluate_reads_a_glue_file_elsewhere_as_the_glue_task_finetune_read_by_its_folder(tmp_path, capsys):
+    # finetune --train_file glue/MRPC/train.tsv (no flag: GLUE by the folder's name); evaluate --eval_file
+    # mrpc_dev.tsv read the copy as a CSV of columns text / label and refused it.
+    (tmp_path / "run" / "model").mkdir(parents=True)
+    (tmp_path / "run" / "job.json").write_text(json.dumps({"command": "finetune", "args": {
+        "train": str(tmp_path / "glue" / "MRPC" / "train.tsv"), "eval": None, "format": None, "glue_task": None}}))
+    header = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    dev = tmp_path / "mrpc_dev.tsv"
+    dev.write_text(header + "1\t1\t2\tall work\tno play\n0\t3\t4\ta dull boy\tjack\n")
+    args = build_parser().parse_args(["evaluate", "--model", str(tmp_path / "run"), "--eval_file", str(dev)])
+    finetune_command._read_as_finetune_did(args, str(tmp_path / "run" / "model"))
+    assert args.glue_task == "MRPC"
+    assert f"--glue_task MRPC (from {tmp_path / 'run' / 'job.json'})" in capsys.readouterr().err
+    assert finetune_command._read(str(dev), args).texts == [("all work", "no play"), ("a dull boy", "jack")]
+    # An eval file in a GLUE task's folder is read by its own folder; a flag given is the user's.
+    (tmp_path / "SST-2").mkdir()
+    (tmp_path / "SST-2" / "dev.tsv").write_text("sentence\tlabel\nall work\t1\n")
+    for argv in (["--eval_file", str(tmp_path / "SST-2" / "dev.tsv")], ["--eval_file", str(dev), "--format", "csv"]):
+        args = build_parser().parse_args(["evaluate", "--model", str(tmp_path / "run"), *argv])
+        finetune_command._read_as_finetune_did(args, str(tmp_path / "run" / "model"))
+        assert args.glue_task is None

@@ -616,7 +616,9 @@ _READ_FLAGS = ("format", "glue_task", "text_column", "text_b_column", "label_col
 
 def _read_as_finetune_did(args, found):
     """Given none of the data flags, evaluate reads --eval_file with those the `finetune` job that saved `found`
-    read its files with (its job.json): a model trained on --text_column review was scored on a column 'text'."""
+    read its files with (its job.json): a model trained on --text_column review was scored on a column 'text'.
+    A GLUE TSV finetune read by its folder's name (no flag) makes it --glue_task for an --eval_file elsewhere."""
+    from keras_bert_zoo.data.glue import infer_glue_task
     from keras_bert_zoo.utils.job_record import JOB_FILE
     from keras_bert_zoo.utils.job_record import read_job
 
@@ -633,6 +635,13 @@ def _read_as_finetune_did(args, found):
     recorded = job.get("args") if job.get("command") == "finetune" else None
     taken = {flag: recorded.get(flag) for flag in _READ_FLAGS if isinstance(recorded, dict)
              and isinstance(recorded.get(flag), str)}
+    if isinstance(recorded, dict) and not taken and args.eval and infer_glue_task(args.eval) is None:
+        # finetune read a GLUE TSV by its folder's name (glue/MRPC/train.tsv), no flag given: its dev file, copied
+        # elsewhere (mrpc_dev.tsv), was read as a CSV with columns text / label and refused.
+        trained = [recorded.get(key) for key in ("train", "eval") if isinstance(recorded.get(key), str)]
+        tasks = {infer_glue_task(path) for path in trained if path.endswith(".tsv")} - {None}
+        if len(tasks) == 1:
+            taken = {"glue_task": tasks.pop()}
     if taken:
         vars(args).update(taken)
         print(f"Reading --eval_file as finetune read its files: "
