@@ -482,7 +482,8 @@ def unfinished_job(path):
         else:
             fix = (f"run the same keras-bert-zoo {command} command again to resume it (from its backup/, "
                    "if it wrote one), then pass its --output_dir")
-        return (f"is {'' if job_dir == path else 'inside '}the --output_dir of a `{command}` job that has not written its model "
+        where = "" if job_dir == path else "inside "
+        return (f"is {where}the --output_dir of a `{command}` job that has not written its model "
                 f"({os.path.join(job_dir, JOB_FILE)}: {status}): {fix}")
     return None
 
