@@ -57,7 +57,8 @@ def _squad(path):
     """A SQuAD file of two questions on two contexts: one is held out by --eval_fraction 0.5."""
     with open(path, "w") as f:
         paragraphs = [{"context": "all work and no play" + " jack" * i, "qas": [
-            {"id": str(i), "question": "what?", "answers": [{"text": "no play", "answer_start": 13}]}]} for i in range(2)]
+            {"id": str(i), "question": "what?", "answers": [{"text": "no play", "answer_start": 13}]}]}
+            for i in range(2)]
         json.dump({"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}, f)
     return path
 
@@ -968,6 +969,33 @@ def test_evaluate_refuses_a_classification_files_options_for_an_ner_model(tiny_c
     for extra, flag in ((["--skip_bad_rows"], "--skip_bad_rows"), (["--text_column", "t"], "--text_column")):
         _refused(capsys, ["evaluate", "--model", str(model), "--eval_file", str(conll), *extra],
                  f"{flag} is for --task classify; {model} (a ner model) does not read it")
+
+
+def test_evaluate_on_a_file_of_another_task_says_what_the_model_is_scored_on(tiny_checkpoint, tmp_path, capsys,
+                                                                             monkeypatch):
+    """A GLUE TSV given to a tagger was refused as "expected one word and one tag, found word 'Quality'", a SQuAD
+    file given to a classifier as "missing field(s) ['text', 'label']": neither said what the model reads."""
+    import keras_bert_zoo as kbz
+    from keras_bert_zoo.tasks.task import Task
+
+    models = {"ner": kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=["O", "B-X", "I-X"]),
+              "classify": kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, label_names=["0", "1"]),
+              "qa": kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint)}
+    for kind, task in models.items():
+        task.save_to_preset(str(tmp_path / kind))
+    mrpc = tmp_path / "mrpc.tsv"
+    mrpc.write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tall work\tno play\n")
+    squad = tmp_path / "squad.json"
+    squad.write_text(json.dumps({"version": "1.1", "data": []}))
+    monkeypatch.setattr(Task, "from_preset", lambda *a, **k: pytest.fail("the model loaded"))
+    for kind, eval_file, said in (
+            ("ner", mrpc, f"{mrpc}:1: expected one word and one tag, found word 'Quality'"),
+            ("classify", squad, f"{squad}, line 1: missing field(s)"),
+            ("qa", mrpc, f"{mrpc} is not a SQuAD-format file")):
+        model = tmp_path / kind
+        _refused(capsys, ["evaluate", "--model", str(model), "--eval_file", str(eval_file)], said,
+                 f"(--model {model} is a", {"ner": "scored on CoNLL files", "classify": "scored on GLUE TSV, CSV or "
+                 "JSON-lines files", "qa": "scored on SQuAD JSON files"}[kind])
 
 
 def test_standard_input_and_pipes_are_read_where_a_stream_is_and_named_where_not(tiny_checkpoint, files, capsys,

@@ -1,5 +1,6 @@
 """`keras-bert-zoo finetune`, `evaluate` and `predict` (classification, NER, QA)."""
 
+import contextlib
 import json
 import math
 import os
@@ -575,7 +576,36 @@ def run_evaluate(args):
     # A classification file's options, given for an NER or QA model, were ignored in silence.
     _check_task_flags(args, kind, reader=f"{args.model} (a {kind} model)")
     saved, loaded = _fine_tuned_config(found)
-    if hasattr(task_class, "evaluate_squad"):
+    with _eval_file_for(kind, args):
+        data, scores = _read_eval_file(args, kind, found, saved)
+    metrics = _json_scores({"eval_examples": len(data), **scores(loaded or Task.from_preset(found))})
+    if args.output:
+        from keras_bert_zoo.training.finetune import write_json
+
+        write_json(args.output, metrics)
+    print(json.dumps(metrics, indent=2))
+
+
+# What each kind of model is scored on: said beside a row of --eval_file that cannot be read, which is often a
+# file of another task ("expected one word and one tag, found word 'Quality'": GLUE's MRPC, for a tagger).
+_EVAL_FILES = {"classify": "a classifier: it is scored on GLUE TSV, CSV or JSON-lines files of texts and labels",
+               "ner": "a tagger: it is scored on CoNLL files (a word and its tag per line)",
+               "qa": "a question answerer: it is scored on SQuAD JSON files"}
+
+
+@contextlib.contextmanager
+def _eval_file_for(kind, args):
+    from keras_bert_zoo.data.errors import DataFormatError
+
+    try:
+        yield
+    except DataFormatError as e:
+        raise DataFormatError(f"{e} (--model {args.model} is {_EVAL_FILES[kind]}.)") from None
+
+
+def _read_eval_file(args, kind, found, saved):
+    """`(examples, scores(task))` of --eval_file for a model of `kind` saved with config `saved`."""
+    if kind == "qa":
         from keras_bert_zoo.data.squad import read_squad
 
         data = read_squad(args.eval)
@@ -583,7 +613,7 @@ def run_evaluate(args):
 
         def scores(task):
             return task.evaluate_squad(data, args.batch_size)
-    elif hasattr(task_class, "evaluate_entities"):
+    elif kind == "ner":
         from keras_bert_zoo.data.conll import read_conll
         from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
 
@@ -604,12 +634,7 @@ def run_evaluate(args):
 
         def scores(task):
             return {**_skipped_rows(args, eval=data), **task.evaluate_glue(data, batch_size=args.batch_size)}
-    metrics = _json_scores({"eval_examples": len(data), **scores(loaded or Task.from_preset(found))})
-    if args.output:
-        from keras_bert_zoo.training.finetune import write_json
-
-        write_json(args.output, metrics)
-    print(json.dumps(metrics, indent=2))
+    return data, scores
 
 
 _READ_FLAGS = ("format", "glue_task", "text_column", "text_b_column", "label_column")
