@@ -493,6 +493,16 @@ def test_saved_model_cli_run_is_quiet_by_default_and_verbose_on_request(tiny_che
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert wrong.stderr.startswith('keras-bert-zoo saved-model-cli: error: Could not find signature "nope". '
                                    'Please choose from: ') and "embed" in wrong.stderr
+    # Requests the session cannot feed were TensorFlow's graph trace, exit status 1.
+    show = f"(keras-bert-zoo saved-model-cli show --dir {tmp_path / 'tiny' / '1'} --all lists"
+    unfed = _cli(*run[:-4], "--signature_def", "predict_ids", "--input_exprs", "token_ids=[[2, 5, 3]]")
+    assert unfed.returncode == 2 and len(unfed.stderr.strip().splitlines()) == 1, unfed.stderr
+    assert re.search("error: the signature predict_ids's input '(segment_ids|padding_mask)' is not given: give every "
+                     "input of the signature in --inputs / --input_exprs / --input_examples ", unfed.stderr)
+    assert show in unfed.stderr, unfed.stderr
+    number = _cli(*run[:-1], "text=[1.5]")
+    assert number.returncode == 2 and len(number.stderr.strip().splitlines()) == 1, number.stderr
+    assert "error: the request cannot be run: Unsupported object type float " + show in number.stderr, number.stderr
 
 
 def test_a_bad_row_is_refused_before_tensorflow_loads_with_a_preset_directory_too(tiny_checkpoint, tmp_path):

@@ -10,6 +10,7 @@ saved-model-cli ...`; the tool's warnings about your arguments stay.
 
 import logging
 import os
+import re
 import sys
 
 from keras_bert_zoo.cli.usage_error import UsageError
@@ -36,15 +37,21 @@ class _QuietLogs(logging.Filter):
         return record.levelno >= logging.WARNING and "is deprecated and will be removed" not in record.getMessage()
 
 
+def _flag_values(arguments, flag):
+    """The values given to the tool's `--flag` (absl also reads `-flag` and `--flag=value`)."""
+    for token, following in zip(arguments, arguments[1:] + [None]):
+        name, equals, value = token.partition("=")
+        if name in (f"--{flag}", f"-{flag}"):
+            yield value if equals else following
+
+
 def _check_dir(arguments):
     """Refuse a model directory as --dir (`load_export` takes one; TensorFlow's tool said only "SavedModel file
     does not exist"), naming a version directory to pass instead."""
     from keras_bert_zoo.export.export_for_serving import version_numbers
 
-    for flag, following in zip(arguments, arguments[1:] + [None]):
-        name, equals, value = flag.partition("=")
-        directory = value if equals else following
-        if name not in ("--dir", "-dir") or not directory or os.path.exists(os.path.join(directory, "saved_model.pb")):
+    for directory in _flag_values(arguments, "dir"):
+        if not directory or os.path.exists(os.path.join(directory, "saved_model.pb")):
             continue
         versions = sorted(version_numbers(directory))
         if versions:
@@ -77,3 +84,28 @@ def run(args):
         return saved_model_cli.main()
     except RuntimeError as e:  # how the tool reports a malformed --inputs / --input_exprs
         raise ValueError(str(e)) from e
+    except tf.errors.OpError as e:
+        # A request the session cannot feed (an input left out, a number for a string): the tool let the
+        # session's error through, a page of graph trace ending in exit status 1.
+        raise ValueError(_unfed(e.message, args.arguments)) from e
+
+
+def _unfed(message, arguments):
+    """One line for TensorFlow's error `message` on the request of `arguments` (the tool's)."""
+    show = f"keras-bert-zoo saved-model-cli show --dir {next(_flag_values(arguments, 'dir'), 'DIR')} --all"
+    missing = re.search(r"You must feed a value for placeholder tensor '([^']+)'", message)
+    if missing:
+        signature = next(_flag_values(arguments, "signature_def"), None) or "serving_default"
+        placeholder = missing.group(1)
+        name = placeholder[len(signature) + 1:] if placeholder.startswith(signature + "_") else placeholder
+        return (f"the signature {signature}'s input {name!r} is not given: give every input of the signature in "
+                f"--inputs / --input_exprs / --input_examples ({show} lists them).")
+    lines = []
+    for line in message.splitlines():
+        if line.startswith("Original stack trace"):
+            break
+        if line.strip() and not line.startswith(("Graph execution error", "Detected at node", "Node:")) and \
+                not line.strip().startswith("[["):
+            lines.append(line.strip())
+    return (f"the request cannot be run: {' '.join(lines) or message.strip()} ({show} lists each input's dtype and "
+            "shape).")
