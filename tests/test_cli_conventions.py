@@ -544,3 +544,19 @@ def test_evaluate_reads_a_glue_file_elsewhere_as_the_glue_task_finetune_read_by_
         args = build_parser().parse_args(["evaluate", "--model", str(tmp_path / "run"), *argv])
         finetune_command._read_as_finetune_did(args, str(tmp_path / "run" / "model"))
         assert args.glue_task is None
+
+
+def test_unfinished_job_names_only_the_jobs_own_folders_and_the_fix_its_status_allows(tmp_path):
+    # A preset kept inside an unfinished job's directory was refused by export as "inside the --output_dir"; a
+    # finished job whose model/ was removed was told to rerun, which is refused over its finished results; an
+    # unfinished pretrain was to be passed to evaluate once done, which refuses a pretrained model.
+    job = tmp_path / "run"
+    (job / "backup").mkdir(parents=True)
+    (job / "my_preset").mkdir()
+    (job / "job.json").write_text(json.dumps({"command": "pretrain", "status": "finished"}))
+    assert finetune_command.unfinished_job(str(job / "my_preset")) is None
+    finished = finetune_command.unfinished_job(str(job / "backup"), fine_tuned=False)
+    assert "--overwrite_output_dir" in finished and "resume" not in finished
+    (job / "job.json").write_text(json.dumps({"command": "pretrain", "status": "interrupted"}))
+    assert "fine-tune its model/" in finetune_command.unfinished_job(str(job))
+    assert "fine-tune" not in finetune_command.unfinished_job(str(job), fine_tuned=False)

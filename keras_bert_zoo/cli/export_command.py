@@ -81,7 +81,7 @@ def _load(model, max_seq_length, dtype):
     if saved is None and os.path.isdir(model):
         from keras_bert_zoo.cli.finetune_command import unfinished_job
 
-        unfinished = unfinished_job(model)
+        unfinished = unfinished_job(model, fine_tuned=False)
         if unfinished:
             raise UsageError(f"--model {model} {unfinished}.")
     try:

@@ -464,25 +464,37 @@ def _is_checkpoint_dir(path):
                   and bool(glob.glob(os.path.join(path, library_constant(*GOOGLE_INDEX_GLOB)))))
 
 
-def unfinished_job(path):
+def unfinished_job(path, fine_tuned=True):
     """Why `path`, a `finetune` / `pretrain` --output_dir (or its backup/ or logs/) with no model/ yet, holds no model:
-    a sentence naming its job's status and the fix; None for any other path. Read from job.json, before TensorFlow."""
+    a sentence naming its job's status and the fix; None for any other path. Read from job.json, before TensorFlow.
+    `fine_tuned`: the command takes a fine-tuned model only (evaluate, predict), not a pretrained one."""
     from keras_bert_zoo.utils.job_record import JOB_FILE
     from keras_bert_zoo.utils.job_record import job_status
     from keras_bert_zoo.utils.job_record import read_job
 
     path = os.path.normpath(path)
-    for job_dir in (path, os.path.dirname(path)):
+    # The job's own folders only: a model (a preset, a checkpoint) kept elsewhere inside the directory is not it.
+    own = (library_constant("training.finetune", "BACKUP_DIR"), library_constant("training.training_logs", "LOGS_DIR"))
+    for job_dir in (path, os.path.dirname(path)) if os.path.basename(path) in own else (path,):
         job = read_job(job_dir) if os.path.isfile(os.path.join(job_dir, JOB_FILE)) else None
         if not isinstance(job, dict) or job.get("command") not in ("finetune", "pretrain") or \
                 os.path.isdir(os.path.join(job_dir, library_constant(*MODEL_DIR))):
             continue
         command, status = job["command"], job_status(job_dir)
+        then = ("then fine-tune its model/ (keras-bert-zoo finetune --preset "
+                f"{os.path.join(job_dir, library_constant(*MODEL_DIR))} ...) and pass that --output_dir"
+                if command == "pretrain" and fine_tuned else "then pass its --output_dir")
         if status == "running":
             fix = f"wait for it to write {os.path.join(job_dir, library_constant(*MODEL_DIR))}"
+            if command == "pretrain" and fine_tuned:
+                fix += f", {then}"
+        elif status == "finished":
+            # Its model/ was removed or moved since: a rerun of the job is refused over its finished results.
+            fix = (f"its model/ has been removed or moved since; run the {command} command again with "
+                   f"--overwrite_output_dir to train it anew, {then}")
         else:
             fix = (f"run the same keras-bert-zoo {command} command again to resume it (from its backup/, "
-                   "if it wrote one), then pass its --output_dir")
+                   f"if it wrote one), {then}")
         where = "" if job_dir == path else "inside "
         return (f"is {where}the --output_dir of a `{command}` job that has not written its model "
                 f"({os.path.join(job_dir, JOB_FILE)}: {status}): {fix}")
