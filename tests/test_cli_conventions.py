@@ -560,3 +560,24 @@ def test_unfinished_job_names_only_the_jobs_own_folders_and_the_fix_its_status_a
     (job / "job.json").write_text(json.dumps({"command": "pretrain", "status": "interrupted"}))
     assert "fine-tune its model/" in finetune_command.unfinished_job(str(job))
     assert "fine-tune" not in finetune_command.unfinished_job(str(job), fine_tuned=False)
+
+
+def test_evaluate_takes_the_glue_task_from_finetune_only_for_a_tsv_by_the_absolute_paths_it_read(tmp_path, capsys,
+                                                                                                     monkeypatch):
+    # A .csv / JSON-lines eval file of a model trained on glue/SST-2/train.tsv was read with --glue_task SST-2 and
+    # refused ("no column 'sentence'"); a --train_file given relative to finetune's cwd was read from evaluate's.
+    (tmp_path / "run" / "model").mkdir(parents=True)
+    (tmp_path / "SST-2").mkdir()
+    (tmp_path / "SST-2" / "x.tsv").write_text("sentence\tlabel\nall work\t1\n")
+    (tmp_path / "run" / "job.json").write_text(json.dumps({
+        "command": "finetune", "args": {"train": "train.tsv", "eval": None, "format": None, "glue_task": None},
+        "fingerprint": {"--train_file": {"path": str(tmp_path / "glue" / "MRPC" / "train.tsv")}}}))
+    (tmp_path / "e.jsonl").write_text('{"text": "all work", "label": "1"}\n')
+    (tmp_path / "e.csv").write_text("text,label\nall work,1\n")
+    (tmp_path / "mrpc_dev.tsv").write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tall\twork\n")
+    monkeypatch.chdir(tmp_path / "SST-2")  # a relative "train.tsv" would be SST-2's here
+    for name, task in (("e.jsonl", None), ("e.csv", None), ("mrpc_dev.tsv", "MRPC")):
+        args = build_parser().parse_args(["evaluate", "--model", str(tmp_path / "run"), "--eval_file",
+                                          str(tmp_path / name)])
+        finetune_command._read_as_finetune_did(args, str(tmp_path / "run" / "model"))
+        assert args.glue_task == task, name

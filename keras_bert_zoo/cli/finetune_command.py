@@ -657,6 +657,7 @@ def _read_as_finetune_did(args, found):
     read its files with (its job.json): a model trained on --text_column review was scored on a column 'text'.
     A GLUE TSV finetune read by its folder's name (no flag) makes it --glue_task for an --eval_file elsewhere."""
     from keras_bert_zoo.data.glue import infer_glue_task
+    from keras_bert_zoo.data.readers import guess_format
     from keras_bert_zoo.utils.job_record import JOB_FILE
     from keras_bert_zoo.utils.job_record import read_job
 
@@ -673,10 +674,17 @@ def _read_as_finetune_did(args, found):
     recorded = job.get("args") if job.get("command") == "finetune" else None
     taken = {flag: recorded.get(flag) for flag in _READ_FLAGS if isinstance(recorded, dict)
              and isinstance(recorded.get(flag), str)}
-    if isinstance(recorded, dict) and not taken and args.eval and infer_glue_task(args.eval) is None:
+    if isinstance(recorded, dict) and not taken and args.eval and infer_glue_task(args.eval) is None and \
+            args.eval.endswith(".tsv") and os.path.isfile(args.eval) and guess_format(args.eval) == "csv":
         # finetune read a GLUE TSV by its folder's name (glue/MRPC/train.tsv), no flag given: its dev file, copied
-        # elsewhere (mrpc_dev.tsv), was read as a CSV with columns text / label and refused.
-        trained = [recorded.get(key) for key in ("train", "eval") if isinstance(recorded.get(key), str)]
+        # elsewhere (mrpc_dev.tsv), was read as a CSV with columns text / label and refused. (A .csv or JSON-lines
+        # file is no GLUE TSV: it is read as before.) The paths as finetune's cwd named them: its fingerprint's
+        # (absolute); the args' relative ones were read from evaluate's cwd.
+        fingerprint = job.get("fingerprint") if isinstance(job.get("fingerprint"), dict) else {}
+        trained = [entry.get("path") for entry in (fingerprint.get("--train_file"), fingerprint.get("--eval_file"))
+                   if isinstance(entry, dict) and isinstance(entry.get("path"), str)] or \
+            [recorded.get(key) for key in ("train", "eval")
+             if isinstance(recorded.get(key), str) and os.path.isabs(recorded.get(key))]
         tasks = {infer_glue_task(path) for path in trained if path.endswith(".tsv")} - {None}
         if len(tasks) == 1:
             taken = {"glue_task": tasks.pop()}
