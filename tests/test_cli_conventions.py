@@ -581,3 +581,24 @@ def test_evaluate_takes_the_glue_task_from_finetune_only_for_a_tsv_by_the_absolu
                                           str(tmp_path / name)])
         finetune_command._read_as_finetune_did(args, str(tmp_path / "run" / "model"))
         assert args.glue_task == task, name
+
+
+def test_saved_model_cli_names_an_error_while_loading_the_export_as_the_export_s(tmp_path):
+    # Truncated variables (OutOfRangeError in RestoreV2) were "the request cannot be run ... lists each input's
+    # dtype and shape", as if the inputs were wrong.
+    from keras_bert_zoo.cli import saved_model_cli_command
+
+    def raised_in(filename):
+        namespace = {}
+        exec(compile("def load():\n    raise ValueError('Read less bytes than requested')\n", filename, "exec"),
+             namespace)
+        try:
+            namespace["load"]()
+        except ValueError as e:
+            return e
+
+    loader = os.path.join("site-packages", "tensorflow", "python", "saved_model", "loader_impl.py")
+    assert saved_model_cli_command._while_loading(raised_in(loader))
+    assert not saved_model_cli_command._while_loading(raised_in(os.path.join("tensorflow", "client", "session.py")))
+    assert saved_model_cli_command._first_line("Graph execution error:\n\nDetected at node x\nRead less bytes\n"
+                                              "\t [[{{node RestoreV2}}]]") == "Read less bytes"

@@ -85,9 +85,27 @@ def run(args):
     except RuntimeError as e:  # how the tool reports a malformed --inputs / --input_exprs
         raise ValueError(str(e)) from e
     except tf.errors.OpError as e:
+        if _while_loading(e):  # damaged variables (a truncated copy): not the request's fault
+            directory = next(_flag_values(args.arguments, "dir"), "DIR")
+            raise ValueError(f"the SavedModel in {directory} cannot be loaded: {_first_line(e.message)} (a damaged "
+                             "or partly copied export: export it again).") from e
         # A request the session cannot feed (an input left out, a number for a string): the tool let the
         # session's error through, a page of graph trace ending in exit status 1.
         raise ValueError(_unfed(e.message, args.arguments)) from e
+
+
+def _while_loading(error):
+    """Whether TensorFlow's `error` came from loading the SavedModel (restoring its variables), not running it."""
+    import traceback
+
+    return any(frame.filename.endswith(os.path.join("saved_model", "loader_impl.py"))
+               for frame in traceback.extract_tb(error.__traceback__))
+
+
+def _first_line(message):
+    lines = [line.strip() for line in message.splitlines() if line.strip() and not line.strip().startswith("[[")
+             and not line.startswith(("Graph execution error", "Detected at node", "Node:"))]
+    return lines[0] if lines else message.strip()
 
 
 def _unfed(message, arguments):
