@@ -87,7 +87,7 @@ def run(args):
     except tf.errors.OpError as e:
         if _while_loading(e):  # damaged variables (a truncated copy): not the request's fault
             directory = next(_flag_values(args.arguments, "dir"), "DIR")
-            raise ValueError(f"the SavedModel in {directory} cannot be loaded: {_first_line(e.message)} (a damaged "
+            raise ValueError(f"the SavedModel in {directory} cannot be loaded: {_what_failed(e.message)} (a damaged "
                              "or partly copied export: export it again).") from e
         # A request the session cannot feed (an input left out, a number for a string): the tool let the
         # session's error through, a page of graph trace ending in exit status 1.
@@ -102,10 +102,17 @@ def _while_loading(error):
                for frame in traceback.extract_tb(error.__traceback__))
 
 
-def _first_line(message):
-    lines = [line.strip() for line in message.splitlines() if line.strip() and not line.strip().startswith("[[")
-             and not line.startswith(("Graph execution error", "Detected at node", "Node:"))]
-    return lines[0] if lines else message.strip()
+def _what_failed(message):
+    """The lines of TensorFlow's error `message` that say what failed, joined: without its wrapping ("Graph
+    execution error", the node named twice) and the graph's stack trace after them."""
+    lines = []
+    for line in message.splitlines():
+        if line.startswith("Original stack trace"):
+            break
+        if line.strip() and not line.startswith(("Graph execution error", "Detected at node", "Node:")) and \
+                not line.strip().startswith("[["):
+            lines.append(line.strip())
+    return " ".join(lines) or message.strip()
 
 
 def _unfed(message, arguments):
@@ -118,12 +125,4 @@ def _unfed(message, arguments):
         name = placeholder[len(signature) + 1:] if placeholder.startswith(signature + "_") else placeholder
         return (f"the signature {signature}'s input {name!r} is not given: give every input of the signature in "
                 f"--inputs / --input_exprs / --input_examples ({show} lists them).")
-    lines = []
-    for line in message.splitlines():
-        if line.startswith("Original stack trace"):
-            break
-        if line.strip() and not line.startswith(("Graph execution error", "Detected at node", "Node:")) and \
-                not line.strip().startswith("[["):
-            lines.append(line.strip())
-    return (f"the request cannot be run: {' '.join(lines) or message.strip()} ({show} lists each input's dtype and "
-            "shape).")
+    return f"the request cannot be run: {_what_failed(message)} ({show} lists each input's dtype and shape)."
