@@ -570,6 +570,9 @@ def test_unfinished_job_names_only_the_jobs_own_folders_and_the_fix_its_status_a
     (job / "job.json").write_text(json.dumps({"command": "pretrain", "status": "interrupted"}))
     assert "fine-tune its model/" in finetune_command.unfinished_job(str(job))
     assert "fine-tune" not in finetune_command.unfinished_job(str(job), fine_tuned=False)
+    (job / "job.json").write_text(json.dumps({"command": "finetune"}))  # no status: said so, not "None"
+    assert "(" + str(job / "job.json") + ": no status recorded): run the same" in \
+        finetune_command.unfinished_job(str(job))
 
 
 def test_evaluate_takes_the_glue_task_from_finetune_only_for_a_tsv_by_the_absolute_paths_it_read(tmp_path, capsys,

@@ -496,8 +496,10 @@ def unfinished_job(path, fine_tuned=True):
             fix = (f"run the same keras-bert-zoo {command} command again to resume it (from its backup/, "
                    f"if it wrote one), {then}")
         where = "" if job_dir == path else "inside "
+        # A job.json with no status (written by hand, or by an older version) says so, not "None".
+        recorded = status if status is not None else "no status recorded"
         return (f"is {where}the --output_dir of a `{command}` job that has not written its model "
-                f"({os.path.join(job_dir, JOB_FILE)}: {status}): {fix}")
+                f"({os.path.join(job_dir, JOB_FILE)}: {recorded}): {fix}")
     return None
 
 
