@@ -687,6 +687,22 @@ def test_fit_refuses_a_dataset_without_labels_before_tracing(clf):
             clf.fit(ds, verbose=0)
 
 
+def test_a_dataset_with_y_beside_it_is_refused_as_keras_refuses_it(clf, ner, qa):
+    """fit(ds, y): Keras refuses a y beside a Dataset; here it was dropped in silence, and fit trained on the
+    Dataset's own labels (or on none, for a Dataset of packed inputs)."""
+    labelled = tf.data.Dataset.from_tensor_slices((TRAIN, TRAIN_Y)).batch(2)
+    texts = tf.data.Dataset.from_tensor_slices(TRAIN).batch(2)
+    for call in (lambda: clf.fit(labelled, TRAIN_Y, verbose=0), lambda: clf.fit(texts, TRAIN_Y, verbose=0),
+                 lambda: clf.evaluate(labelled, TRAIN_Y, verbose=0),
+                 lambda: clf.fit(DEV, DEV_Y, validation_data=(labelled, TRAIN_Y), verbose=0),
+                 lambda: ner.evaluate(tf.data.Dataset.from_tensor_slices(tf.ragged.constant(SENTENCES)), TAGS,
+                                      verbose=0),
+                 lambda: qa.evaluate(tf.data.Dataset.from_tensor_slices(dict(clf.preprocessor(DEV))), DEV_Y,
+                                     verbose=0)):
+        with pytest.raises(ValueError, match=r"A tf.data.Dataset carries its own labels, as in Keras: .*pass no y"):
+            call()
+
+
 def test_a_dataset_of_texts_and_label_names_trains_as_their_ids():
     """fit and evaluate read a Dataset's second string as the label's name, as Keras reads (x, y): it was refused
     as a pair without labels; predict then ignores it, on a classifier fine-tuned on single texts."""

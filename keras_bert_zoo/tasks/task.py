@@ -712,6 +712,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             self._check_packed_inputs(x)
             return x, y
         if isinstance(x, tf.data.Dataset):
+            if y is not None:  # dropped in silence: the Dataset's own labels, or none, were trained on
+                raise ValueError("A tf.data.Dataset carries its own labels, as in Keras: give it (x, y) elements, "
+                                 "e.g. tf.data.Dataset.from_tensor_slices((texts, labels)), and pass no y.")
             return (_text_rows_as_columns(x) if self.takes_pairs else x), y
         if self.takes_pairs and _is_column_pair(x):
             if len(x[0]) != len(x[1]):
