@@ -246,6 +246,27 @@ def test_validation_data_without_labels_or_in_another_shape_is_refused(clf):
         clf.fit(TRAIN, TRAIN_Y, validation_data=(set(DEV), DEV_Y), verbose=0)
 
 
+def test_validation_batch_size_batches_the_validation_data_as_in_keras(clf):
+    """fit(validation_batch_size=n) was ignored in silence: the validation data were batched by batch_size (packed
+    arrays beside a training list by 32, Keras' default)."""
+    class ValidationBatches(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.batches = 0
+
+        def on_test_batch_end(self, batch, logs=None):
+            self.batches += 1
+
+    for validation, y in ((DEV, DEV_Y), (dict(clf.preprocessor(DEV)), np.array(DEV_Y))):
+        for batch_size, expected in ((None, 2), (1, 4), (3, 2)):
+            counter = ValidationBatches()
+            clf.fit(TRAIN, TRAIN_Y, batch_size=2, validation_data=(validation, y), validation_batch_size=batch_size,
+                    callbacks=[counter], verbose=0)
+            assert counter.batches == expected, (type(validation), batch_size)
+    with pytest.raises(ValueError, match=r"validation_batch_size must be a positive whole number; got 0"):
+        clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, DEV_Y), validation_batch_size=0, verbose=0)
+
+
 # --- 2: Keras' input conventions ---
 
 @pytest.mark.slow

@@ -903,8 +903,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             else:
                 # Into the batches' sample weights, which Keras refuses beside class_weight (NER's are its masks).
                 data = data.map(_weighed_by_class(weights))
+        # Keras batches validation data by validation_batch_size (batch_size where None); it ignores it for the
+        # Dataset prepared here, so it is applied here (it was ignored in silence, and packed arrays beside a
+        # Dataset were batched by 32).
+        validation_batch_size = kwargs.pop("validation_batch_size", None)
+        if validation_batch_size is not None:
+            validation_batch_size = positive_whole_number(validation_batch_size, "validation_batch_size")
         if validation_data is not None:
-            val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data), batch_size=batch_size)
+            val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data),
+                                                      batch_size=validation_batch_size or batch_size)
             validation_data = val_data if val_labels is None else (val_data, val_labels)
         if getattr(self, "_fit_schedules", False):
             # Keras ignores validation_split when given validation_data.
@@ -914,6 +921,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         with warnings.catch_warnings(), _reading_to_the_end(steps_asked):
             if not self.uses_pooler:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooled_dense")
+            # Packed arrays of validation data are batched by Keras.
+            kwargs["validation_batch_size"] = validation_batch_size or batch_size
             if isinstance(data, dict):
                 return super().fit(data, labels, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
                                    validation_split=validation_split, shuffle=shuffle, **kwargs)
