@@ -195,6 +195,23 @@ def test_examples_need_question_and_context(tiny_checkpoint):
         qa.predict_answers([("Who ran?", "Ann ran.")])
 
 
+def test_a_tuple_of_two_columns_is_questions_and_contexts(tiny_checkpoint):
+    """(questions, contexts), Keras' form of two text inputs, as every task reads it: its rows were read as pairs,
+    so (["q1", "q2"], ["c1", "c2"]) asked q1 about the text "q2", and c1 about "c2", in silence."""
+    qa = kbz.BertQuestionAnswerer.from_preset(tiny_checkpoint, sequence_length=16)
+    questions, contexts = ["Who ran?", "Where?"], ["Ann ran.", "In Zürich, by the lake."]
+    examples = _as_examples((questions, contexts))
+    assert (examples.questions, examples.contexts) == (questions, contexts)
+    pairs = list(zip(questions, contexts))
+    for columns in ((questions, contexts), (tuple(questions), np.array(contexts, dtype=object))):
+        assert qa.predict_answers(columns) == qa.predict_answers(pairs)
+    with pytest.raises(ValueError, match=r"columns \(questions, contexts\) hold 2 questions and 1 contexts"):
+        qa.predict_answers((questions, contexts[:1]))
+    with pytest.raises(ValueError, match=r"\(found str\), nor a \(question, context\) pair. One pair alone is a list "
+                                         r"of one: \[\(question, context\)\]"):
+        qa.predict_answers(pairs[0])
+
+
 def test_predicting_questions_of_any_count_traces_once_without_a_retracing_warning(tiny_checkpoint, caplog,
                                                                                monkeypatch):
     """The README's path: tasks answering a question, then a batch of another size, made TensorFlow warn of

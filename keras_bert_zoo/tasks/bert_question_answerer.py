@@ -60,13 +60,21 @@ def _as_examples(x, labelled=False):
         return x
     if isinstance(x, dict):
         x = [x]
+    if isinstance(x, tuple) and len(x) == 2 and all(isinstance(c, (list, tuple, np.ndarray)) for c in x):
+        # Keras' form of two text inputs, as every task reads it: (questions, contexts). Its rows were read as
+        # pairs: (["q1", "q2"], ["c1", "c2"]) asked q1 about the text "q2", in silence.
+        if len(x[0]) != len(x[1]):
+            raise ValueError(f"The two columns (questions, contexts) hold {len(x[0])} questions and {len(x[1])} "
+                             "contexts; they must be of the same length.")
+        x = list(zip(*x))
     ids, questions, contexts, answers = [], [], [], []
     relocated = 0
     for index, example in enumerate(map(_question_and_context, x)):
         if not isinstance(example, dict) or not {"question", "context"} <= set(example):
             found = sorted(map(str, example)) if isinstance(example, dict) else type(example).__name__
             raise ValueError(f"Example {index} is not a dict with 'question' and 'context' (found {found}), nor a "
-                             "(question, context) pair.")
+                             "(question, context) pair." + (" One pair alone is a list of one: [(question, context)]."
+                                                            if isinstance(example, (str, bytes)) else ""))
         # Another spelling of SQuAD's 'answers' was read as no answer: v1.1 then refused it as unanswered.
         misnamed = [key for key in map(str, example) if key.lower().startswith("answer") and key != "answers"]
         if labelled and misnamed and "answers" not in example:
@@ -128,8 +136,9 @@ class BertQuestionAnswerer(Task):
     takes_sample_weight = False
     input_forms = (
         "QA examples (kbz.data.read_squad's result, a list of {'question', 'context', 'answers'} dicts, or one "
-        "such dict, or of (question, context) pairs to predict); or packed inputs (a dict of token_ids, segment_ids and padding_mask, with start/end labels "
-        "as y, or a Dataset of them)"
+        "such dict, or of (question, context) pairs to predict, or a tuple of two columns (questions, contexts)); or "
+        "packed inputs (a dict of token_ids, segment_ids and padding_mask, with start/end labels as y, or a Dataset "
+        "of them)"
     )
     default_learning_rate = 3e-5
 
@@ -239,7 +248,7 @@ class BertQuestionAnswerer(Task):
         """Answers to raw questions: `[{"answer", "start", "end", "score"}]`.
 
         `x`: `{"question", "context"}` dicts (or one), `(question, context)`
-        pairs, or `QAExamples`.
+        pairs, a tuple of two columns `(questions, contexts)`, or `QAExamples`.
 
         `start`/`end` are character offsets in the context; `score` is the
         probability of the answer among the n-best spans. An unanswerable
