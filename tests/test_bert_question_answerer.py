@@ -388,6 +388,21 @@ def test_an_answer_start_below_zero_or_missing_is_refused(tiny_checkpoint):
     assert _as_examples([{"question": "Who?", "context": CONTEXT, "answers": {"text": []}}]).answers == [[]]
 
 
+def test_answers_as_one_dict_or_as_arrays_are_read():
+    """One answer's dict alone had its keys read as answers ("answer 0 is 'text'"); HF datasets' columns as numpy
+    arrays (`with_format("numpy")`, pandas) the same, and an array of answer dicts had no truth value."""
+    def answers(given):
+        return _as_examples([{"question": "Who?", "context": CONTEXT, "answers": given}]).answers
+
+    two = [("Broncos", 4), ("The Broncos", 0)]
+    assert answers({"text": "Broncos", "answer_start": 4}) == [[("Broncos", 4)]]
+    assert answers({"text": np.array(["Broncos", "The Broncos"]), "answer_start": np.array([4, 0])}) == [two]
+    assert answers(np.array([{"text": t, "answer_start": a} for t, a in two])) == [two]
+    assert answers(np.array([])) == answers(None) == [[]]
+    with pytest.raises(ValueError, match=r"'answers' is a dict of keys \['texts'\]; give \[\{'text': \.\.\."):
+        answers({"texts": ["Broncos"]})
+
+
 def test_scoring_refuses_two_examples_of_one_id(tiny_checkpoint):
     """Scores are keyed by id: two questions of one id were scored as one (total 1 of 2). Predicting and training,
     which answer by index, take them."""

@@ -24,8 +24,17 @@ from keras_bert_zoo.tokenizers.text_inputs import check_text
 
 def _answer_pairs(answers, where):
     """`(text, answer_start)` pairs from SQuAD's list of dicts, HF datasets'
-    dict of lists, or `(text, start)` tuples."""
-    if isinstance(answers, dict) and isinstance(answers.get("text"), (list, tuple)):
+    dict of lists (or arrays), or `(text, start)` tuples; one answer's dict alone is that answer (its keys were
+    read as answers: "answer 0 is 'text'")."""
+    if isinstance(answers, dict) and isinstance(answers.get("text"), (str, bytes)):
+        answers = [answers]
+    if isinstance(answers, dict) and isinstance(answers.get("text"), np.ndarray):
+        answers = dict(answers, text=answers["text"].tolist())
+    if isinstance(answers, dict) and not isinstance(answers.get("text"), (list, tuple)):
+        raise ValueError(f"{where}: 'answers' is a dict of keys {sorted(map(str, answers))}; give "
+                         "[{'text': ..., 'answer_start': ...}, ...], or HF datasets' {'text': [...], "
+                         "'answer_start': [...]}.")
+    if isinstance(answers, dict):
         starts = answers.get("answer_start", [] if not answers["text"] else None)
         if not isinstance(starts, (list, tuple, np.ndarray)) or len(starts) != len(answers["text"]):
             raise ValueError(f"{where}: 'answers' holds {len(answers['text'])} texts and answer_start {starts!r}; "
@@ -41,6 +50,11 @@ def _answer_pairs(answers, where):
             raise ValueError(f"{where}: answer {n} is {answer!r}; give {{'text': ..., 'answer_start': ...}} "
                              "or (text, answer_start).")
     return pairs
+
+
+def _given(answers):
+    """An example's answers, [] for None (an array of answers has no truth value)."""
+    return [] if answers is None else answers
 
 
 def _question_and_context(example):
@@ -87,7 +101,7 @@ def _as_examples(x, labelled=False):
             check_text(example[key], f"{where}: '{key}'")
             texts[key] = example[key].decode("utf-8") if isinstance(example[key], bytes) else example[key]
         gold = []
-        for n, (text, start) in enumerate(_answer_pairs(example.get("answers") or [], where)):
+        for n, (text, start) in enumerate(_answer_pairs(_given(example.get("answers")), where)):
             if isinstance(text, bytes):
                 check_text(text, f"{where}, answer {n}")
                 text = text.decode("utf-8")
