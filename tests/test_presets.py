@@ -70,6 +70,20 @@ def test_missing_directory_is_named(path):
         kbz.BertBackbone.from_preset(path)
 
 
+def test_a_file_or_a_checkpoint_prefix_is_told_the_directory_to_pass(tiny_checkpoint, tmp_path):
+    """A file that exists (a checkpoint's vocab.txt, a .keras file), or a Google checkpoint's prefix as
+    --init_checkpoint names it, was "No such directory"; None was os.fspath's "expected str, bytes or os.PathLike"."""
+    for path in (os.path.join(tiny_checkpoint, "vocab.txt"), os.path.join(tiny_checkpoint, "bert_model.ckpt")):
+        with pytest.raises(kbz.PresetNotFoundError,
+                           match=r"takes the directory .*: " + re.escape(f"from_preset('{tiny_checkpoint}')")):
+            kbz.BertBackbone.from_preset(path)
+    (tmp_path / "model.keras").write_text("")
+    with pytest.raises(kbz.PresetNotFoundError, match=r"is a Keras model file, .* keras.models.load_model\(path\)"):
+        kbz.BertClassifier.from_preset(str(tmp_path / "model.keras"), num_classes=2)
+    with pytest.raises(TypeError, match=r"^from_preset takes a preset name .*; got NoneType None.$"):
+        kbz.BertBackbone.from_preset(None)
+
+
 FORMS = ("from_preset takes a registered preset name (see keras_bert_zoo.list_presets() or `keras-bert-zoo presets`), "
          "a local directory, an hf://org/name handle or the http(s):// URL of a .zip or .tar.gz archive.")
 

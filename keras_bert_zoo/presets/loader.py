@@ -86,6 +86,9 @@ def read_checkpoint_dir(directory):
 
 def resolve(preset):
     """Locate `preset` on disk, downloading and converting it if needed."""
+    if not isinstance(preset, (str, os.PathLike)):  # os.fspath's message named no argument
+        raise TypeError(f"from_preset takes a preset name (kbz.list_presets()), a directory, an hf:// handle or an "
+                        f"archive URL; got {type(preset).__name__} {preset!r:.60}.")
     preset = os.fspath(preset)
     if is_preset_name(preset):
         return Resolved(saved_dir=_resolve_named(preset))
@@ -113,7 +116,22 @@ def resolve(preset):
     scheme = _scheme(preset)
     if scheme is not None:
         raise PresetNotFoundError(_unsupported_scheme(preset, scheme))
-    raise PresetNotFoundError(f"No such directory: '{preset}'.")
+    raise PresetNotFoundError(_not_a_directory(preset))
+
+
+def _not_a_directory(preset):
+    """Why `preset`, neither a name, a directory nor a URL, is none: a file (a `.keras` file, a checkpoint's file), a
+    Google checkpoint's prefix (as `--init_checkpoint` names it), or nothing; "No such directory" named files that
+    exist."""
+    directory = os.path.dirname(preset) or "."
+    if preset.endswith(".keras") and os.path.isfile(preset):
+        return (f"'{preset}' is a Keras model file, not a preset directory: load it with "
+                "keras.models.load_model(path) (with keras_bert_zoo imported).")
+    if os.path.isfile(preset) or os.path.isfile(preset + ".index"):
+        what = "a file" if os.path.isfile(preset) else "a checkpoint's prefix (its files are prefix.index, ...)"
+        return (f"'{preset}' is {what}; from_preset takes the directory that holds a preset's or checkpoint's files: "
+                f"from_preset('{directory}').")
+    return f"No such directory: '{preset}'."
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
