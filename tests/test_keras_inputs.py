@@ -604,6 +604,13 @@ def test_other_forms_are_refused_naming_the_accepted_ones(clf, form):
             call(REJECTED[form]())
 
 
+def test_one_text_alone_is_told_to_be_a_list_of_one(clf):
+    """A single string was refused with the forms and "got str", not the fix."""
+    for call in (clf.predict, clf.predict_proba, clf.predict_labels, lambda x: clf.fit(x, [1], verbose=0)):
+        with pytest.raises(TypeError, match=r"; got str: one text is a list of one, \[text\].$"):
+            call("a cat ran")
+
+
 def test_packed_dicts_of_other_keys_and_other_tasks_forms_are_refused(clf, ner, qa):
     with pytest.raises(ValueError, match=r"exactly the keys .*unknown: \['text'\].*Or pass raw examples .*columns"):
         clf.fit({"text": DEV}, DEV_Y, verbose=0)

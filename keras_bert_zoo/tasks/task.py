@@ -722,7 +722,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                                  "they must be of the same length.")
             x = list(zip(*x))
         if not _is_text_batch(x):
-            raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}.")
+            one = ": one text is a list of one, [text]" if isinstance(x, (str, bytes)) else ""
+            raise TypeError(f"{type(self).__name__} takes {self.input_forms}; got {type(x).__name__}{one}.")
         return x, y
 
     def make_dataset(self, x, y=None, batch_size=32, shuffle=False, seed=None, labeled=True, sample_weight=None):
