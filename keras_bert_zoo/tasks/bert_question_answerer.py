@@ -17,6 +17,7 @@ from keras_bert_zoo.preprocessing.question_lengths import question_lengths
 from keras_bert_zoo.tasks.task import Task
 from keras_bert_zoo.tasks.task import checked_batch_size
 from keras_bert_zoo.utils.whole_numbers import positive_whole_number
+from keras_bert_zoo.tasks.task import _is_column_pair
 from keras_bert_zoo.tasks.task import _packed_spec
 from keras_bert_zoo.tasks.task import _rows_dataset
 from keras_bert_zoo.tokenizers.text_inputs import check_text
@@ -74,7 +75,7 @@ def _as_examples(x, labelled=False):
         return x
     if isinstance(x, dict):
         x = [x]
-    if isinstance(x, tuple) and len(x) == 2 and all(isinstance(c, (list, tuple, np.ndarray)) for c in x):
+    if _is_column_pair(x):
         # Keras' form of two text inputs, as every task reads it: (questions, contexts). Its rows were read as
         # pairs: (["q1", "q2"], ["c1", "c2"]) asked q1 about the text "q2", in silence.
         if len(x[0]) != len(x[1]):
