@@ -448,9 +448,11 @@ def test_a_saved_answerer_takes_new_settings_and_refuses_unknown_ones(tiny_check
             restored.version_2_with_negative) == (4, 8, 3, True)
     for a, b in zip(restored.get_weights(), qa.get_weights()):
         np.testing.assert_array_equal(a, b)
-    with pytest.raises(kbz.PresetError, match=r"from_preset: BertQuestionAnswerer got unexpected keyword "
-                       r"argument\(s\) \['zz_bogus'\]; it takes \['backbone', 'preprocessor', 'doc_stride'"):
-        kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), doc_stride=4, zz_bogus=1)
+    for task_cls in (kbz.BertQuestionAnswerer, kbz.Task):  # Task's: the saved class's arguments, found on loading
+        with pytest.raises(TypeError, match=r"BertQuestionAnswerer.from_preset got unexpected keyword argument\(s\) "
+                           r"\['zz_bogus'\]; it takes \['load_weights', 'sequence_length', 'dtype', 'backbone', "
+                           r"'preprocessor', 'doc_stride'"):
+            task_cls.from_preset(str(tmp_path / "qa"), doc_stride=4, zz_bogus=1)
     assert kbz.BertQuestionAnswerer.from_preset(str(tmp_path / "qa"), autocast=False).doc_stride == 5  # Keras' own
 
 
@@ -472,7 +474,8 @@ def test_a_subclass_passing_its_arguments_on_takes_its_parents(tiny_checkpoint, 
     qa = Answerer.from_preset(tiny_checkpoint, sequence_length=16, doc_stride=8)
     qa.save_to_preset(str(tmp_path / "qa"))
     assert Answerer.from_preset(str(tmp_path / "qa"), doc_stride=4).doc_stride == 4
-    with pytest.raises(TypeError, match=r"Answerer got unexpected keyword argument\(s\) \['doc_strid'\]"):
+    with pytest.raises(TypeError, match=r"Answerer.from_preset got unexpected keyword argument\(s\) \['doc_strid'\] "
+                       r"\('doc_strid': did you mean 'doc_stride'\?\)"):
         Answerer.from_preset(tiny_checkpoint, sequence_length=16, doc_strid=4)
 
 
@@ -482,8 +485,22 @@ def test_a_subclass_passing_its_arguments_on_takes_its_parents(tiny_checkpoint, 
 def test_a_misspelt_task_argument_is_refused(tiny_checkpoint, task_cls, kwargs):
     """Keras' functional model ignored any keyword it does not know, so a misspelt one changed nothing."""
     misspelt = list(kwargs)[-1]
+    known = {name: value for name, value in kwargs.items() if name != misspelt}
+    task = task_cls.from_preset(tiny_checkpoint, sequence_length=16, **known)
     with pytest.raises(TypeError, match=rf"{task_cls.__name__} got unexpected keyword argument\(s\) \['{misspelt}'\]"):
+        task_cls(backbone=task.backbone, preprocessor=task.preprocessor, **kwargs)
+    with pytest.raises(TypeError, match=rf"{task_cls.__name__}.from_preset got unexpected keyword argument\(s\) "
+                                        rf"\['{misspelt}'\] \('{misspelt}': did you mean "):
         task_cls.from_preset(tiny_checkpoint, sequence_length=16, **kwargs)
+
+
+def test_from_presets_own_arguments_are_named_with_the_closest_one_for_a_misspelt_name(tiny_checkpoint):
+    # seq_length (or run_classifier.py's max_seq_length) was listed beside the constructor's arguments only, where
+    # from_preset's own sequence_length was not among them.
+    for misspelt in ("seq_length", "max_seq_length"):
+        with pytest.raises(TypeError, match=rf"\('{misspelt}': did you mean 'sequence_length'\?\); it takes "
+                                            r"\['load_weights', 'sequence_length', 'dtype', 'backbone'"):
+            kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, **{misspelt: 8})
 
 
 @pytest.mark.parametrize("rounding", [0, None])

@@ -849,10 +849,7 @@ def _head_task(resolved, task_cls, backbone, preprocessor, weights, kwargs, load
     arguments = task_cls.head_arguments(head, units)
     names = kwargs.get("label_names")
     order = None if names is None else label_order(arguments.get("label_names"), names)
-    try:
-        task_cls.refuse_unknown_arguments(kwargs)  # a misspelt argument is the caller's, said as such
-    except TypeError as e:
-        raise PresetError(f"from_preset: {e}") from None
+    task_cls.refuse_unknown_arguments(kwargs, from_preset=True)  # a misspelt argument is the caller's, said so
     try:
         task = task_cls(backbone=backbone, preprocessor=preprocessor, **{**arguments, **kwargs})
         fits, head_refusal = head_fits(task.output_layer, weights) and (names is None or order is not None), None
@@ -947,10 +944,7 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
     backbone_config = preset_io.json_object_at(config, path, "config", "backbone", "config")
     _check_task_tokenizer(resolved, config, path)
     backbone_config.update(backbone_kwargs)
-    try:
-        cls.refuse_unknown_arguments(task_kwargs)  # here, before Keras' deserializing wraps it in the whole config
-    except TypeError as e:
-        raise PresetError(f"from_preset: {e}") from None
+    cls.refuse_unknown_arguments(task_kwargs, from_preset=True)  # before Keras' deserializing buries it in the config
     saved_names = config["config"].get("label_names")
     config["config"].update(task_kwargs)
     _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))

@@ -1,6 +1,7 @@
 """Base class of the fine-tuning tasks: Keras models that take raw text."""
 
 import contextlib
+import difflib
 import inspect
 import math
 import warnings
@@ -35,6 +36,8 @@ from keras_bert_zoo.utils.model_names import own_name
 from keras_bert_zoo.utils.traced_method import traced_method
 from keras_bert_zoo.utils.whole_numbers import positive_whole_number
 
+# `Task.from_preset`'s own arguments, beside the task's (named when a misspelt one is refused).
+FROM_PRESET_ARGUMENTS = ("load_weights", "sequence_length")
 # In-memory examples are packed this many at a time (the ragged word-pieces of a chunk are transient).
 _PACKING_CHUNK = 4096
 
@@ -403,17 +406,24 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         return {}
 
     @classmethod
-    def refuse_unknown_arguments(cls, names):
+    def refuse_unknown_arguments(cls, names, from_preset=False):
         """A TypeError naming those of `names` that no constructor from the
-        class's up to Task's takes, nor Keras' layer."""
-        takes = []
+        class's up to Task's takes, nor Keras' layer (nor, `from_preset`,
+        `from_preset`'s own arguments and the backbone's it passes on), each
+        with the closest name taken."""
+        takes = list(dict.fromkeys((*FROM_PRESET_ARGUMENTS, *cls.backbone_kwargs))) if from_preset else []
         for klass in (*cls.__mro__[:cls.__mro__.index(Task)], keras.layers.Layer):
             if "__init__" in vars(klass):
                 takes += [p for p in inspect.signature(vars(klass)["__init__"]).parameters
                           if p not in ("self", "args", "kwargs", *takes)]
         unknown = sorted(set(names) - set(takes))
         if unknown:
-            raise TypeError(f"{cls.__name__} got unexpected keyword argument(s) {unknown}; it takes {takes}.")
+            # A misspelt name (seq_length, run_classifier.py's max_seq_length) was listed beside every name taken,
+            # and from_preset's own were not among them.
+            hints = "".join(f" ({name!r}: did you mean {close[0]!r}?)" for name in unknown
+                            for close in [difflib.get_close_matches(name, takes, n=1)] if close)
+            raise TypeError(f"{cls.__name__}{'.from_preset' if from_preset else ''} got unexpected keyword "
+                            f"argument(s) {unknown}{hints}; it takes {takes}.")
 
     def _check_preprocessor_fits_backbone(self):
         """Ids or positions beyond the backbone's tables fail only inside the
@@ -1119,8 +1129,9 @@ class Task(MultiWorkerBuildMixin, keras.Model):
 
         Raises:
             PresetError: the preset holds a task that is not a `cls`, or
-                (`Task.from_preset`) no task at all, or a saved task is
-                given an argument it does not take.
+                (`Task.from_preset`) no task at all.
+            TypeError: an argument the task (or a saved task) does not
+                take, named with the closest one it takes.
 
         Examples:
         >>> import tempfile
@@ -1137,4 +1148,6 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             raise PresetError(f"{preset} holds a backbone but no saved task: call the from_preset of the task "
                               f"to start, one of {', '.join(tasks)} (e.g. BertClassifier.from_preset({preset!r}, "
                               "num_classes=2)).")
+        if cls is not Task:  # Task's is the saved class's, found by the loader
+            cls.refuse_unknown_arguments(kwargs, from_preset=True)
         return load_task(preset, cls, load_weights=load_weights, sequence_length=sequence_length, **kwargs)
