@@ -201,6 +201,20 @@ def test_corpus_layouts(tokenizer, tmp_path):
         read_documents(str(tmp_path / "empty.txt"), tokenizer)
 
 
+def test_pathlib_paths_are_taken_by_the_corpus_reader_and_the_records_writer_and_reader(tokenizer, tmp_path):
+    # A pathlib.Path was iterated as a list: "'PosixPath' object is not iterable", naming no argument.
+    (tmp_path / "a.txt").write_text("one two.\nthree.\n\nfour five.\n")
+    documents = read_documents(tmp_path / "a.txt", tokenizer)
+    assert documents == read_documents([str(tmp_path / "a.txt")], tokenizer)
+    instances = create_pretraining_instances(documents, tokenizer, PretrainingDataConfig(dupe_factor=1))
+    assert write_pretraining_records(instances, tmp_path / "r.tfrecord") == len(instances["token_ids"])
+    assert sum(1 for _ in read_pretraining_records(tmp_path / "r.tfrecord")) == len(instances["token_ids"])
+    with pytest.raises(TypeError, match=r"input_files takes a path .* got int"):
+        read_documents(3, tokenizer)
+    with pytest.raises(IsADirectoryError, match=r"is a directory, not a corpus file: pass its files"):
+        read_documents(tmp_path, tokenizer)  # was TensorFlow's FailedPreconditionError
+
+
 def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tmp_path, capsys):
     from keras_bert_zoo.cli.main import main
 

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from keras_bert_zoo.data.pretraining_records import is_pretraining_records
 from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
+from keras_bert_zoo.utils.path_arguments import path_list
 from keras_bert_zoo.utils.progress_bar import progress_bar
 from keras_bert_zoo.utils.text_files import utf8_errors_named
 
@@ -50,7 +51,7 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
     """Tokenize corpus files into documents of sentences of word-piece ids.
 
     Args:
-        input_files: a path or a list of paths (text, UTF-8).
+        input_files: a path (`str` or `pathlib.Path`) or a list of paths (text, UTF-8).
         tokenizer: a `BertTokenizer`.
         corpus_format: `"sentences"` (one per line, blank line between
             documents), `"documents"` (one document per line) or
@@ -64,16 +65,20 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
 
     Raises:
         FileNotFoundError: a file is missing.
+        IsADirectoryError: a path is a directory.
         ValueError: the corpus holds no text, or a file is pretraining records.
     """
     if corpus_format not in FORMATS:
         raise ValueError(f"corpus_format must be one of {FORMATS}; got '{corpus_format}'.")
     check_tokenizer(tokenizer, "read_documents")
-    files = [input_files] if isinstance(input_files, str) else list(input_files)
+    files = path_list(input_files, "input_files")
     documents = []
     for path in progress_bar(files, progress, desc="tokenizing", unit="file"):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"Corpus file {path} does not exist.")
+        if tf.io.gfile.isdir(path):  # else TensorFlow's FailedPreconditionError "Is a directory", deep in a read
+            raise IsADirectoryError(f"{path} is a directory, not a corpus file: pass its files (a list, e.g. "
+                                    f"sorted(glob.glob('{path.rstrip('/')}/*.txt'))).")
         if is_pretraining_records(path):  # else its bytes were reported as text in another encoding
             raise ValueError(f"{path} is a TFRecord file of pretraining instances, not corpus text: it is ready "
                              "to train on (keras-bert-zoo pretrain --input_file, or pretrain_from_records).")

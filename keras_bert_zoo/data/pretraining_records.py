@@ -27,6 +27,7 @@ from keras_bert_zoo.preprocessing.pretraining_instances import FEATURES
 from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
 from keras_bert_zoo.utils.atomic import atomic_path
 from keras_bert_zoo.utils.atomic import is_temporary
+from keras_bert_zoo.utils.path_arguments import path_list
 from keras_bert_zoo.utils.progress_bar import progress_bar
 
 
@@ -93,7 +94,7 @@ def write_pretraining_records(instances, output_files, progress=False, tokenizer
         The number of records written.
     """
     check_tokenizer(tokenizer, "write_pretraining_records", required=False)
-    files = [output_files] if isinstance(output_files, str) else list(output_files)
+    files = path_list(output_files, "output_files")
     count = len(instances["token_ids"])
     fingerprint = _fingerprint_features(tokenizer)
     writers = []
@@ -201,7 +202,7 @@ def read_pretraining_records(input_files, max_seq_length=None, max_predictions_p
     >>> records.element_spec["token_ids"].shape.as_list(), records.element_spec["mask_ids"].shape.as_list()
     ([8], [2])
     """
-    patterns = [input_files] if isinstance(input_files, str) else list(input_files)
+    patterns = path_list(input_files, "input_files")
     files = record_files(patterns)
     if not files:
         raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
@@ -323,7 +324,7 @@ def record_files(input_files):
     Directories are left out: `dir/*` matches subdirectories too, which a reader would fail on. So are the
     temporaries of writes in progress or killed (TensorFlow's glob, unlike a shell's, matches dot-files).
     """
-    patterns = input_files.split(",") if isinstance(input_files, str) else list(input_files)
+    patterns = input_files.split(",") if isinstance(input_files, str) else path_list(input_files, "input_files")
     return sorted({f for pattern in patterns for f in tf.io.gfile.glob(str(pattern))
                    if not is_temporary(f) and not tf.io.gfile.isdir(f)})
 

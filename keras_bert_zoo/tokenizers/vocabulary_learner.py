@@ -4,6 +4,8 @@ import warnings
 
 import tensorflow as tf
 
+from keras_bert_zoo.utils.path_arguments import path_list
+
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # tensorflow-text's learner: pieces are kept when seen at least MIN_COUNT times (its
 # lower_thresh), and it may return up to SLACK_RATIO fewer tokens than asked.
@@ -36,7 +38,7 @@ def learn_vocabulary(input_files, vocabulary_size, lowercase=True, special_token
     """
     from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset
 
-    files = [input_files] if isinstance(input_files, str) else list(input_files)
+    files = path_list(input_files, "input_files")
     missing = [f for f in files if not tf.io.gfile.exists(f)]
     if missing:
         raise FileNotFoundError(f"Corpus file(s) not found: {missing}.")
