@@ -413,6 +413,18 @@ def test_a_small_model_pretrains_on_instances_of_its_positions_without_a_length_
                             (16, 2) for e in examples)
 
 
+@pytest.mark.parametrize("data_config", [kbz.PretrainingDataConfig(), {"max_seq_length": 32}])
+def test_a_data_config_longer_than_the_models_positions_is_refused_before_any_work(tiny_checkpoint, tmp_path,
+                                                                                   data_config):
+    """The tiny checkpoint has 16 positions: instances of 128 (32) were made and trained on, and the first step
+    failed with TensorFlow's InvalidArgumentError from the position embedding's Slice."""
+    with pytest.raises(ValueError, match=r"max_seq_length (128|32) is more than the 16 positions of the preset .*: "
+                                         r"pass max_seq_length=16 or less"):
+        kbz.pretrain(str(tmp_path / "out"), _tiny_corpus(tmp_path / "corpus.txt"), preset=tiny_checkpoint,
+                     data_config=data_config, batch_size=4, num_train_steps=1, strategy="cpu", verbose=0)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, tmp_path, capsys):
     """5 steps backed up every 2: the last chunk is shown as the 1 step it runs (Keras showed "2/2"), and

@@ -209,8 +209,15 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
+    positions = _positions(preset, config)
     if not isinstance(data_config, PretrainingDataConfig):
-        data_config = PretrainingDataConfig.for_positions(_positions(preset, config), **(data_config or {}))
+        data_config = PretrainingDataConfig.for_positions(positions, **(data_config or {}))
+    if data_config.max_seq_length > positions:
+        # Else TensorFlow's InvalidArgumentError from the position embedding's Slice, in the first step.
+        where = f"the preset {preset}" if preset is not None else "the model config"
+        raise ValueError(f"data_config's max_seq_length {data_config.max_seq_length} is more than the {positions} "
+                         f"positions of {where}: pass max_seq_length={positions} or less (or a dict data_config "
+                         "without it: the length is then fitted to the model).")
     if dynamic and data_config.do_whole_word_mask:
         raise ValueError(DYNAMIC_WHOLE_WORDS.format(dynamic="dynamic=True",
                                                     whole_words="data_config.do_whole_word_mask"))
