@@ -215,6 +215,17 @@ def test_pathlib_paths_are_taken_by_the_corpus_reader_and_the_records_writer_and
         read_documents(tmp_path, tokenizer)  # was TensorFlow's FailedPreconditionError
 
 
+def test_read_pretraining_records_takes_comma_separated_globs_as_its_docstring_says(tokenizer, tmp_path):
+    # The string was taken as one path: "No pretraining records match ['a.tfrecord,b.tfrecord']".
+    (tmp_path / "a.txt").write_text("one two.\nthree.\n\nfour five.\nsix.\n")
+    instances = create_pretraining_instances(read_documents(str(tmp_path / "a.txt"), tokenizer), tokenizer,
+                                             PretrainingDataConfig(dupe_factor=2))
+    paths = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
+    write_pretraining_records(instances, paths)
+    assert sum(1 for _ in read_pretraining_records(",".join(paths))) == len(instances["token_ids"])
+    assert sum(1 for _ in read_pretraining_records(f"{paths[0]},{tmp_path}/b*")) == len(instances["token_ids"])
+
+
 def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tmp_path, capsys):
     from keras_bert_zoo.cli.main import main
 

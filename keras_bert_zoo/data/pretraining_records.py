@@ -202,7 +202,9 @@ def read_pretraining_records(input_files, max_seq_length=None, max_predictions_p
     >>> records.element_spec["token_ids"].shape.as_list(), records.element_spec["mask_ids"].shape.as_list()
     ([8], [2])
     """
-    patterns = path_list(input_files, "input_files")
+    # A string is comma-separated globs, as record_files (pretrain_from_records, --input_file) reads it: taken as
+    # one path, "a.tfrecord,b.tfrecord" matched no file.
+    patterns = input_files.split(",") if isinstance(input_files, str) else path_list(input_files, "input_files")
     files = record_files(patterns)
     if not files:
         raise FileNotFoundError(f"No pretraining records match {patterns}; write them with "
