@@ -226,6 +226,25 @@ def test_read_pretraining_records_takes_comma_separated_globs_as_its_docstring_s
     assert sum(1 for _ in read_pretraining_records(f"{paths[0]},{tmp_path}/b*")) == len(instances["token_ids"])
 
 
+@pytest.mark.parametrize("field, value, message", [
+    ("max_predictions_per_seq", 128 * 0.15, r"max_predictions_per_seq must be a whole number .* 19.2: pass round"),
+    ("max_seq_length", 64.0, r"max_seq_length must be a whole number \(an int\); got 64.0: pass 64\."),
+    ("dupe_factor", "5", r"dupe_factor must be a whole number \(an int\); got '5'\."),
+    ("masked_lm_prob", "0.15", r"masked_lm_prob must be a number"),
+    ("do_whole_word_mask", "false", r"do_whole_word_mask must be True or False; got 'false'"),
+    ("random_seed", None, r"random_seed must be a whole number"),
+])
+def test_a_data_config_field_of_another_type_is_refused_naming_it(field, value, message):
+    # A float count failed in numpy at instance time ("'float' object cannot be interpreted as an integer"), a
+    # string with "'<' not supported"; "false" masked whole words and a seed of None drew other instances each run.
+    with pytest.raises(TypeError, match=message):
+        PretrainingDataConfig(**{field: value})
+    config = PretrainingDataConfig(max_seq_length=np.int64(64), max_predictions_per_seq=np.int32(10),
+                                   masked_lm_prob=np.float32(0.15), do_whole_word_mask=np.bool_(True))
+    assert [type(getattr(config, name)) for name in ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob",
+                                                     "do_whole_word_mask")] == [int, int, float, bool]
+
+
 def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tmp_path, capsys):
     from keras_bert_zoo.cli.main import main
 

@@ -46,6 +46,7 @@ class PretrainingDataConfig:
     random_seed: int = 12345
 
     def __post_init__(self):
+        self._check_types()
         if self.max_seq_length < shortest_sequence_length(2):
             raise ValueError(f"max_seq_length must be at least {shortest_sequence_length(2)} ([CLS] a [SEP] b [SEP]); "
                              f"got {self.max_seq_length}.")
@@ -56,6 +57,31 @@ class PretrainingDataConfig:
         if self.max_predictions_per_seq < 1 or self.dupe_factor < 1:
             raise ValueError("max_predictions_per_seq and dupe_factor must be at least 1.")
         self._check_max_predictions()
+
+    def _check_types(self):
+        """Each field of the type google-research/bert's flag has, as a Python value (numpy's too).
+
+        Else a float count (`max_predictions_per_seq=max_seq_length * 0.15`) failed later in numpy with "'float'
+        object cannot be interpreted as an integer", a string with "'<' not supported", naming no field; a
+        `do_whole_word_mask` of "false" masked whole words, and a `random_seed` of None drew other instances each
+        run.
+        """
+        for name in ("max_seq_length", "max_predictions_per_seq", "dupe_factor", "random_seed"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"PretrainingDataConfig's {name} must be a whole number (an int); got {value!r}"
+                                + (f": pass {int(value)}." if isinstance(value, float) and value.is_integer() else
+                                   f": pass round({value!r})." if isinstance(value, float) else "."))
+            setattr(self, name, int(value))
+        for name in ("masked_lm_prob", "short_seq_prob"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise TypeError(f"PretrainingDataConfig's {name} must be a number (a float); got {value!r}.")
+            setattr(self, name, float(value))
+        if not isinstance(self.do_whole_word_mask, (bool, np.bool_)):
+            raise TypeError("PretrainingDataConfig's do_whole_word_mask must be True or False; got "
+                            f"{self.do_whole_word_mask!r}.")
+        self.do_whole_word_mask = bool(self.do_whole_word_mask)
 
     def _check_max_predictions(self):
         """Warn where max_predictions_per_seq is far from max_seq_length * masked_lm_prob, as google-research/bert's
