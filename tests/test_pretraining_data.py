@@ -144,17 +144,18 @@ def test_pairs_are_cut_as_google_cuts_them_draw_for_draw():
 
 def test_a_very_long_line_is_cut_to_one_run_of_its_pieces(tokenizer):
     # One sentence of 400,000 pieces (a document not split into sentences) becomes instances of a run of it each.
-    line = list(range(1000, 401_000))
+    # Ids of the vocabulary (1000 ... 29,999, again and again): each piece's successor is the next id, modulo.
+    line = [1000 + i % 29_000 for i in range(400_000)]
     documents = [[line], [[500, 501, 502]], [[600, 601]]]
     config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1)
     instances = create_pretraining_instances(documents, tokenizer, config)
     originals = _originals(instances)
-    assert any(1000 <= i < 401_000 for row in originals for i in row)
+    assert any(1000 <= i < 30_000 for row in originals for i in row)
     for row in range(len(originals)):
         ids = originals[row][instances["padding_mask"][row] == 1]
-        segment = [i for i in ids if 1000 <= i < 401_000]
-        if segment:  # the line's pieces kept are one run of it, as the front / back cuts leave them
-            assert segment == list(range(segment[0], segment[0] + len(segment)))
+        segment = [i for i in ids if 1000 <= i < 30_000]
+        # the line's pieces kept are one run of it, as the front / back cuts leave them
+        assert all((b - a) % 29_000 == 1 for a, b in zip(segment, segment[1:]))
 
 
 def test_sharded_records_read_back_with_fixed_int32_shapes(tokenizer, wikitext, tmp_path):
@@ -243,6 +244,24 @@ def test_a_data_config_field_of_another_type_is_refused_naming_it(field, value, 
                                    masked_lm_prob=np.float32(0.15), do_whole_word_mask=np.bool_(True))
     assert [type(getattr(config, name)) for name in ("max_seq_length", "max_predictions_per_seq", "masked_lm_prob",
                                                      "do_whole_word_mask")] == [int, int, float, bool]
+
+
+def test_documents_not_of_the_tokenizers_ids_are_refused_naming_the_fix(tokenizer):
+    config = PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=2, dupe_factor=1)
+    # Text: "invalid literal for int() with base 10: 'a'".
+    with pytest.raises(TypeError, match=r"Document 0 is a str, not a list of sentences .* read_documents"):
+        create_pretraining_instances(["all work and no play", "a dull boy"], tokenizer, config)
+    with pytest.raises(TypeError, match=r"Document 1 holds str 'a dull boy', not a sentence of token ids"):
+        create_pretraining_instances([[[5, 6]], ["a dull boy"]], tokenizer, config)
+    # Ids of a larger vocabulary were written in silence (and failed with IndexError with whole-word masks).
+    size = tokenizer.vocabulary_size()
+    for whole_words in (False, True):
+        with pytest.raises(ValueError, match=rf"Document 2 holds token id {size}, outside the tokenizer's vocabulary "
+                                             rf"of {size} tokens"):
+            create_pretraining_instances([[[5, 6], [7]], [], [[8, size]]], tokenizer,
+                                         PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=2,
+                                                               do_whole_word_mask=whole_words))
+    assert len(create_pretraining_instances([[np.array([5, 6]), [7]], [[8, 9]]], tokenizer, config)["token_ids"])
 
 
 def test_cli_writes_records_from_the_original_sample_text(default_preset_dir, tmp_path, capsys):

@@ -252,6 +252,8 @@ def create_pretraining_instances(documents, tokenizer, config=None, progress=Fal
     config = config or PretrainingDataConfig()
     vocabulary = _Vocabulary(check_tokenizer(tokenizer, "create_pretraining_instances"))
     rng = random.Random(config.random_seed)
+    documents = list(documents)
+    _check_documents(documents, vocabulary.size)
     documents = [d for d in documents if d]
     rng.shuffle(documents)
     instances = []
@@ -266,6 +268,30 @@ def create_pretraining_instances(documents, tokenizer, config=None, progress=Fal
     _check_next_sentence_labels(len(documents), [instance[-1] for instance in instances], config)
     rng.shuffle(instances)
     return pack_instances(instances, config, vocabulary.pad_id)
+
+
+def _check_documents(documents, vocabulary_size):
+    """Refuse documents that are not lists of sentences of ids of the tokenizer's vocabulary.
+
+    Text (not tokenized) failed with "invalid literal for int() with base 10: 'a'"; ids of another tokenizer (a
+    larger vocabulary) were written in silence, to fail in training or train other pieces' embeddings, and with
+    `do_whole_word_mask` failed with an IndexError.
+    """
+    for index, document in enumerate(documents):
+        if isinstance(document, (str, bytes)) or not isinstance(document, (list, tuple)):
+            raise TypeError(f"Document {index} is a {type(document).__name__}, not a list of sentences of token ids: "
+                            "tokenize the corpus first, read_documents(files, tokenizer).")
+        for sentence in document:
+            if isinstance(sentence, (str, bytes)) or not all(
+                    isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in sentence[:1]):
+                raise TypeError(f"Document {index} holds {type(sentence).__name__} {str(sentence)[:40]!r}, not a "
+                                "sentence of token ids (a list of ints): tokenize the corpus first, "
+                                "read_documents(files, tokenizer).")
+            if len(sentence) and not 0 <= min(sentence) <= max(sentence) < vocabulary_size:
+                outside = next(i for i in sentence if not 0 <= i < vocabulary_size)
+                raise ValueError(f"Document {index} holds token id {int(outside)}, outside the tokenizer's "
+                                 f"vocabulary of {vocabulary_size} tokens: the documents were tokenized with "
+                                 "another vocabulary. Pass the tokenizer that made them (read_documents' one).")
 
 
 # Random B in about 60-68% of the instances is usual (a one-sentence chunk always takes one); far above it, next
