@@ -425,6 +425,26 @@ def test_a_data_config_longer_than_the_models_positions_is_refused_before_any_wo
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("arguments, message", [
+    ({"eval_fraction": -0.1}, r"eval_fraction must be a fraction .* got -0.1\."),  # held out 27 of 30 documents
+    ({"eval_fraction": 10}, r"eval_fraction must be a fraction .* got 10: 10% is 0.1\."),
+    ({"num_train_steps": 0}, r"num_train_steps must be a positive whole number; got 0\."),  # trained an epoch
+    ({"num_train_steps": 2.0}, r"num_train_steps must be a positive whole number; got 2.0\."),
+    ({"epochs": 0}, r"epochs must be a positive whole number; got 0\."),  # named total_steps
+])
+def test_a_length_of_training_or_held_out_fraction_out_of_range_is_refused_before_any_work(tiny_checkpoint,
+                                                                                           tmp_path, arguments,
+                                                                                           message):
+    with pytest.raises(ValueError, match=message):
+        kbz.pretrain(str(tmp_path / "out"), _tiny_corpus(tmp_path / "corpus.txt"), preset=tiny_checkpoint,
+                     batch_size=4, strategy="cpu", verbose=0, **arguments)
+    assert not (tmp_path / "out").exists()
+    if "num_train_steps" in arguments:
+        with pytest.raises(ValueError, match=message):
+            kbz.pretrain_from_records(str(tmp_path / "out"), str(tmp_path / "none.tfrecord"), preset=tiny_checkpoint,
+                                      strategy="cpu", **arguments)
+
+
 @pytest.mark.slow
 def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, tmp_path, capsys):
     """5 steps backed up every 2: the last chunk is shown as the 1 step it runs (Keras showed "2/2"), and

@@ -51,6 +51,7 @@ from keras_bert_zoo.utils.job_record import content_digest
 from keras_bert_zoo.utils.job_record import file_fingerprint
 from keras_bert_zoo.utils.job_record import running_job
 from keras_bert_zoo.utils.packed_length import packed_length
+from keras_bert_zoo.utils.whole_numbers import positive_whole_number
 
 
 class _ResumedAt(keras.callbacks.Callback):
@@ -209,6 +210,14 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
+    epochs, num_train_steps = _check_length_of_training(epochs, num_train_steps)
+    if isinstance(eval_fraction, bool) or not isinstance(eval_fraction, (int, float)) or \
+            not 0 <= eval_fraction < 1:
+        # -0.1 held out all documents but 3 of 30 in silence (a negative slice); 10 (per cent) every one.
+        raise ValueError(f"eval_fraction must be a fraction of the documents from 0 (none held out) to below 1; got "
+                         f"{eval_fraction!r}" + (f": {eval_fraction}% is {eval_fraction / 100}."
+                                                 if isinstance(eval_fraction, (int, float)) and 1 <= eval_fraction
+                                                 < 100 else "."))
     positions = _positions(preset, config)
     if not isinstance(data_config, PretrainingDataConfig):
         data_config = PretrainingDataConfig.for_positions(positions, **(data_config or {}))
@@ -281,6 +290,16 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
                 checkpoint_every or steps, eval_ds, baseline, strategy, learning_rate, warmup_steps, mixed_precision,
                 verbose, {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None,
                 bias_correction=bias_correction)
+
+
+def _check_length_of_training(epochs, num_train_steps, required=False):
+    """`(epochs, num_train_steps)` as ints, each a positive whole number (`num_train_steps` None where not
+    `required`). A num_train_steps of 0 trained `epochs` passes in silence (0 read as not given); 2.0 failed with
+    TensorFlow's "Cannot convert 0.0 to EagerTensor of dtype int64"; -3, or epochs=0, named `total_steps`, an
+    argument nobody passed, after the corpus was read."""
+    if num_train_steps is not None or required:
+        num_train_steps = positive_whole_number(num_train_steps, "num_train_steps")
+    return positive_whole_number(epochs, "epochs"), num_train_steps
 
 
 def _eval_batch_size(batch_size, count, strategy):
@@ -413,6 +432,7 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
+    _, num_train_steps = _check_length_of_training(1, num_train_steps, required=True)
     if config is not None and vocabulary is None:
         raise ValueError("A fresh model (config) needs the vocabulary the records were written with: "
                          "pass vocabulary (the vocab file given to create-pretraining-data).")
