@@ -202,6 +202,23 @@ def test_corpus_layouts(tokenizer, tmp_path):
         read_documents(str(tmp_path / "empty.txt"), tokenizer)
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_a_corpus_reads_the_same_whatever_its_line_endings_and_byte_order_mark(tokenizer, tmp_path, newline, bom):
+    # Old Mac line endings (a carriage return alone) read as one line: one sentence, no document break. A BOM hid
+    # the WikiText title of the first line, and carriage returns every title, so articles ran into each other.
+    sentences = ["one two.", "three.", "", "four five."]
+    (tmp_path / "a.txt").write_bytes((bom + newline.join(sentences) + newline).encode("utf-8"))
+    documents = read_documents(tmp_path / "a.txt", tokenizer)
+    assert [[tokenizer.id_to_token(i) for s in d for i in s] for d in documents] == [
+        ["one", "two", ".", "three", "."], ["four", "five", "."]]
+    articles = [" = One = ", "", " One two . Three . ", " = Two = ", " Four five . "]
+    (tmp_path / "w.txt").write_bytes((bom + newline.join(articles) + newline).encode("utf-8"))
+    documents = read_documents(tmp_path / "w.txt", tokenizer, corpus_format="wikitext")
+    assert [[tokenizer.id_to_token(i) for s in d for i in s] for d in documents] == [
+        ["one", "two", ".", "three", "."], ["four", "five", "."]]
+
+
 def test_pathlib_paths_are_taken_by_the_corpus_reader_and_the_records_writer_and_reader(tokenizer, tmp_path):
     # A pathlib.Path was iterated as a list: "'PosixPath' object is not iterable", naming no argument.
     (tmp_path / "a.txt").write_text("one two.\nthree.\n\nfour five.\n")

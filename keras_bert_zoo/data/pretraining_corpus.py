@@ -36,7 +36,7 @@ def _as_sentence_lines(lines, corpus_format):
     out = []
     for line in lines:
         if corpus_format == "wikitext":
-            if _WIKITEXT_TITLE.match(line.rstrip("\n")):
+            if _WIKITEXT_TITLE.match(line.rstrip("\r\n")):
                 out.append("")  # a new article
                 continue
             if line.strip().startswith("= "):
@@ -45,6 +45,15 @@ def _as_sentence_lines(lines, corpus_format):
         if corpus_format == "documents":
             out.append("")
     return out
+
+
+def _file_lines(text):
+    """A file's lines, as google-research/bert reads them (at each newline), but for two things it lost in silence:
+    a file with old Mac line endings (a carriage return alone, no newline) is cut at them, where it was one line
+    (one sentence, no document break); and a leading byte-order mark is dropped, which hid a WikiText title on the
+    first line (the tokenizer drops it anyway)."""
+    text = text.removeprefix("\ufeff")
+    return text.split("\r") if "\r" in text and "\n" not in text else text.split("\n")
 
 
 def read_documents(input_files, tokenizer, corpus_format="sentences", progress=False):
@@ -83,7 +92,7 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
             raise ValueError(f"{path} is a TFRecord file of pretraining instances, not corpus text: it is ready "
                              "to train on (keras-bert-zoo pretrain --input_file, or pretrain_from_records).")
         with utf8_errors_named(path), tf.io.gfile.GFile(path, "r") as f:
-            lines = _as_sentence_lines(f.readlines(), corpus_format)
+            lines = _as_sentence_lines(_file_lines(f.read()), corpus_format)
         # A document boundary after each blank line (and at the end of a file).
         boundaries = {i for i, line in enumerate(lines) if not line}
         text_lines = [i for i, line in enumerate(lines) if line]
