@@ -431,15 +431,18 @@ def test_a_data_config_longer_than_the_models_positions_is_refused_before_any_wo
     ({"num_train_steps": 0}, r"num_train_steps must be a positive whole number; got 0\."),  # trained an epoch
     ({"num_train_steps": 2.0}, r"num_train_steps must be a positive whole number; got 2.0\."),
     ({"epochs": 0}, r"epochs must be a positive whole number; got 0\."),  # named total_steps
+    ({"checkpoint_every": 0}, r"checkpoint_every must be a positive whole number; got 0\."),  # the default's
+    ({"data_config": {"max_seq_lenght": 8}}, r"PretrainingDataConfig has no field 'max_seq_lenght'; its fields: "
+                                              r"max_seq_length, max_predictions_per_seq, masked_lm_prob"),
 ])
 def test_a_length_of_training_or_held_out_fraction_out_of_range_is_refused_before_any_work(tiny_checkpoint,
                                                                                            tmp_path, arguments,
                                                                                            message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):
         kbz.pretrain(str(tmp_path / "out"), _tiny_corpus(tmp_path / "corpus.txt"), preset=tiny_checkpoint,
                      batch_size=4, strategy="cpu", verbose=0, **arguments)
     assert not (tmp_path / "out").exists()
-    if "num_train_steps" in arguments:
+    if "num_train_steps" in arguments or "checkpoint_every" in arguments:
         with pytest.raises(ValueError, match=message):
             kbz.pretrain_from_records(str(tmp_path / "out"), str(tmp_path / "none.tfrecord"), preset=tiny_checkpoint,
                                       strategy="cpu", **arguments)

@@ -125,6 +125,10 @@ class PretrainingDataConfig:
         10
         """
         fields = cls.__dataclass_fields__
+        unknown = sorted(set(kwargs) - set(fields))
+        if unknown:  # Python's "unexpected keyword argument" named the key, not the fields there are
+            raise TypeError(f"PretrainingDataConfig has no field {', '.join(map(repr, unknown))}; its fields: "
+                            f"{', '.join(fields)}.")
         default = fields["max_seq_length"].default
         length = packed_length(kwargs.get("max_seq_length"), default, max_sequence_length)
         probability = kwargs.get("masked_lm_prob", fields["masked_lm_prob"].default)

@@ -210,7 +210,7 @@ def pretrain(output_dir, corpus, preset=None, config=None, vocabulary=None, lowe
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
-    epochs, num_train_steps = _check_length_of_training(epochs, num_train_steps)
+    epochs, num_train_steps, checkpoint_every = _check_length_of_training(epochs, num_train_steps, checkpoint_every)
     if isinstance(eval_fraction, bool) or not isinstance(eval_fraction, (int, float)) or \
             not 0 <= eval_fraction < 1:
         # -0.1 held out all documents but 3 of 30 in silence (a negative slice); 10 (per cent) every one.
@@ -292,14 +292,17 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
                 bias_correction=bias_correction)
 
 
-def _check_length_of_training(epochs, num_train_steps, required=False):
-    """`(epochs, num_train_steps)` as ints, each a positive whole number (`num_train_steps` None where not
-    `required`). A num_train_steps of 0 trained `epochs` passes in silence (0 read as not given); 2.0 failed with
+def _check_length_of_training(epochs, num_train_steps, checkpoint_every, required=False):
+    """`(epochs, num_train_steps, checkpoint_every)` as ints, each a positive whole number (`num_train_steps`
+    None where not `required`, `checkpoint_every` where not given). A num_train_steps of 0 trained `epochs` passes
+    in silence (0 read as not given), as a checkpoint_every of 0 backed up at the default; 2.0 failed with
     TensorFlow's "Cannot convert 0.0 to EagerTensor of dtype int64"; -3, or epochs=0, named `total_steps`, an
     argument nobody passed, after the corpus was read."""
     if num_train_steps is not None or required:
         num_train_steps = positive_whole_number(num_train_steps, "num_train_steps")
-    return positive_whole_number(epochs, "epochs"), num_train_steps
+    if checkpoint_every is not None:
+        checkpoint_every = positive_whole_number(checkpoint_every, "checkpoint_every")
+    return positive_whole_number(epochs, "epochs"), num_train_steps, checkpoint_every
 
 
 def _eval_batch_size(batch_size, count, strategy):
@@ -432,7 +435,8 @@ def pretrain_from_records(output_dir, input_file, num_train_steps=100_000, prese
     """
     if (preset is None) == (config is None):
         raise ValueError("Pass a preset to continue pretraining, or a config to pretrain from scratch (not both).")
-    _, num_train_steps = _check_length_of_training(1, num_train_steps, required=True)
+    _, num_train_steps, checkpoint_every = _check_length_of_training(1, num_train_steps, checkpoint_every,
+                                                                     required=True)
     if config is not None and vocabulary is None:
         raise ValueError("A fresh model (config) needs the vocabulary the records were written with: "
                          "pass vocabulary (the vocab file given to create-pretraining-data).")
