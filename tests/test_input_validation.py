@@ -177,6 +177,9 @@ def test_conll_layouts_read_correctly(tmp_path):
                                                       ["O", "B-Gene"])
     spaced = read_conll(_write(tmp_path, "b.txt", "English NN O I-M\nis  VB O O\n"))
     assert (spaced.words, spaced.tags) == ([["English", "is"]], [["I-M", "O"]])
+    # Trailing tabs: an empty last column, read as the tag (tag '' refused).
+    trailing = read_conll(_write(tmp_path, "c.tsv", "BRCA1\tB-Gene\t\nis\tO\t\t\n\t\nAPC2\tB-Gene\t\r\n"))
+    assert (trailing.words, trailing.tags) == ([["BRCA1", "is"], ["APC2"]], [["B-Gene", "O"], ["B-Gene"]])
 
 
 def test_a_byte_order_mark_and_blank_lines_at_the_end_are_not_data(tmp_path):

@@ -67,7 +67,9 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
     layout = None  # ("tab" | "space", column count, line number that set it)
     with utf8_errors_named(path), open(path, encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
+            # Trailing tabs (tools and spreadsheets leave them) make an empty last column, which no word or tag
+            # is: the default tag_column=-1 read an empty tag and the file was refused.
+            line = line.rstrip("\r\n").rstrip("\t")
             if not line.strip():
                 if sentence_words:
                     words.append(sentence_words)
