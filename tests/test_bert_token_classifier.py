@@ -468,6 +468,20 @@ def test_entity_tags_of_every_scheme_are_taken_and_others_named():
             check_entity_tags(tags, "predict_entities")
 
 
+def test_gold_entity_words_the_model_cannot_read_are_warned_of(tiny_checkpoint):
+    # A word with no word-pieces (a lone zero-width space) is tagged O: its entity is always missed, and the scores
+    # said nothing of it.
+    ner = kbz.BertTokenClassifier.from_preset(tiny_checkpoint, label_names=LABELS, sequence_length=8)
+    sentences = [["all", "work"], ["no", "\u200b", "play"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ner.evaluate_entities(sentences, [["B-Disease", "O"], ["O", "O", "B-Disease"]])  # none on an O word
+    with pytest.warns(UserWarning, match=r"^1 word\(s\) tagged as part of an entity have no word-pieces, .* word 1 "
+                                         r"of sentence 1, '\\u200b', tagged I-Disease\)"):
+        scores = ner.evaluate_entities(sentences, [["O", "O"], ["O", "I-Disease", "I-Disease"]])
+    assert ner.predict_tags(sentences)[1][1] == "O" and scores["gold_entities"] == 1
+
+
 def test_a_tagger_of_one_tag_is_refused(tiny_checkpoint):
     # It would predict that tag everywhere, and Keras' loss failed on its one-logit head naming no tag.
     with pytest.raises(ValueError, match=r"label_names holds one tag \['O'\]: a tagger tells entity tags"):

@@ -100,6 +100,19 @@ def _without_padding(ds):
     return ds.map(unpadded)
 
 
+def _warn_of_unread_entity_words(sentences, gold, read):
+    """Warn of words in gold entities that have no word-pieces (a lone zero-width space, say): the model cannot
+    read them, so they are tagged "O" and their entities can never be matched; the scores said nothing of it."""
+    unread = [(s, w) for s, (tags, words_read) in enumerate(zip(gold, read))
+              for w, (tag, was_read) in enumerate(zip(tags, words_read)) if tag != OUTSIDE and not was_read]
+    if unread:
+        s, w = unread[0]
+        warnings.warn(f"{len(unread)} word(s) tagged as part of an entity have no word-pieces, so the model cannot "
+                      f"read them and tags them O: their entities count as missed (the first: word {w} of sentence "
+                      f"{s}, {sentences[s][w]!r:.40}, tagged {gold[s][w]}). Remove such words (zero-width or "
+                      "control characters) from the data.", stacklevel=3)
+
+
 @keras.saving.register_keras_serializable(package="keras_bert_zoo")
 class BertTokenClassifier(Task):
     """BERT's NER model: dropout + dense on every token vector.
@@ -462,7 +475,9 @@ class BertTokenClassifier(Task):
         if not sentences:  # scores of nothing would read as an F1 of 0
             raise ValueError("No sentences: the input list is empty.")
         gold = [[self.label_names[i] for i in row] for row in self.checked_tag_ids(sentences, tags)]
-        return entity_scores(gold, self.predict_tags(sentences, batch_size, doc_stride))
+        probabilities, read = self._read_words(sentences, batch_size, doc_stride)
+        _warn_of_unread_entity_words(sentences, gold, read)
+        return entity_scores(gold, [self._tags(p, r) for p, r in zip(probabilities, read)])
 
     def task_signatures(self, text_preprocessor):
         check_entity_tags(self.label_names, "The served signature entities")
