@@ -14,6 +14,7 @@ from keras_bert_zoo.preprocessing.model_inputs import MODEL_INPUTS
 from keras_bert_zoo.presets.loader import load_backbone
 from keras_bert_zoo.presets.preset_io import save_preset
 from keras_bert_zoo.tokenizers.tokenizer_argument import check_tokenizer
+from keras_bert_zoo.utils.garbage_collection import one_garbage_collection
 from keras_bert_zoo.utils.model_names import note_name
 from keras_bert_zoo.utils.model_names import own_name
 from keras_bert_zoo.utils.renamed_attributes import renamed_attribute
@@ -298,6 +299,12 @@ class BertBackbone(keras.Model):
     def token_embedding(self):
         """The (reversible) word-piece embedding, for tied output heads."""
         return self.embeddings.token_embedding
+
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Keras' `Model.quantize`, with one garbage collection for all the kernels it replaces (Keras runs one for
+        each: see `utils.garbage_collection`)."""
+        with one_garbage_collection():
+            super().quantize(mode, config=config, filters=filters, **kwargs)
 
     def get_config(self):
         return {

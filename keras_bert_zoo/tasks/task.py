@@ -30,6 +30,7 @@ from keras_bert_zoo.tasks.class_labels import misnumbered_class
 from keras_bert_zoo.tokenizers.text_inputs import check_texts
 from keras_bert_zoo.tokenizers.text_inputs import text_columns
 from keras_bert_zoo.utils.epoch_orders import EpochOrders
+from keras_bert_zoo.utils.garbage_collection import one_garbage_collection
 from keras_bert_zoo.utils.input_pipeline import without_autotune_thread
 from keras_bert_zoo.utils.model_names import note_name
 from keras_bert_zoo.utils.model_names import own_name
@@ -1013,7 +1014,8 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             def filters(layer):
                 return isinstance(layer, quantizable) and id(layer) not in preprocessing
 
-        super().quantize(mode, config=config, filters=filters, **kwargs)
+        with one_garbage_collection():  # Keras collected garbage once per kernel it replaced: 10 s for MiniLM
+            super().quantize(mode, config=config, filters=filters, **kwargs)
 
     def make_predict_function(self, force=False):
         """Keras' predict step, traced once for batches of any size and length.
