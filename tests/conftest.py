@@ -1,8 +1,22 @@
 """Shared test fixtures: where the shared data lives and how its absence is handled."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# The encoder's epilogues are XLA-compiled, and most tests start from a fresh process (each pytest-xdist worker,
+# every command a test runs), which compiled the same small functions again: about 2 s of a tiny model's first
+# fit. One persistent XLA cache for the run, made by the first process (the xdist controller) and inherited by
+# the workers and their commands, lets each compile once. Per run, not per machine: a cache compiled for
+# another CPU or TensorFlow is never read.
+if "--tf_xla_persistent_cache_directory" not in os.environ.get("TF_XLA_FLAGS", ""):
+    _xla_cache = tempfile.mkdtemp(prefix="keras_bert_zoo_tests_xla_")
+    atexit.register(shutil.rmtree, _xla_cache, True)
+    os.environ["TF_XLA_FLAGS"] = " ".join(
+        [os.environ.get("TF_XLA_FLAGS", ""), f"--tf_xla_persistent_cache_directory={_xla_cache}"]).strip()
 
 import pytest  # noqa: E402
 

@@ -122,8 +122,8 @@ def test_killed_run_resumes_from_its_last_checkpoint(tmp_path):
     corpus.write_text("".join(open(shared_path("corpus", "wikitext-2", "valid.txt"), encoding="utf-8").readlines()[:300]))
     (tmp_path / "config.json").write_text(json.dumps(SMALL_CONFIG))
     command = _pretrain_command(str(corpus), tmp_path / "out", "--config", str(tmp_path / "config.json"),
-                                "--vocab_from_corpus", "1000", "--corpus_format", "wikitext", "--dupe_factor", "4",
-                                "--num_train_epochs", "4", "--train_batch_size", "8", "--save_checkpoints_steps", "5")
+                                "--vocab_from_corpus", "1000", "--corpus_format", "wikitext", "--dupe_factor", "1",
+                                "--num_train_epochs", "2", "--train_batch_size", "8", "--save_checkpoints_steps", "5")
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     metadata = tmp_path / "out" / "backup" / "training_metadata.json"
     deadline = time.time() + 300
