@@ -1,6 +1,7 @@
 """BertPretrainer training: Google's loss, learning from scratch and continued,
 strategies, XLA, and resuming a killed run."""
 
+import functools
 import json
 import os
 import re
@@ -52,9 +53,16 @@ def test_loss_matches_run_pretraining(tiny_checkpoint, tmp_path):
 
 
 def _runner(*args):
+    return json.loads(_runner_output(*args))
+
+
+@functools.lru_cache(maxsize=None)
+def _runner_output(*args):
+    # One process per set of arguments: several tests compare against the default strategy's run of the same
+    # arguments, and one run serves them all (each process starts TensorFlow and traces its step again).
     result = subprocess.run([sys.executable, "-m", "tests.strategy_runner", *args], cwd=ROOT, capture_output=True,
                             text=True, timeout=300, check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return result.stdout.strip().splitlines()[-1]
 
 
 @pytest.mark.subprocess
@@ -191,33 +199,37 @@ def test_two_workers_train_in_step(tmp_path):
     assert np.isfinite(results[0]["loss"]).all()
 
 
-def _id_records(tmp_path):
+@pytest.fixture(scope="module")
+def numbered_records(tmp_path_factory):
+    """One set of numbered records for the resume tests (one path, so their runs of the same arguments are shared)."""
     from tests.strategy_runner import id_records
 
-    id_records([str(tmp_path / f"train-{i}.tfrecord") for i in range(4)])
-    return str(tmp_path / "train-*.tfrecord")
+    directory = tmp_path_factory.mktemp("id_records")
+    id_records([str(directory / f"train-{i}.tfrecord") for i in range(4)])
+    return str(directory / "train-*.tfrecord")
 
 
 @pytest.mark.subprocess
-def test_two_workers_resume_on_the_records_an_uninterrupted_run_trains_on_next(tmp_path):
+def test_two_workers_resume_on_the_records_an_uninterrupted_run_trains_on_next(numbered_records):
     """Resumed at step 3, each worker trains on what it trains on at steps 4-6 of an uninterrupted run, and the
     two together on a one-worker run's batches. Records are sharded by file by default, each worker splitting the
     global batches of its own files over two steps: skipping 3 global batches skipped twice what it had trained on."""
-    records = _id_records(tmp_path)
-    whole, resumed = _two_workers("resume", records, "0", "6"), _two_workers("resume", records, "3", "3")
+    whole = _two_workers("resume", numbered_records, "0", "6")
+    resumed = _two_workers("resume", numbered_records, "3", "3")
     assert [worker["replicas"] for worker in whole] == [2, 2]
     assert [worker["records"][3:] for worker in whole] == [worker["records"] for worker in resumed]
-    alone = _runner("default", "resume", records, "0", "6")["records"]
+    alone = _runner("default", "resume", numbered_records, "0", "6")["records"]
     assert [sorted(a + b) for a, b in zip(whole[0]["records"], whole[1]["records"])] == [sorted(s) for s in alone]
     assert len({i for step in alone for i in step}) == 6 * 8  # no record twice: the skip is not vacuous
 
 
 @pytest.mark.subprocess
-def test_mirrored_replicas_resume_on_the_records_an_uninterrupted_run_trains_on_next(tmp_path):
+def test_mirrored_replicas_resume_on_the_records_an_uninterrupted_run_trains_on_next(numbered_records):
     """One worker, two replicas splitting each global batch: resumed at step 3, they train on steps 4-6's."""
-    records = _id_records(tmp_path)
-    whole, resumed = _runner("mirrored", "resume", records, "0", "6"), _runner("mirrored", "resume", records, "3", "3")
-    assert whole["replicas"] == 2 and whole["records"] == _runner("default", "resume", records, "0", "6")["records"]
+    whole = _runner("mirrored", "resume", numbered_records, "0", "6")
+    resumed = _runner("mirrored", "resume", numbered_records, "3", "3")
+    alone = _runner("default", "resume", numbered_records, "0", "6")["records"]
+    assert whole["replicas"] == 2 and whole["records"] == alone
     assert whole["records"][3:] == resumed["records"]
 
 
