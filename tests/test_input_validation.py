@@ -126,6 +126,10 @@ _FORMAT_ERRORS = [  # (file name, content, reader, the words that must name the 
     ("big.tsv", "BRCA1\tB-Gene\n" + "a " * 10 ** 6 + "\tO\n", read_conll,
      r"big.tsv:2: expected one word and one tag, found word '(a )+a\.\.\.( a)+' and tag 'O' \(one token per line, "
      r"without spaces\)\.$"),
+    # Said "expected 2 space-separated columns (as on line 1), found 2".
+    ("mixed.tsv", "Germline O\nBRCA1\tB-Disease\n", read_conll,
+     r"mixed.tsv:2: holds a tab, but line 1 separates its 2 columns by spaces: 'BRCA1\\tB-Disease'\. Separate every "
+     r"line's columns alike \(tabs, or spaces\)\.$"),
     ("sciie.txt", "-DOCSTART- NN O O\n\nEnglish NN O I-Material\nis NN O\n", read_conll,
      r"sciie.txt:4: expected 4 space-separated columns \(as on line 3\), found 3"),
     ("MRPC/train.tsv", "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tab\tcd\n0\t3\t4\ta\tb\tc\n", read_glue,

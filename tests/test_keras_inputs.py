@@ -238,12 +238,20 @@ def test_validation_split_holds_out_the_last_examples(clf, ner):
 
 
 def test_validation_data_without_labels_or_in_another_shape_is_refused(clf):
-    with pytest.raises(ValueError, match=r"No labels: pass y"):
+    """Each error names validation_data: fit's x and y were fine ("No labels: pass y" sent users to y)."""
+    with pytest.raises(ValueError, match=r"^validation_data: No labels: pass \(x, y\), or a Dataset"):
         clf.fit(TRAIN, TRAIN_Y, validation_data=DEV, verbose=0)
-    with pytest.raises(ValueError, match=r"validation_data as a tuple must be \(x, y\); got 3 items"):
+    with pytest.raises(ValueError, match=r"^validation_data as a tuple must be \(x, y\); got 3 items"):
         clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, DEV_Y, [1.0] * 4), verbose=0)
-    with pytest.raises(TypeError, match=r"BertClassifier takes .* got set"):
+    with pytest.raises(TypeError, match=r"^validation_data: BertClassifier takes .* got set"):
         clf.fit(TRAIN, TRAIN_Y, validation_data=(set(DEV), DEV_Y), verbose=0)
+    with pytest.raises(ValueError, match=r"^validation_data: 4 examples but 1 labels\.$"):
+        clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, [1]), verbose=0)
+    with pytest.raises(ValueError, match=r"^validation_data: Label 1 is 7, outside the classes \[0, 2\)"):
+        clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, [1, 7, 0, 0]), verbose=0)
+    # validation_split's part is of x and y, and named so.
+    with pytest.raises(ValueError, match=r"^Label 5 is 7, outside"):
+        clf.fit(TRAIN, [0, 1, 1, 0, 1, 7], validation_split=0.2, verbose=0)
 
 
 def test_validation_batch_size_batches_the_validation_data_as_in_keras(clf):

@@ -95,7 +95,12 @@ def read_conll(path, word_column=0, tag_column=-1, label_names=None):
                                           f"are the same of the {layout[1]} columns of {untrusted_repr(line)}.")
             separator, count, first = layout
             fields = _split(line, separator)
-            if len(fields) != count or (separator == "space" and "\t" in line):
+            if separator == "space" and "\t" in line:  # its count may match: "expected 2 columns, found 2"
+                raise DataFormatError(
+                    f"{path}:{number}: holds a tab, but line {first} separates its {count} columns by spaces: "
+                    f"{untrusted_repr(line)}. Separate every line's columns alike (tabs, or spaces)."
+                )
+            if len(fields) != count:
                 raise DataFormatError(
                     f"{path}:{number}: expected {count} {separator}-separated columns (as on line {first}), "
                     f"found {len(fields)}: {untrusted_repr(line)}. Fix the line (a word never holds a "

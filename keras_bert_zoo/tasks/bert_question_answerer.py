@@ -231,13 +231,13 @@ class BertQuestionAnswerer(Task):
             raise ValueError("QA examples hold their answers; pass them without y.")
         return _as_examples(x, labelled=True), None
 
-    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None):
+    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None, **kwargs):
         # QA examples -> run_squad-style windows (packed inputs) and their start/end positions.
         batch_size = checked_batch_size(batch_size)
         x, y = self.standardize_examples(x, y)
         if not isinstance(x, QAExamples):
             return super()._keras_inputs(x, y, batch_size=batch_size, shuffle=shuffle, labeled=labeled,
-                                         sample_weight=sample_weight)
+                                         sample_weight=sample_weight, **kwargs)
         self._check_sample_weight_taken(x, sample_weight)
         if not labeled:
             return self.features(x).inputs, None

@@ -304,6 +304,19 @@ def _group_boundary(examples, cut, fraction):
     return min(boundaries, key=lambda boundary: (abs(boundary - cut), -boundary))
 
 
+@contextlib.contextmanager
+def _validation_data_errors():
+    """Errors in `fit`'s `validation_data` start by naming it: they read as if about `x` and `y`, which were
+    fine ("No labels: pass y" for validation texts without labels, "Label 0 is 7" for the first of its labels).
+    A subclass (a reader's error naming its file and line) passes as it is."""
+    try:
+        yield
+    except (ValueError, TypeError) as e:
+        if type(e) not in (ValueError, TypeError):
+            raise
+        raise type(e)(f"validation_data: {e}") from None
+
+
 def _validation_xy(data):
     """`validation_data` -> `(x, y)`: Keras' `(x, y)` tuple (or `[x, y]` list),
     or examples that hold their labels (a Dataset, a reader's result, QA dicts)."""
@@ -823,9 +836,11 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             raise ValueError("A tf.data.Dataset carries its own sample weights, as in Keras: give it "
                              "(x, y, sample_weight) elements instead of passing sample_weight.")
 
-    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None):
+    def _keras_inputs(self, x, y=None, batch_size=32, shuffle=False, labeled=True, sample_weight=None,
+                      labels_from="y (one per example)"):
         """Any accepted input -> what `keras.Model`'s fit/evaluate/predict take:
         `(preprocessed batched Dataset, None)` or `(packed dict, labels)`.
+        `labels_from`: where the error of missing labels says to give them.
 
         Packed inputs pass as they are: this is also how the validation data
         `fit` prepared comes back, when Keras' `fit` calls `evaluate` on it.
@@ -849,7 +864,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
                 x = x.map(lambda inputs, y, *weights: (inputs, self.packed_dataset_labels(y), *weights))
             return without_autotune_thread(x.batch(batch_size) if packed["token_ids"].shape.rank == 1 else x), None
         if labeled and y is None and not isinstance(x, tf.data.Dataset):
-            raise ValueError("No labels: pass y (one per example), or a Dataset of (x, y) or a reader's result.")
+            raise ValueError(f"No labels: pass {labels_from}, or a Dataset of (x, y) or a reader's result.")
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}  # tasks without it
         return self.make_dataset(x, y if labeled else None, batch_size=batch_size, shuffle=shuffle,
                                  labeled=labeled, **weights), None
@@ -889,6 +904,7 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         weights = None if class_weight is None else self.class_weights(class_weight)
         x, y = self.standardize_examples(x, y)
         sample_weight = kwargs.pop("sample_weight", None)
+        given_validation = validation_data is not None
         if validation_split and validation_data is None and not isinstance(x, dict):  # Keras splits packed arrays
             if sample_weight is not None:
                 raise ValueError("sample_weight with validation_split is not supported (validation data are not "
@@ -922,8 +938,11 @@ class Task(MultiWorkerBuildMixin, keras.Model):
         if validation_batch_size is not None:
             validation_batch_size = positive_whole_number(validation_batch_size, "validation_batch_size")
         if validation_data is not None:
-            val_data, val_labels = self._keras_inputs(*_validation_xy(validation_data),
-                                                      batch_size=validation_batch_size or batch_size)
+            val_x, val_y = _validation_xy(validation_data)
+            # Named in errors where the user gave it (validation_split's part is of x and y).
+            with _validation_data_errors() if given_validation else contextlib.nullcontext():
+                val_data, val_labels = self._keras_inputs(val_x, val_y, labels_from="(x, y)",
+                                                          batch_size=validation_batch_size or batch_size)
             validation_data = val_data if val_labels is None else (val_data, val_labels)
         if getattr(self, "_fit_schedules", False):
             # Keras ignores validation_split when given validation_data.
@@ -941,14 +960,15 @@ class Task(MultiWorkerBuildMixin, keras.Model):
             # Shuffling happened in make_dataset (Keras cannot shuffle a Dataset).
             return super().fit(data, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
-    @staticmethod
-    def _split_off(x, y, fraction):
+    def _split_off(self, x, y, fraction):
         """Keras' `validation_split` for examples held in memory: `(x, y, (x_held, y_held))`."""
         if isinstance(x, tf.data.Dataset):
             raise ValueError("validation_split cannot split a tf.data.Dataset (as in Keras): pass "
                              "validation_data=..., or split a reader's result: train, dev = examples.split(0.1).")
         if y is not None and len(y) != len(x):
             raise ValueError(f"{len(x)} examples but {len(y)} labels.")
+        if y is not None:
+            self.prepare_labels(y)  # checked whole: an error counts a label from y's start, not the held-out part's
         if not 0 < fraction < 1:
             raise ValueError(f"validation_split must be between 0 and 1; got {fraction}.")
         cut = math.ceil(len(x) * (1 - fraction))  # Keras' rounding
