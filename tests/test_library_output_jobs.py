@@ -515,3 +515,15 @@ def test_a_resumed_finetune_trains_to_the_weights_of_an_uninterrupted_one(tiny_c
     assert [batch.tobytes() for batch in fed[-6:]] == whole[6:]
     for after_resume, after_one_run in zip(resumed, uninterrupted):
         np.testing.assert_array_equal(after_resume, after_one_run)
+
+
+def test_an_output_directory_that_cannot_be_made_is_named_with_the_fix(tmp_path):
+    """A library run given a directory under a file failed with "[Errno 20] Not a directory" as it claimed it."""
+    from keras_bert_zoo.utils.job_record import running_job
+
+    (tmp_path / "file").write_text("")
+    out = str(tmp_path / "file" / "run")
+    with pytest.raises(PermissionError, match=rf"^Cannot write in {out} \(Not a directory\): choose a writable "
+                                              r"directory\.$"):
+        with running_job(out, "pretrain", {"steps": 40}, owned=(("model",), ("backup",))):
+            pass

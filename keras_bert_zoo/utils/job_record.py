@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from keras_bert_zoo.utils.atomic import atomic_file
+from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.atomic import process_is_alive
 from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.version import __version__
@@ -290,7 +291,7 @@ def _claim(output_dir, command, fingerprint, args=None, owned=(), overwrite=Fals
                    **{item: before for item, (before, _) in extension.items()}}
     elif resume:
         extends = job.get("extends")
-    os.makedirs(output_dir, exist_ok=True)
+    ensure_writable_directory(output_dir)  # its error names the directory and the fix ("[Errno 2] ..." did neither)
     write_job(output_dir, {
         "command": command, "args": args or {}, "fingerprint": fingerprint, "versions": _versions(),
         "started": _now(), "status": "running", "resumed": resume, "host": socket.gethostname(),
