@@ -910,6 +910,12 @@ def test_cli_errors_give_the_flag_not_the_python_argument(files, capsys):
                 "a gem,pos\nsuperb,pos\nlovely,pos\nbrilliant,pos\nclever,pos\nwitty,pos\n")
     _refused(capsys, ["finetune", "--task", "classify", "--train_file", one_label, "--output_dir", files["tmp"] + "/o"],
              "holds one label ('pos')", "--problem_type regression")
+    # A GLUE task names all its labels, whichever the file holds: one class of them trained as two.
+    one_glue = os.path.join(files["tmp"], "one_sst.tsv")
+    with open(one_glue, "w") as f:
+        f.write("sentence\tlabel\n" + "".join(f"film number {i}\t0\n" for i in range(12)))
+    _refused(capsys, ["finetune", "--task", "classify", "--glue_task", "SST-2", "--train_file", one_glue,
+                      "--output_dir", files["tmp"] + "/o"], "holds one label ('0')", "--problem_type regression")
     # A tagger of O alone crashed inside Keras (a one-logit head) after the model loaded.
     all_o = os.path.join(files["tmp"], "all_o.tsv")
     with open(all_o, "w") as f:

@@ -254,9 +254,12 @@ def _finetune_classifier(args):
             raise UsageError(f"{args.train} holds GLUE STS-B's similarity scores, not classes: leave out "
                              f"--problem_type {problem_type} (scores are learnt as regression).")
         problem_type = "regression"
-    if problem_type in (None, "multi_class") and len(train.label_names) < 2:
-        raise UsageError(f"{args.train} holds one label ({train.label_names[0]!r}): a classifier learns to tell two "
-                         "or more apart. Add examples of the others, or --problem_type regression for scores.")
+    # The labels the examples hold (a GLUE task's file names all of the task's, whichever it holds).
+    present = sorted(_single_labels(train)) if problem_type in (None, "multi_class") else None
+    if present is not None and len(present) < 2:
+        raise UsageError(f"{args.train} holds one label ({(present or train.label_names)[0]!r}): a classifier learns "
+                         "to tell two or more apart. Add examples of the others, or --problem_type regression for "
+                         "scores.")
 
     def build():
         from keras_bert_zoo.tasks.bert_classifier import BertClassifier
