@@ -508,6 +508,26 @@ def test_regression_from_glue_sts_b_and_json_lines(tiny_checkpoint, tmp_path, ca
         capsys.readouterr().err
 
 
+def test_finetune_reads_an_eval_file_elsewhere_as_its_glue_training_file(tmp_path, capsys, monkeypatch):
+    """glue/SST-2/train.tsv is read as SST-2 by its folder's name; its rows copied to sst_dev.tsv were read as a CSV
+    of columns text / label and refused, where `evaluate` read them as SST-2."""
+    from keras_bert_zoo.cli import finetune_command
+
+    train = _glue_file(tmp_path, 30)
+    dev = tmp_path / "sst_dev.tsv"
+    dev.write_text(open(train).read())
+
+    def read_then_stop(args):  # the data are read (in the command's check) before the strategy is made
+        raise ValueError(f"read {len(args.inputs_read[1])} to train on and {args.inputs_read[4]} to score")
+
+    monkeypatch.setattr(finetune_command, "strategy_from_flags", read_then_stop)
+    assert main(["finetune", "--task", "classify", "--train_file", train, "--eval_file", str(dev),
+                 "--output_dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"Reading --eval_file {dev} as --train_file: --glue_task SST-2." in err
+    assert "read 30 to train on and 30 to score" in err, err
+
+
 def test_evaluate_checks_the_file_before_the_model_loads(tiny_checkpoint, tmp_path, capsys, monkeypatch):
     """evaluate reads --eval_file and checks it against the saved task.json (labels, tags, pairs or single texts)
     before the weights load; it read the file only after."""

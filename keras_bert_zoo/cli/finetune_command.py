@@ -244,6 +244,13 @@ def _split_or_read_eval(args, read, classes=None):
 
 
 def _finetune_classifier(args):
+    if args.eval and not any(getattr(args, flag) is not None for flag in _READ_FLAGS):
+        # A GLUE TSV read by its folder's name (glue/SST-2/train.tsv): its dev file copied elsewhere was read as a
+        # CSV of columns text / label and refused, where `evaluate` read it by the training file's task.
+        task = _glue_task_of_trained(args.eval, [args.train])
+        if task is not None:
+            args.glue_task = task
+            print(f"Reading --eval_file {args.eval} as --train_file: --glue_task {task}.", file=sys.stderr)
     train, evaluation = _split_or_read_eval(
         args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type),
         classes=_single_labels if args.problem_type in (None, "multi_class") else None,
@@ -661,8 +668,6 @@ def _read_as_finetune_did(args, found):
     """Given none of the data flags, evaluate reads --eval_file with those the `finetune` job that saved `found`
     read its files with (its job.json): a model trained on --text_column review was scored on a column 'text'.
     A GLUE TSV finetune read by its folder's name (no flag) makes it --glue_task for an --eval_file elsewhere."""
-    from keras_bert_zoo.data.glue import infer_glue_task
-    from keras_bert_zoo.data.readers import guess_format
     from keras_bert_zoo.utils.job_record import JOB_FILE
     from keras_bert_zoo.utils.job_record import read_job
 
@@ -679,25 +684,36 @@ def _read_as_finetune_did(args, found):
     recorded = job.get("args") if job.get("command") == "finetune" else None
     taken = {flag: recorded.get(flag) for flag in _READ_FLAGS if isinstance(recorded, dict)
              and isinstance(recorded.get(flag), str)}
-    if isinstance(recorded, dict) and not taken and args.eval and infer_glue_task(args.eval) is None and \
-            args.eval.endswith(".tsv") and os.path.isfile(args.eval) and guess_format(args.eval) == "csv":
-        # finetune read a GLUE TSV by its folder's name (glue/MRPC/train.tsv), no flag given: its dev file, copied
-        # elsewhere (mrpc_dev.tsv), was read as a CSV with columns text / label and refused. (A .csv or JSON-lines
-        # file is no GLUE TSV: it is read as before.) The paths as finetune's cwd named them: its fingerprint's
-        # (absolute); the args' relative ones were read from evaluate's cwd.
+    if isinstance(recorded, dict) and not taken and args.eval:
+        # The paths as finetune's cwd named them: its fingerprint's (absolute); the args' relative ones were read
+        # from evaluate's cwd.
         fingerprint = job.get("fingerprint") if isinstance(job.get("fingerprint"), dict) else {}
         trained = [entry.get("path") for entry in (fingerprint.get("--train_file"), fingerprint.get("--eval_file"))
                    if isinstance(entry, dict) and isinstance(entry.get("path"), str)] or \
             [recorded.get(key) for key in ("train", "eval")
              if isinstance(recorded.get(key), str) and os.path.isabs(recorded.get(key))]
-        tasks = {infer_glue_task(path) for path in trained if path.endswith(".tsv")} - {None}
-        if len(tasks) == 1:
-            taken = {"glue_task": tasks.pop()}
+        task = _glue_task_of_trained(args.eval, trained)
+        if task is not None:
+            taken = {"glue_task": task}
     if taken:
         vars(args).update(taken)
         print(f"Reading --eval_file as finetune read its files: "
               f"{' '.join(f'--{flag} {value}' for flag, value in taken.items())} (from "
               f"{os.path.join(job_dir, JOB_FILE)}).", file=sys.stderr)
+
+
+def _glue_task_of_trained(path, trained):
+    """The GLUE task the files `trained` were read as by their folders' names (glue/MRPC/train.tsv), for `path`,
+    a TSV elsewhere (mrpc_dev.tsv) that would be read as a CSV with columns text / label and refused; None where
+    that is not so (a .csv or JSON-lines file is no GLUE TSV: it is read as it is)."""
+    from keras_bert_zoo.data.glue import infer_glue_task
+    from keras_bert_zoo.data.readers import guess_format
+
+    if infer_glue_task(path) is not None or not path.endswith(".tsv") or not os.path.isfile(path) or \
+            guess_format(path) != "csv":
+        return None
+    tasks = {infer_glue_task(trained_path) for trained_path in trained if trained_path.endswith(".tsv")} - {None}
+    return tasks.pop() if len(tasks) == 1 else None
 
 
 def _read_scored(args, saved):
