@@ -585,7 +585,8 @@ def test_tags_that_name_no_entity_are_refused_before_a_model_loads(tiny_checkpoi
     assert main(["finetune", "--task", "ner", "--preset", tiny_checkpoint, "--train_file", str(bare),
                  "--output_dir", str(out), "--max_seq_length", "8"]) == 2
     err = capsys.readouterr().err
-    assert f"{bare}:1: 'PER' is not an entity tag: is tag_column=-1 the column of the tags" in err, err
+    # The reader's argument, on the command line its flag (it said "is tag_column=-1 the column").
+    assert f"{bare}:1: 'PER' is not an entity tag: is --tag_column -1 the column of the tags" in err, err
     assert "Write an entity type without a prefix ('PER') as 'I-PER' on each of an entity's words" in err, err
     assert not (out / "model").exists()
     refused = ("finds entities by conlleval tags, but 2 of this tagger's tags are not conlleval tags: 'PER', 'LOC'. "

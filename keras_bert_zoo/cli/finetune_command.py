@@ -4,6 +4,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 import warnings
 
@@ -157,9 +158,28 @@ def _default_sequence_length(task):
     return library_default(*TASK_LENGTH[task], "default_sequence_length")
 
 
-def _read(path, args, label_names=None, problem_type=None):
-    import re
+@contextlib.contextmanager
+def _arguments_as_flags(*names):
+    """A reader's errors name its arguments (`tag_column=-1`); on the command line they are flags (`--tag_column
+    -1`)."""
+    try:
+        yield
+    except ValueError as e:
+        message = re.sub(rf"(?<![-\w])({'|'.join(names)})\b(=?)",
+                         lambda m: f"--{m.group(1)}" + (" " if m.group(2) else ""), str(e))
+        if message == str(e):
+            raise
+        raise type(e)(message) from None
 
+
+def _read_conll(path, args, label_names=None):
+    from keras_bert_zoo.data.conll import read_conll
+
+    with _arguments_as_flags("word_column", "tag_column"):
+        return read_conll(path, label_names=label_names, **given(args, "word_column", "tag_column"))
+
+
+def _read(path, args, label_names=None, problem_type=None):
     from keras_bert_zoo.data.readers import guess_format
     from keras_bert_zoo.data.readers import read_classification
 
@@ -173,19 +193,13 @@ def _read(path, args, label_names=None, problem_type=None):
     if multi_label and (format or guess_format(path)) == "glue":
         raise UsageError(f"{path} is read as a GLUE TSV, with one label per example; --problem_type multi_label "
                          "reads a CSV/TSV (--format csv) or JSON-lines file.")
-    try:
+    with _arguments_as_flags("text_column", "text_b_column", "label_column"):
         data = read_classification(
             path, format=format, glue_task=args.glue_task, label_names=label_names,
             regression=problem_type == "regression", multi_label=multi_label,
             on_error="skip" if args.skip_bad_rows else "raise",
             **given(args, "text_column", "text_b_column", "label_column"),
         )
-    except ValueError as e:
-        # The reader names its arguments; on the command line they are flags.
-        message = re.sub(r"(?<![-\w])(text_column|text_b_column|label_column)\b", r"--\1", str(e))
-        if message == str(e):
-            raise
-        raise type(e)(message) from None
     if data.skipped:
         warnings.warn(f"--skip_bad_rows: {data.skipped} bad rows of {path} skipped; {len(data)} examples read.")
     return data
@@ -293,10 +307,8 @@ def _single_labels(examples):
 
 
 def _finetune_ner(args):
-    from keras_bert_zoo.data.conll import read_conll
-
     train, evaluation = _split_or_read_eval(
-        args, lambda path, names=None: read_conll(path, label_names=names, **given(args, "word_column", "tag_column")),
+        args, lambda path, names=None: _read_conll(path, args, label_names=names),
         classes=lambda examples: {tag for tags in examples.tags for tag in tags},
     )
     if len(train.label_names) < 2:
@@ -638,11 +650,10 @@ def _read_eval_file(args, kind, found, saved):
         def scores(task):
             return task.evaluate_squad(data, args.batch_size)
     elif kind == "ner":
-        from keras_bert_zoo.data.conll import read_conll
         from keras_bert_zoo.tasks.bert_token_classifier import check_entity_tags
 
         check_entity_tags(saved.get("label_names"), "evaluate")  # before the file is read against the placeholders
-        data = read_conll(args.eval, label_names=saved.get("label_names"), **given(args, "word_column", "tag_column"))
+        data = _read_conll(args.eval, args, label_names=saved.get("label_names"))
 
         def scores(task):
             return {"entity_" + k: v for k, v in task.evaluate_entities(data.words, data.tags, args.batch_size).items()}
