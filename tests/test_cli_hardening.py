@@ -903,6 +903,30 @@ def test_a_held_out_split_with_nothing_in_it_is_refused_before_training(files, c
     assert not os.path.exists(os.path.join(files["tmp"], "o", "model"))
 
 
+def test_a_file_of_another_task_given_to_a_classifier_says_which_task(files, capsys):
+    """A CoNLL file was refused as a header without columns text / label, SQuAD JSON as JSON lines missing them:
+    neither said that the file is of another task."""
+    tmp = files["tmp"]
+    conll, squad, csv = (os.path.join(tmp, name) for name in ("ncbi.tsv", "squad.json", "reviews.csv"))
+    with open(conll, "w") as f:
+        f.write("-DOCSTART-\tO\n\nIdentification\tO\nof\tO\nAPC2\tB-Disease\n")
+    with open(squad, "w") as f:
+        f.write('{"data": [{"title": "t", "paragraphs": []}], "version": "1.1"}\n')
+    with open(csv, "w") as f:
+        f.write("review,stars\ngood film,5\n")
+    # (As an --eval_file beside files["train"], of SST-2's folder, they are read as SST-2 files.)
+    for path, words in ((conll, [f"{conll}, line 1: ",
+                                 "It looks like a CoNLL file (a word and its entity tag per line): pass --task ner."]),
+                        (squad, [f"{squad}, line 1: ", "It looks like a SQuAD JSON file: pass --task qa."])):
+        for flags in (["--train_file", path], ["--train_file", files["train"], "--eval_file", path]):
+            _refused(capsys, ["finetune", "--task", "classify", *flags, "--output_dir", tmp + "/o"], *words)
+    # A classification file of other columns is not taken for another task's.
+    refusal = _refused(capsys, ["finetune", "--task", "classify", "--train_file", csv, "--output_dir", tmp + "/o"],
+                       "no column(s) ['text', 'label']")
+    assert "looks like" not in refusal
+    assert not os.path.exists(tmp + "/o")
+
+
 def test_cli_errors_give_the_flag_not_the_python_argument(files, capsys):
     one_label = os.path.join(files["tmp"], "one.csv")
     with open(one_label, "w") as f:

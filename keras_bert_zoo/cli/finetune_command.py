@@ -265,10 +265,11 @@ def _finetune_classifier(args):
         if task is not None:
             args.glue_task = task
             print(f"Reading --eval_file {args.eval} as --train_file: --glue_task {task}.", file=sys.stderr)
-    train, evaluation = _split_or_read_eval(
-        args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type),
-        classes=_single_labels if args.problem_type in (None, "multi_class") else None,
-    )
+    with _file_of_another_task(args.train, args.eval):
+        train, evaluation = _split_or_read_eval(
+            args, lambda path, names=None: _read(path, args, label_names=names, problem_type=args.problem_type),
+            classes=_single_labels if args.problem_type in (None, "multi_class") else None,
+        )
     problem_type = args.problem_type
     if train.label_names is None:  # scores, by the reader's own knowledge of the file (GLUE STS-B), as run_glue.py
         if problem_type not in (None, "regression"):
@@ -299,6 +300,39 @@ def _finetune_classifier(args):
     return (build, train.texts, train.y,
             lambda task: {**skipped, **task.evaluate_glue(evaluation, batch_size=_eval_batch_size(args))},
             len(evaluation))
+
+
+@contextlib.contextmanager
+def _file_of_another_task(*paths):
+    """A file refused as classification data says so where it looks made for another task: a CoNLL file (refused
+    as "no column(s) ['text', 'label'] in the header ['Identification', 'O']") or SQuAD JSON ("missing field(s)
+    ['text', 'label']; the row has ['data', 'version']")."""
+    from keras_bert_zoo.data.errors import DataFormatError
+
+    try:
+        yield
+    except DataFormatError as e:
+        path = next((path for path in paths if path and str(e).startswith(path)), None)  # the file it names
+        task = _task_a_file_looks_made_for(path) if path and os.path.isfile(path) else None
+        if task is None:
+            raise
+        raise DataFormatError(f"{e} It looks like {_LOOKS[task]}: pass --task {task}.") from None
+
+
+_LOOKS = {"ner": "a CoNLL file (a word and its entity tag per line)", "qa": "a SQuAD JSON file"}
+
+
+def _task_a_file_looks_made_for(path):
+    """"ner" where the first line of `path` is a word and an entity tag, "qa" where it opens as SQuAD JSON; None."""
+    from keras_bert_zoo.metrics.conlleval import is_entity_tag
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = f.read(1 << 16)
+    if re.match(r'\s*\{\s*"(data|version)"\s*:', head):
+        return "qa"
+    first = next((line for line in head.splitlines() if line.strip() and not line.startswith("-DOCSTART-")), "")
+    fields = first.split("\t") if "\t" in first else first.split()
+    return "ner" if len(fields) >= 2 and is_entity_tag(fields[-1].strip()) else None
 
 
 def _single_labels(examples):
