@@ -163,6 +163,8 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
              "--train", "is a directory")
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", files["file"]],
              "--output", "is a file")
+    _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", ""],
+             "argument --output_dir: empty: pass a directory")
     # Under a file: "[Errno 20] Not a directory" as the job claimed it, naming no flag.
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output",
                       os.path.join(files["file"], "o")], "--output", f"{files['file']} is a file, so the directory "

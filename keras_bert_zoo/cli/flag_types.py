@@ -123,6 +123,8 @@ def file_patterns(text):
 def output_directory(text):
     """A directory to write into: absent or a directory, not a file, where files can be made (checked now: a path
     under a file, or on a file system that takes none, failed as the job claimed it, naming no flag)."""
+    if not text.strip():  # it was claimed as it stood, failing with "Cannot write in  (No such file or directory)"
+        raise argparse.ArgumentTypeError("empty: pass a directory (it gets model/, metrics.json ...)")
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"'{text}' is a file; pass a directory (it gets model/, metrics.json ...)")
     if "://" not in text:  # remote directories are left for TensorFlow's file system
