@@ -511,6 +511,35 @@ def test_max_train_examples_draws_examples_of_every_class(tmp_path, capsys, monk
              "hold 2 (B-Chemical, O)")
 
 
+def test_max_eval_examples_scores_a_draw_of_the_held_out_examples(tmp_path, capsys, monkeypatch):
+    """A --max_train_examples quick run scored the held-out tenth of the whole file (6,735 SST-2 examples): most of
+    its time. --max_eval_examples draws N of them by --seed, after the split: none was trained on."""
+    rows = [f"bad film {i}\t0" for i in range(50)] + [f"good film {i}\t1" for i in range(50)]
+    train, out, read, runs, scored = _tsv(str(tmp_path / "SST-2"), rows), str(tmp_path / "run"), \
+        finetune_command.FINETUNERS["classify"], [], []
+
+    class Scorer:
+        def evaluate_glue(self, examples, batch_size):
+            scored.append(examples.texts)
+            return {}
+
+    def run(args):
+        runs.append(read(args))
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setitem(finetune_command.FINETUNERS, "classify", run)
+    for extra in ([], ["--max_eval_examples", "4"], ["--max_eval_examples", "4", "--seed", "1"],
+                  ["--max_eval_examples", "500"]):
+        _refused(capsys, _finetune(train, out, "--max_train_examples", "8", *extra), "stopped by the test")
+        _, trained, _, scores, count = runs[-1]
+        scores(Scorer())
+        assert count == len(scored[-1]) and not set(scored[-1]) & set(trained)
+    held_out, four, other_four, all_held_out = scored
+    assert len(held_out) == 10 and len(four) == len(set(four)) == 4 and set(four) < set(held_out)
+    assert set(other_four) != set(four) and sorted(all_held_out) == sorted(held_out)
+    _refused(capsys, _finetune(train, out, "--max_eval_examples", "0"), "--max_eval_examples", "positive integer")
+
+
 # --- 2 and 3: an output directory belongs to one job; only that job resumes there ---
 
 class _Stop(Exception):
@@ -579,8 +608,9 @@ def test_the_same_job_resumes_but_not_with_other_epochs(tmp_path, capsys, monkey
     assert seen == [["backup", JOB_FILE]]
     job = json.load(open(os.path.join(out, JOB_FILE)))
     assert job["resumed"] is True and job["status"] == "failed" and job["args"]["epochs"] == 2
-    # A job recorded before the epochs were in its fingerprint still resumes after an upgrade.
-    del job["fingerprint"]["--num_train_epochs"]
+    # A job recorded before the epochs were in its fingerprint (or before --max_eval_examples was a flag) still
+    # resumes after an upgrade.
+    del job["fingerprint"]["--num_train_epochs"], job["fingerprint"]["--max_eval_examples"]
     with open(os.path.join(out, JOB_FILE), "w") as f:
         json.dump(job, f)
     assert main(_finetune(train, out, "--num_train_epochs", "7")) == 2

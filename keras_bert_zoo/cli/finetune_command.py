@@ -94,6 +94,9 @@ def add_parser(subparsers):
     parser.add_argument("--max_train_examples", type=positive_int,
                         help="Train on N of the training examples only (quick runs), drawn at random by --seed: "
                              "the first N rows of a file sorted by label would be one class.")
+    parser.add_argument("--max_eval_examples", type=positive_int,
+                        help="Score N of the evaluation examples only (quick runs), drawn at random by --seed: the "
+                             "held-out tenth of a large file can take longer than training on a few.")
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
     parser.add_argument("--problem_type", choices=("multi_class", "multi_label", "regression"),
                         help=default_help("classify: multi_class (one label per example), multi_label (any "
@@ -228,7 +231,7 @@ def _eval_batch_size(args):
 
 def _split_or_read_eval(args, read, classes=None):
     """`(train, evaluation)`: --train_file, cut to --max_train_examples, and --eval_file or a held-out split of
-    --train_file. `classes(examples)`: the classes examples hold, where a task tells classes apart: a cut holding
+    --train_file, cut to --max_eval_examples. `classes(examples)`: the classes examples hold, where a task tells classes apart: a cut holding
     one, of training examples holding several, is refused."""
     train = read(args.train)
     if args.eval:
@@ -254,6 +257,9 @@ def _split_or_read_eval(args, read, classes=None):
                              f"{len(whole)} training examples of {args.train} hold {len(held)} ({', '.join(held[:5])}"
                              f"{', ...' if len(held) > 5 else ''}): raise --max_train_examples, or pass another "
                              "--seed.")
+    if args.max_eval_examples:
+        # Drawn after the split, from the held-out side only: no example scored was trained on.
+        evaluation = evaluation.sample(args.max_eval_examples, seed=args.seed)
     return train, evaluation
 
 
