@@ -457,11 +457,26 @@ def test_a_saved_answerer_takes_new_settings_and_refuses_unknown_ones(tiny_check
 
 
 def test_a_saved_classifier_given_another_head_size_says_the_argument_is_why(tiny_checkpoint, tmp_path):
+    """It said the weights did not fit and to "fix config.json or save the preset again", as of a damaged preset."""
     clf = kbz.BertClassifier.from_preset(tiny_checkpoint, num_classes=2, sequence_length=16)
-    clf.save_to_preset(str(tmp_path / "clf"))
-    with pytest.raises(kbz.PresetError, match=r"from_preset\(num_classes=\.\.\.\) changes the saved BertClassifier "
-                                              r"so that its weights no longer fit .*A saved task keeps its heads"):
-        kbz.BertClassifier.from_preset(str(tmp_path / "clf"), num_classes=3)
+    saved_dir = str(tmp_path / "clf")
+    clf.save_to_preset(saved_dir)
+    way_out = (f"A saved task loads with its own head: leave those arguments out. For a new head on its fine-tuned "
+               f"BERT: saved = BertClassifier.from_preset({saved_dir!r}), then BertClassifier(saved.backbone, "
+               "saved.preprocessor, ")
+    with pytest.raises(kbz.PresetError) as e:
+        kbz.BertClassifier.from_preset(saved_dir, num_classes=3)
+    assert str(e.value) == ("from_preset(num_classes=3) changes the saved BertClassifier's num_classes from 2 to 3: "
+                            "the head saved in task.weights.h5 does not fit the changed BertClassifier. " + way_out
+                            + "num_classes=3).") and "config.json" not in str(e.value)
+    with pytest.raises(kbz.PresetError, match=re.escape(way_out + "label_names=['a', 'b', 'c'], num_classes=3).")):
+        kbz.BertClassifier.from_preset(saved_dir, label_names=["a", "b", "c"])
+    # The way out, as the message gives it: the fine-tuned BERT under a new head of 3 classes.
+    saved = kbz.BertClassifier.from_preset(saved_dir)
+    fresh = kbz.BertClassifier(saved.backbone, saved.preprocessor, label_names=["a", "b", "c"], num_classes=3)
+    assert fresh.predict(["a text"], verbose=0).shape == (1, 3)
+    for a, b in zip(fresh.backbone.get_weights(), clf.backbone.get_weights()):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_subclass_passing_its_arguments_on_takes_its_parents(tiny_checkpoint, tmp_path):

@@ -12,6 +12,7 @@ model, tokenizer or task.
 import dataclasses
 import hashlib
 import importlib.util
+import inspect
 import os
 import re
 import warnings
@@ -937,6 +938,26 @@ def _head_does_not_fit(resolved, cls, task_kwargs):
             "asks for another output layer than its head's (leave those arguments out to load the head).")
 
 
+def _short(value, width=60):
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 5] + " ...]"
+
+
+def _arguments(task_kwargs):
+    return ", ".join(f"{key}={_short(value)}" for key, value in sorted(task_kwargs.items()))
+
+
+def _new_head_advice(resolved, cls, task_kwargs):
+    """The way out for task arguments that do not fit a saved task's head: its own head, or a new one on its BERT."""
+    name = cls.__name__
+    if task_kwargs.get("label_names") is not None and "num_classes" not in task_kwargs and \
+            "num_classes" in inspect.signature(cls.__init__).parameters:  # a classifier needs both
+        task_kwargs = {**task_kwargs, "num_classes": len(task_kwargs["label_names"])}
+    return (f" A saved task loads with its own head: leave those arguments out. For a new head on its fine-tuned "
+            f"BERT: saved = {name}.from_preset({resolved.saved_dir!r}), then {name}(saved.backbone, "
+            f"saved.preprocessor, {_arguments(task_kwargs)}).")
+
+
 def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs, task_kwargs):
     """The task of `task.json` + `task.weights.h5`, its config updated with `task_kwargs` and its backbone's
     with `backbone_kwargs` (a misspelt name is refused by the task's constructor)."""
@@ -945,7 +966,8 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
     _check_task_tokenizer(resolved, config, path)
     backbone_config.update(backbone_kwargs)
     cls.refuse_unknown_arguments(task_kwargs, from_preset=True)  # before Keras' deserializing buries it in the config
-    saved_names = config["config"].get("label_names")
+    saved = dict(config["config"])
+    saved_names = saved.get("label_names")
     config["config"].update(task_kwargs)
     _check_vocabulary_size(resolved, backbone_config.get("vocabulary_size"))
     if load_weights:
@@ -958,7 +980,8 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
             raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs)) from e
         given = sorted(key for key in {**backbone_kwargs, **task_kwargs} if key in str(e))
         source = f"from_preset({given[0]}=...)" if given else path
-        raise PresetError(f"{source} is not a valid {cls.__name__} config: {e}") from e
+        raise PresetError(f"{source} is not a valid {cls.__name__} config: {e}"
+                          + (_new_head_advice(resolved, cls, task_kwargs) if given else "")) from e
     if load_weights:
         try:
             preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))
@@ -967,19 +990,19 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
                 raise
             if _fine_tuned_elsewhere(resolved, cls):
                 raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs)) from e
-            given = ", ".join(f"{key}=..." for key in sorted(task_kwargs))
-            raise PresetError(f"from_preset({given}) changes the saved {cls.__name__} so that its weights no longer "
-                              f"fit ({e}). A saved task keeps its heads: leave those arguments out, or start a new "
-                              f"{cls.__name__} from the preset it was fine-tuned from.") from None
+            changed = ", ".join(f"{key} from {_short(saved.get(key))} to {_short(value)}"
+                                for key, value in sorted(task_kwargs.items()) if saved.get(key) != value)
+            raise PresetError(f"from_preset({_arguments(task_kwargs)}) changes the saved {cls.__name__}'s "
+                              f"{changed}: the head saved in {preset_io.TASK_WEIGHTS_FILE} does not fit the changed "
+                              f"{cls.__name__}." + _new_head_advice(resolved, cls, task_kwargs)) from None
         if task_kwargs.get("label_names") is not None:
             order = label_order(saved_names, task_kwargs["label_names"])
             if order is None and _fine_tuned_elsewhere(resolved, cls):
                 raise _HeadDoesNotFit(_head_does_not_fit(resolved, cls, task_kwargs))
             if order is None:
                 raise PresetError(f"from_preset(label_names={list(task_kwargs['label_names'])}) names other labels than "
-                                  f"the saved {cls.__name__}'s {saved_names}. A saved task keeps its heads: leave "
-                                  "label_names out (or give its labels, in any order), or start a new "
-                                  f"{cls.__name__} from the preset it was fine-tuned from.")
+                                  f"the saved {cls.__name__}'s {saved_names} (give its labels, in any order, to "
+                                  "reorder its head)." + _new_head_advice(resolved, cls, task_kwargs))
             reorder_head(task.output_layer, order)
     max_sequence_length = task.backbone.max_sequence_length
     if task.preprocessor is None:
