@@ -357,8 +357,9 @@ def test_fit_on_a_readers_result_takes_its_label_names(tiny_checkpoint, tmp_path
     assert preset_round_trip(clf, tmp_path).label_names == ["bird", "cat", "dog", "fish"]
     assert clf.get_config()["label_names"] == ["bird", "cat", "dog", "fish"]
     # A label the classifier does not know is refused, naming both lists.
-    with pytest.raises(ValueError, match=r"other\.csv: Label 1 'horse' is not one of the label_names \['bird', "
-                                         r"'cat', 'dog', 'fish'\] .* The data's labels are \['cat', 'horse'\]\.$"):
+    with pytest.raises(ValueError, match=r"other\.csv: Example 1's label 'horse' is not one of the label_names "
+                                         r"\['bird', 'cat', 'dog', 'fish'\] .* The data's labels are "
+                                         r"\['cat', 'horse'\]\.$"):
         clf.evaluate(kbz.data.read_csv(str(other_csv), "text", "label"), verbose=0)
 
     # Names of another count than the classes are refused (the classifier's ids would have no names), and a fit

@@ -257,7 +257,7 @@ def test_a_dev_file_read_alone_is_scored_by_the_models_label_ids(tmp_path):
         assert texts == examples.texts
         assert clf.prepare_labels(labels).tolist() == expected
     clf = kbz.BertClassifier.from_preset(TINY_CHECKPOINT, num_classes=2, label_names=["a", "b"], sequence_length=8)
-    with pytest.raises(ValueError, match=r"Label 1 'c' is not one of the label_names \['a', 'b'\]"):
+    with pytest.raises(ValueError, match=r"Example 1's label 'c' is not one of the label_names \['a', 'b'\]"):
         clf.prepare_labels(clf.standardize_examples(dev)[1])
 
 

@@ -368,12 +368,13 @@ def test_a_classifier_without_id2label_scores_data_labelled_by_id():
     expected = np.mean(_predicted(classifier) == gold)
     assert classifier.evaluate_glue(TEXTS, ["1", "1", "0"])["accuracy"] == pytest.approx(expected)
     assert classifier.evaluate_glue(TEXTS, ["LABEL_1", "1", "LABEL_0"])["accuracy"] == pytest.approx(expected)
-    with pytest.raises(ValueError, match=r"^Label 1 'positive' is not a class id 0..1 or its placeholder name "
-                                         r"LABEL_0..LABEL_1 \(transformers' names of a checkpoint without id2label\): "
+    with pytest.raises(ValueError, match=r"^Example 1's label 'positive' is not a class id 0..1 or its placeholder "
+                                         r"name LABEL_0..LABEL_1 \(transformers' names of a checkpoint without "
+                                         r"id2label\): "
                                          r"give class ids, or give the classifier label_names=\[...\] in the order "
                                          "of its outputs.$"):
         classifier.evaluate_glue(TEXTS, ["1", "positive", "0"])
-    with pytest.raises(ValueError, match=r"Label 0 '2' is not a class id 0..1"):
+    with pytest.raises(ValueError, match=r"Example 0's label '2' is not a class id 0..1"):
         classifier.evaluate_glue(TEXTS[:1], ["2"])
 
 
@@ -388,9 +389,9 @@ def test_a_readers_labels_follow_the_classifiers_names_not_their_positions(tmp_p
     reversed_names = kbz.BertClassifier.from_preset(directory, label_names=["1", "0"])
     # The class named "0" is output 1.
     assert reversed_names.evaluate_glue(data)["accuracy"] == pytest.approx(np.mean(_predicted(reversed_names) == 1))
-    with pytest.raises(ValueError, match=r"Label 0 '2' is not one of the label_names \['1', '0'\] \(which name classes "
-                                         r"by numbers, so text is read as names alone\): relabel the data with these "
-                                         r"labels."):
+    with pytest.raises(ValueError, match=r"Example 0's label '2' is not one of the label_names \['1', '0'\] "
+                                         r"\(which name classes by numbers, so text is read as names alone\): "
+                                         r"relabel the data with these labels."):
         reversed_names.prepare_labels(["2"])
     # Names that are no numbers read their names, and ids written as text.
     named = kbz.BertClassifier.from_preset(directory, label_names=["negative", "positive"])

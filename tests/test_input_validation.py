@@ -205,15 +205,16 @@ def test_a_byte_order_mark_and_blank_lines_at_the_end_are_not_data(tmp_path):
 # --- 8: class labels are checked before any graph is traced ---
 
 @pytest.mark.parametrize("labels, error, message", [
-    ([0.7, 1], ValueError, r"Label 0 is 0.7, not a whole class id in \[0, 2\)"),
-    ([0, 5], ValueError, r"Label 1 is 5, outside the classes \[0, 2\)"),
-    ([-1, 0], ValueError, r"Label 0 is -1, outside the classes \[0, 2\)"),
-    ([0, 10 ** 5000], ValueError, r"Label 1 is <an integer of 16610 bits>, outside"),  # was int()'s 4300-digit limit
-    ([0, float("nan")], ValueError, r"Label 1 is nan, not a whole class id"),
-    (["neg", "pso"], ValueError, r"Label 1 'pso' is not one of the label_names \['neg', 'pos'\]"),
-    ([0, None], TypeError, r"Label 1 is None \(NoneType\)"),
-    ([[0, 1], [1, 0]], ValueError, r"Label 0 is a sequence .*problem_type='multi_label'"),
-    ([[0], [1, [0]]], ValueError, r"Label 1 is a sequence \(\[1, \[0\]\]\)"),  # ragged: was numpy's message
+    ([0.7, 1], ValueError, r"Example 0's label is 0.7, not a whole class id in \[0, 2\)"),
+    ([0, 5], ValueError, r"Example 1's label is 5, outside the classes \[0, 2\)"),
+    ([-1, 0], ValueError, r"Example 0's label is -1, outside the classes \[0, 2\)"),
+    # An integer past int()'s 4300-digit limit:
+    ([0, 10 ** 5000], ValueError, r"Example 1's label is <an integer of 16610 bits>, outside"),
+    ([0, float("nan")], ValueError, r"Example 1's label is nan, not a whole class id"),
+    (["neg", "pso"], ValueError, r"Example 1's label 'pso' is not one of the label_names \['neg', 'pos'\]"),
+    ([0, None], TypeError, r"Example 1's label is None \(NoneType\)"),
+    ([[0, 1], [1, 0]], ValueError, r"Example 0's label is a sequence .*problem_type='multi_label'"),
+    ([[0], [1, [0]]], ValueError, r"Example 1's label is a sequence \(\[1, \[0\]\]\)"),  # ragged: was numpy's message
 ])
 def test_bad_class_labels_are_named_before_training(classifier, labels, error, message):
     with pytest.raises(error, match=message):
@@ -222,8 +223,8 @@ def test_bad_class_labels_are_named_before_training(classifier, labels, error, m
 
 def test_string_labels_without_label_names_are_refused(backbone, preprocessor):
     clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2)
-    with pytest.raises(ValueError, match=r"Label 0 'pos' is not a class id 0..1 \(the classifier has no label_names\): "
-                                         r"give class ids, or give the classifier label_names=\[...\]"):
+    with pytest.raises(ValueError, match=r"Example 0's label 'pos' is not a class id 0..1 \(the classifier has no "
+                                         r"label_names\): give class ids, or give the classifier label_names=\[...\]"):
         clf.evaluate(["the cat"], ["pos"], verbose=0)
     assert clf.prepare_labels(["1", "0"]).tolist() == [1, 0]  # ids written as text, as a file holds them
 
@@ -237,15 +238,15 @@ def test_multi_label_and_regression_labels(backbone, preprocessor):
     tags = kbz.BertClassifier(backbone, preprocessor, num_classes=2, problem_type="multi_label",
                               label_names=["warm", "vehicle"])
     assert tags.prepare_labels([[1, 0], ["vehicle"], []]).tolist() == [[1, 0], [0, 1], [0, 0]]
-    with pytest.raises(ValueError, match=r"Label 1 has 3 values; multi_label takes num_classes=2"):
+    with pytest.raises(ValueError, match=r"Example 1's label has 3 values; multi_label takes num_classes=2"):
         tags.fit(["a", "b"], [[1, 0], [1, 0, 1]], verbose=0)
-    with pytest.raises(ValueError, match=r"Label 0 holds 0.5; multi-hot values must be 0 or 1"):
+    with pytest.raises(ValueError, match=r"Example 0's label holds 0.5; multi-hot values must be 0 or 1"):
         tags.fit(["a"], [[0.5, 1]], verbose=0)
     score = kbz.BertClassifier(backbone, preprocessor, num_classes=1, problem_type="regression")
     assert score.prepare_labels([1, 2.5]).tolist() == [1.0, 2.5]
-    with pytest.raises(ValueError, match=r"Label 1 is '2.5'; regression targets must be finite numbers"):
+    with pytest.raises(ValueError, match=r"Example 1's label is '2.5'; regression targets must be finite numbers"):
         score.fit(["a", "b"], [1.0, "2.5"], verbose=0)
-    with pytest.raises(ValueError, match=r"Label 0 is inf; regression targets"):
+    with pytest.raises(ValueError, match=r"Example 0's label is inf; regression targets"):
         score.fit(["a"], [float("inf")], verbose=0)
 
 
@@ -665,7 +666,8 @@ def test_text_labels_follow_names_that_are_numbers(backbone, preprocessor):
         assert ints.prepare_labels(spelling).tolist() == [0, 1]
     floats_as_text = tf.data.Dataset.from_tensor_slices((["the cat", "a dog"], tf.strings.as_string([1.0, 0.0])))
     assert np.concatenate([y for _, y in floats.make_dataset(floats_as_text, batch_size=2)]).tolist() == [0, 1]
-    with pytest.raises(ValueError, match=r"Label 0 '1.5' is not one of the label_names \['1.0', '0.0'\] \(which name"):
+    with pytest.raises(ValueError, match=r"Example 0's label '1.5' is not one of the label_names \['1.0', '0.0'\] "
+                                         r"\(which name"):
         floats.prepare_labels(["1.5", "0"])
 
 
@@ -684,7 +686,7 @@ def test_a_readers_class_ids_as_text_are_class_ids_to_a_classifier_without_names
     assert three.prepare_labels(three.standardize_examples(read_csv(str(dev), "text", "label"))[1]).tolist() == [0, 2]
     assert np.isfinite(three.evaluate(read_csv(str(dev), "text", "label"), verbose=0)[0])
     # An id beyond the classes is refused, not read by its place in the file's names.
-    with pytest.raises(ValueError, match=r"Label 1 '2' is not a class id 0..1"):
+    with pytest.raises(ValueError, match=r"Example 1's label '2' is not a class id 0..1"):
         kbz.BertClassifier(backbone, preprocessor, num_classes=2).evaluate(read_csv(str(dev), "text", "label"))
     # Names that are no ids keep the reader's ids: the classifier has no names to match them to.
     named = tmp_path / "named.csv"
@@ -719,7 +721,7 @@ def test_a_readers_result_unpacked_is_read_as_it_is_whole(backbone, preprocessor
     # Names that are no class ids, to a classifier without names, are refused unpacked, naming the fix (whole,
     # the reader's ids are its only labelling).
     named = read_csv(_write(tmp_path, "named.csv", "text,label\nthe cat,pos\na dog,neg\n"), "text", "label")
-    with pytest.raises(ValueError, match=r"Label 0 'pos' is not a class id 0..1 \(the classifier has no "
+    with pytest.raises(ValueError, match=r"Example 0's label 'pos' is not a class id 0..1 \(the classifier has no "
                                          r"label_names\): give class ids, or give the classifier label_names="):
         kbz.BertClassifier(backbone, preprocessor, num_classes=2).fit(*named, verbose=0)
 
@@ -734,7 +736,7 @@ def test_a_multi_label_readers_class_ids_as_text_are_class_ids_to_a_classifier_w
     expected = np.eye(12, dtype=int).tolist() + [[int(i in (2, 10)) for i in range(12)]]
     assert tags.prepare_labels(tags.standardize_examples(examples)[1]).tolist() == expected
     assert tags.prepare_labels(list(examples)[1]).tolist() == expected  # unpacked, as whole
-    with pytest.raises(ValueError, match=r"Label 0 names '1' twice; a list of names names each class once"):
+    with pytest.raises(ValueError, match=r"Example 0's label lists '1' twice; a list of names names each class once"):
         kbz.BertClassifier(backbone, preprocessor, num_classes=3, problem_type="multi_label").prepare_labels(
             [["1", "0", "1"]])
 
@@ -760,8 +762,9 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
     for names in ([np.int64(1), np.int64(0)], [1, 0], ["1", "0"], ["1.0", "0.0"]):
         clf = kbz.BertClassifier(backbone, preprocessor, num_classes=2, label_names=names)
         for given in (labels, labels.astype("float32"), labels.tolist()):
-            with pytest.raises(ValueError, match=r"Label 0, the number 1(\.0)?, is refused: the label_names .* "
-                                                 r"name classes by numbers other than their class ids \(class id 0 is "
+            with pytest.raises(ValueError, match=r"Example 0's label, the number 1(\.0)?, is refused: the "
+                                                 r"label_names .* name classes by numbers other than their class "
+                                                 r"ids \(class id 0 is "
                                                  r"named '?1.*so a number could be either. If the labels are the "
                                                  r"names, write them as text.*astype\(str\).*; if they are class ids "
                                                  r".*\[label_names\[i\] for i in ids\].*or its `\.y`\)\.$"):
@@ -778,7 +781,7 @@ def test_number_labels_against_names_that_are_other_numbers_are_refused_as_ambig
         assert clf.class_weights({"1": 3.0}) == [3.0, 1.0]
     # Star ratings 1..3: class id 2 is "3"; label 3 was refused as an id, 1 trained the class named "2".
     stars = kbz.BertClassifier(backbone, preprocessor, num_classes=3, label_names=["1", "2", "3"])
-    with pytest.raises(ValueError, match=r"Label 0, the number 3, is refused.*class id 0 is named '1'"):
+    with pytest.raises(ValueError, match=r"Example 0's label, the number 3, is refused.*class id 0 is named '1'"):
         stars.prepare_labels([3, 1])
     assert stars.prepare_labels(["3", "1"]).tolist() == [2, 0]
     # Names that are their own ids, or no numbers, keep number labels as class ids, as Keras reads them.

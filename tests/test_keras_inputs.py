@@ -247,10 +247,10 @@ def test_validation_data_without_labels_or_in_another_shape_is_refused(clf):
         clf.fit(TRAIN, TRAIN_Y, validation_data=(set(DEV), DEV_Y), verbose=0)
     with pytest.raises(ValueError, match=r"^validation_data: 4 examples but 1 labels\.$"):
         clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, [1]), verbose=0)
-    with pytest.raises(ValueError, match=r"^validation_data: Label 1 is 7, outside the classes \[0, 2\)"):
+    with pytest.raises(ValueError, match=r"^validation_data: Example 1's label is 7, outside the classes \[0, 2\)"):
         clf.fit(TRAIN, TRAIN_Y, validation_data=(DEV, [1, 7, 0, 0]), verbose=0)
     # validation_split's part is of x and y, and named so.
-    with pytest.raises(ValueError, match=r"^Label 5 is 7, outside"):
+    with pytest.raises(ValueError, match=r"^Example 5's label is 7, outside"):
         clf.fit(TRAIN, [0, 1, 1, 0, 1, 7], validation_split=0.2, verbose=0)
 
 

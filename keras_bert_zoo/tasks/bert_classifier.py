@@ -285,7 +285,7 @@ class BertClassifier(Task):
         for index, label in enumerate(examples.named_labels()):
             unknown = [name for name in (label if isinstance(label, list) else [label]) if str(name) not in readable]
             if unknown:
-                what = f"Label {index}'s {unknown[0]!r}" if isinstance(label, list) else f"Label {index} {unknown[0]!r}"
+                what = f"Example {index}'s label" + (" name" if isinstance(label, list) else "") + f" {unknown[0]!r}"
                 error = unreadable_label(what, self.label_names, self.num_classes)
                 raise ValueError(f"{examples.source + ': ' if examples.source else ''}{error} The data's labels are "
                                  f"{examples.label_names}.")

@@ -72,8 +72,8 @@ def misnumbered_class(label_names):
 
 
 def ambiguous_number(what, label_names, as_text="`[str(v) for v in labels]`; numpy: `labels.astype(str)`"):
-    """The error of `what` (e.g. "Label 3, the number 1,"), a number read against names that `misnumbered_class`
-    finds; `as_text`: how to write such labels as text, which is read by name."""
+    """The error of `what` (e.g. "Example 3's label, the number 1,"), a number read against names that
+    `misnumbered_class` finds; `as_text`: how to write such labels as text, which is read by name."""
     i, name = misnumbered_class(label_names)
     return ValueError(
         f"{what} is refused: the label_names {list(label_names)} name classes by numbers other than their class ids "
@@ -131,11 +131,16 @@ def _readable_labels(label_names, num_classes):
 
 
 def unreadable_label(what, label_names, num_classes):
-    """The error of a text label that `class_index` does not read, `what` (e.g. "Label 3 'pos'"), naming the
+    """The error of a text label that `class_index` does not read, `what` (e.g. "Example 3's label 'pos'"), naming the
     labels read and the fix."""
     fix = ("relabel the data with these labels" if not unnamed_labels(label_names) else
            "give class ids, or give the classifier label_names=[...] in the order of its outputs")
     return ValueError(f"{what} is not {_readable_labels(label_names, num_classes)}: {fix}.")
+
+
+def _label_of(index):
+    # Not "Label 0": that reads as the class 0.
+    return f"Example {index}'s label"
 
 
 def _class_id(label, index, num_classes, label_names, names):
@@ -146,24 +151,24 @@ def _class_id(label, index, num_classes, label_names, names):
         label = label[0]  # an [n, 1] column
     if isinstance(label, (list, tuple)):  # np.ravel refused a ragged one with numpy's own message
         raise ValueError(
-            f"Label {index} is a sequence ({untrusted_repr(label)}); multi_class takes one class per "
+            f"{_label_of(index)} is a sequence ({untrusted_repr(label)}); multi_class takes one class per "
             "example. For multi-hot labels use problem_type='multi_label'."
         )
     if isinstance(label, bytes):
         label = label.decode("utf-8", "replace")
     if isinstance(label, str):
         if label not in names:
-            raise unreadable_label(f"Label {index} {untrusted_repr(label)}", label_names, num_classes)
+            raise unreadable_label(f"{_label_of(index)} {untrusted_repr(label)}", label_names, num_classes)
         return names[label]
     if not isinstance(label, numbers.Real):
-        raise TypeError(f"Label {index} is {untrusted_repr(label)} ({type(label).__name__}); expected a class id or "
-                        "name.")
+        raise TypeError(f"{_label_of(index)} is {untrusted_repr(label)} ({type(label).__name__}); expected a class id "
+                        "or name.")
     if misnumbered_class(label_names):
-        raise ambiguous_number(f"Label {index}, the number {untrusted_repr(label)},", label_names)
+        raise ambiguous_number(f"{_label_of(index)}, the number {untrusted_repr(label)},", label_names)
     if not isinstance(label, numbers.Integral) and (not math.isfinite(label) or label != int(label)):
-        raise ValueError(f"Label {index} is {untrusted_repr(label)}, not a whole class id in [0, {num_classes}).")
+        raise ValueError(f"{_label_of(index)} is {untrusted_repr(label)}, not a whole class id in [0, {num_classes}).")
     if not 0 <= label < num_classes:
-        raise ValueError(f"Label {index} is {untrusted_repr(int(label))}, outside the classes [0, {num_classes}).")
+        raise ValueError(f"{_label_of(index)} is {untrusted_repr(int(label))}, outside the classes [0, {num_classes}).")
     return int(label)
 
 
@@ -173,22 +178,22 @@ def _multi_hot(label, index, num_classes, label_names, names):
     if all(isinstance(v, str) for v in row):  # names, or ids as text, read as one label of them is
         unknown = [v for v in row if v not in names]
         if unknown:
-            raise unreadable_label(f"Label {index}'s {untrusted_repr(unknown[0])}", label_names, num_classes)
+            raise unreadable_label(f"{_label_of(index)} name {untrusted_repr(unknown[0])}", label_names, num_classes)
         if len(set(row)) != len(row):  # a multi-hot row written as text ("1", "0", "1") is no list of names
             repeated = next(v for v in row if row.count(v) > 1)
-            raise ValueError(f"Label {index} names {untrusted_repr(repeated)} twice; a list of names names each class "
-                             "once (multi-hot values are the numbers 0 and 1).")
+            raise ValueError(f"{_label_of(index)} lists {untrusted_repr(repeated)} twice; a list of names names each "
+                             "class once (multi-hot values are the numbers 0 and 1).")
         hot = np.zeros(num_classes, "float32")
         hot[[names[v] for v in row]] = 1.0
         return hot
     if len(row) != num_classes:
         raise ValueError(
-            f"Label {index} has {len(row)} values; multi_label takes num_classes={num_classes} "
+            f"{_label_of(index)} has {len(row)} values; multi_label takes num_classes={num_classes} "
             "multi-hot values (0 or 1) per example, or a list of label names or class ids as text."
         )
     bad = [v for v in row if isinstance(v, (str, bytes)) or v not in (0, 1)]
     if bad:
-        raise ValueError(f"Label {index} holds {untrusted_repr(bad[0])}; multi-hot values must be 0 or 1.")
+        raise ValueError(f"{_label_of(index)} holds {untrusted_repr(bad[0])}; multi-hot values must be 0 or 1.")
     return np.asarray(row, "float32")
 
 
@@ -196,10 +201,12 @@ def _target(label, index, num_classes):
     """One regression label -> finite float32 target(s)."""
     values = np.ravel(np.asarray(label, dtype=object)).tolist()
     if len(values) != num_classes:
-        raise ValueError(f"Label {index} has {len(values)} values; regression has num_classes={num_classes} targets.")
+        raise ValueError(f"{_label_of(index)} has {len(values)} values; regression has num_classes={num_classes} "
+                         "targets.")
     for value in values:
         if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f"Label {index} is {untrusted_repr(value)}; regression targets must be finite numbers.")
+            raise ValueError(f"{_label_of(index)} is {untrusted_repr(value)}; regression targets must be finite "
+                             "numbers.")
     return np.asarray(values, "float32")
 
 

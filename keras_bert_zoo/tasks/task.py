@@ -307,7 +307,8 @@ def _group_boundary(examples, cut, fraction):
 @contextlib.contextmanager
 def _validation_data_errors():
     """Errors in `fit`'s `validation_data` start by naming it: they read as if about `x` and `y`, which were
-    fine ("No labels: pass y" for validation texts without labels, "Label 0 is 7" for the first of its labels).
+    fine ("No labels: pass y" for validation texts without labels, "Example 0's label is 7" for the first of its
+    labels).
     A subclass (a reader's error naming its file and line) passes as it is."""
     try:
         yield
