@@ -87,6 +87,13 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
     mistagged.write_text("aspirin\tB-Chemical\nrelieves\tO\n\nfever\tX-Disease\n")
     squad = tmp_path / "squad.json"
     squad.write_text('{"version": "v1.1", "data": [')
+    # A `pretrain` model (its task.json, as Keras serializes the class) and a transformers base model: no head.
+    pretrained, bare = tmp_path / "pretrain_run" / "model", tmp_path / "bare"
+    pretrained.mkdir(parents=True), bare.mkdir()
+    (pretrained / "task.json").write_text(json.dumps({"module": "keras_bert_zoo.tasks.bert_pretrainer",
+                                                      "class_name": "BertPretrainer", "config": {}}))
+    (bare / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "hidden_size": 8}))
+    (bare / "model.safetensors").write_bytes(b"")
     cases = [
         (["finetune", "--task", "classify", "--preset", "bert_bse_en_uncased", "--train_file", str(train),
           "--output_dir", str(tmp_path / "a")], "Unknown preset 'bert_bse_en_uncased'. Did you mean: bert_base_en"),
@@ -109,6 +116,11 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
         (["predict", "--model", str(tmp_path), "--input_file", str(lines)], "is not a fine-tuned model"),
         (["evaluate", "--model", "minilm_l6_h384_en_uncased", "--eval_file", str(train)],
          "is a preset, not a fine-tuned model"),
+        (["evaluate", "--model", str(pretrained.parent), "--eval_file", str(train)],
+         f"is a pretrained BERT, not a fine-tuned classifier, NER or QA model: {pretrained} holds a 'BertPretrainer'. "
+         f"Fine-tune it first: keras-bert-zoo finetune --preset {pretrained} ..."),
+        (["predict", "--model", str(bare), "--input_file", str(lines)],
+         f"{bare} holds a transformers BertModel (its config.json's architectures), no task's head. Fine-tune it"),
     ]
     code = ("import sys\nfrom keras_bert_zoo.cli.main import main\n"
             f"for argv in {[argv for argv, _ in cases]!r}:\n"
@@ -124,7 +136,7 @@ def test_bad_flags_inputs_and_preset_names_are_refused_before_tensorflow_loads(t
     assert not (tmp_path / "a").exists() and not (tmp_path / "e").exists()  # no output directory was made
 
 
-def test_constants_read_from_source_are_the_librarys():
+def test_constants_read_from_source_are_the_librarys(tiny_checkpoint, tmp_path):
     from keras_bert_zoo.cli import finetune_command
     from keras_bert_zoo.cli.library_defaults import library_constant
     from keras_bert_zoo.presets import preset_io
@@ -133,6 +145,13 @@ def test_constants_read_from_source_are_the_librarys():
 
     assert library_constant(*finetune_command.MODEL_DIR) == finetune.MODEL_DIR
     assert library_constant(*finetune_command.TASK_CONFIG_FILE) == preset_io.TASK_CONFIG_FILE
+    from keras_bert_zoo.presets.converters import hf_checkpoint
+    from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
+
+    assert library_constant(*finetune_command.HF_TASKS) == hf_checkpoint.HF_TASKS
+    BertPretrainer.from_preset(tiny_checkpoint).save_to_preset(str(tmp_path / "pretrained"))
+    saved = json.loads((tmp_path / "pretrained" / preset_io.TASK_CONFIG_FILE).read_text())
+    assert (saved["module"], saved["class_name"]) == finetune_command.PRETRAINER_CLASS
     # What from_preset reads as a registered name: not a directory, handle, URL or path.
     assert is_preset_name("bert_base_en_uncased") and is_preset_name("no_such_name")
     assert not any(is_preset_name(p) for p in (ROOT, "hf://org/name", "https://x/y.tar.gz", "a/b", "./x"))

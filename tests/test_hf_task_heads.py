@@ -304,7 +304,8 @@ def test_the_command_line_refuses_a_pretrained_checkpoint_as_a_fine_tuned_model(
     state = load_file(str(bare / "model.safetensors"))
     save_file({k: v for k, v in state.items() if not k.startswith("classifier.")}, str(bare / "model.safetensors"))
     assert main(["predict", "--model", str(bare), "--input_file", str(lines)]) == 2
-    assert f"{bare} holds no task's head. Fine-tune it first" in capsys.readouterr().err
+    assert f"{bare} holds a transformers BertModel (its config.json's architectures), no task's head. Fine-tune it " \
+        "first" in capsys.readouterr().err
 
 
 def test_a_tagger_with_placeholder_tags_refuses_to_find_entities_and_names_the_fix(tmp_path):

@@ -55,6 +55,9 @@ MODEL_DIR = ("training.finetune", "MODEL_DIR")
 HF_WEIGHT_FILES = ("presets.converters.hf_checkpoint", "WEIGHT_FILES")
 GOOGLE_INDEX_GLOB = ("presets.converters.google_checkpoint", "CHECKPOINT_INDEX_GLOB")
 TASK_CONFIG_FILE = ("presets.preset_io", "TASK_CONFIG_FILE")
+HF_TASKS = ("presets.converters.hf_checkpoint", "HF_TASKS")
+# task.json's `module` and `class_name` of a `pretrain` model (Keras' serialization of the class).
+PRETRAINER_CLASS = ("keras_bert_zoo.tasks.bert_pretrainer", "BertPretrainer")
 MODEL_HELP = ("A fine-tuned model: a `finetune` --output_dir, or its model/; or one fine-tuned elsewhere: a "
               "transformers BertForSequenceClassification, ...ForTokenClassification or ...ForQuestionAnswering "
               "(its directory or hf:// handle), or a run_classifier.py or run_squad.py checkpoint directory.")
@@ -588,9 +591,39 @@ def _fine_tuned_dir(path):
     return found
 
 
+def _pretrained_holds(path):
+    """What `path` holds where its files name a pretrained BERT, read before TensorFlow loads: a `pretrain` model
+    (task.json: BertPretrainer), or a transformers checkpoint whose config.json names a class with no head of a task
+    here (BertModel, BertForPreTraining); else None, and loading the model decides."""
+    from keras_bert_zoo.utils.text_files import read_json_object
+
+    task_json, config_json = os.path.join(path, library_constant(*TASK_CONFIG_FILE)), os.path.join(path, "config.json")
+    try:
+        if os.path.isfile(task_json):
+            document = read_json_object(task_json)
+            held = (document.get("module"), document.get("class_name"))
+            return f"a {PRETRAINER_CLASS[1]!r}" if held == PRETRAINER_CLASS else None
+        architectures = read_json_object(config_json).get("architectures") if os.path.isfile(config_json) else None
+    except (OSError, ValueError):
+        return None  # a damaged file is named by the load
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str) and \
+            architectures[0] not in library_constant(*HF_TASKS):
+        return f"a transformers {architectures[0]} (its config.json's architectures), no task's head"
+    return None
+
+
+def _pretrained_not_fine_tuned(path, found, holds):
+    return UsageError(f"--model {path} is a pretrained BERT, not a fine-tuned classifier, NER or QA model: {found} "
+                      f"holds {holds}. Fine-tune it first: keras-bert-zoo finetune --preset {found} ...")
+
+
 def check_model_flag(args):
-    """--model is a fine-tuned model's directory (before TensorFlow loads)."""
-    _fine_tuned_dir(args.model)
+    """--model is a fine-tuned model's directory, not a pretrained one's where its files say so (before TensorFlow
+    loads)."""
+    found = _fine_tuned_dir(args.model)
+    holds = _pretrained_holds(found) if os.path.isdir(found) else None
+    if holds:
+        raise _pretrained_not_fine_tuned(args.model, found, holds)
 
 
 # Names of formats that are not JSON lines: predict wrote JSON lines into preds.csv without a word.
@@ -613,9 +646,7 @@ def _fine_tuned_task(path):
     found = _fine_tuned_dir(path)
     saved = saved_task_class(found)
     if saved is None or issubclass(saved, BertPretrainer):
-        holds = "no task's head" if saved is None else f"a '{saved.__name__}'"
-        raise UsageError(f"--model {path} is a pretrained BERT, not a fine-tuned classifier, NER or QA model: "
-                         f"{found} holds {holds}. Fine-tune it first: keras-bert-zoo finetune --preset {found} ...")
+        raise _pretrained_not_fine_tuned(path, found, "no task's head" if saved is None else f"a '{saved.__name__}'")
     return found, saved
 
 
