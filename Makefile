@@ -27,7 +27,7 @@ demo: $(STAMP)
 # One worker per core, at most 4 (each holds its own TensorFlow: ~2-5 GB); a test file stays on one worker,
 # so its module fixtures (exports, converted presets) are built once; files go out in the order conftest.py
 # sorts them (the ones that train first), not by their number of tests.
-PYTEST := $(BIN)/python -m pytest -q --durations=10 -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
+PYTEST := $(BIN)/python -m pytest -q --durations=25 -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP)
 	$(PYTEST)
