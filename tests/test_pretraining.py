@@ -474,6 +474,7 @@ def test_pretraining_a_text_corpus_stops_after_num_train_steps(tiny_checkpoint, 
     names = {"loss", "masked_lm_loss", "masked_lm_accuracy", "next_sentence_loss", "next_sentence_accuracy"}
     assert set(metrics["before"]) == set(metrics["after"]) == names
     assert json.load(open(tmp_path / "out" / "metrics.json"))["after"] == metrics["after"]
+    assert metrics["eval_instances"] % 4 == 0 and metrics["eval_instances"] > 0  # whole batches of 4
 
 
 def _log_fed_batches(monkeypatch, fed):
@@ -711,6 +712,26 @@ def test_held_out_records_of_other_lengths_are_refused_naming_both(tiny_checkpoi
     assert not (tmp_path / "run").exists()
 
 
+def test_text_only_flags_on_records_say_what_records_take_instead(tiny_checkpoint, tmp_path, capsys):
+    """--num_train_epochs on records said to set it "when running create-pretraining-data", which has no such flag."""
+    from keras_bert_zoo.cli.main import main
+
+    records = _zero_records(tmp_path / "train.tfrecord", 16, 3)
+    base = ["pretrain", "--preset", tiny_checkpoint, "--input_file", records, "--output_dir", str(tmp_path / "run")]
+    for extra, flags, hints in (
+            (["--num_train_epochs", "3"], "--num_train_epochs applies", "--num_train_steps sets how long records train"),
+            (["--eval_fraction", "0.2", "--dupe_factor", "2"], "--eval_fraction, --dupe_factor apply",
+             "held-out records go in --eval_input_file; set it when running create-pretraining-data")):
+        assert main(base + extra) == 2
+        assert (f"{flags} only to a text corpus: the TFRecords of --input_file hold finished instances ({hints})."
+                in capsys.readouterr().err)
+    with pytest.raises(SystemExit):
+        main(base[:-2] + ["--output_dir", str(tmp_path / "run2"), "--eval_fraction", "1"])
+    assert ("argument --eval_fraction: must be a fraction from 0 (none held out) to below 1; got 1"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "run2").exists()
+
+
 @pytest.mark.parametrize("batch_size, count, replicas, expected", [
     (8, 100, 1, 8), (8, 5, 1, 5),  # the training batch, or all held-out instances where fewer
     (8, 100, 2, 8), (8, 5, 2, 4), (8, 7, 4, 4),  # in equal parts per replica
@@ -722,6 +743,41 @@ def test_the_held_out_batch_is_shared_equally_by_the_replicas(batch_size, count,
     assert pretrain_module._eval_batch_size(batch_size, count, strategy) == expected
     with pytest.raises(ValueError, match="The 3 held-out instance\\(s\\) are fewer than the 4 replicas"):
         pretrain_module._eval_batch_size(batch_size, 3, SimpleNamespace(num_replicas_in_sync=4))
+
+
+@pytest.mark.parametrize("count, fraction, held", [
+    (30, 0.1, 3), (12, 0.1, 2), (6, 0.1, 2),  # a fraction rounding to one document holds out two
+    (5, 0.1, 0), (3, 0.1, 0), (3, 0.5, 0), (1, 0.5, 0),  # two held out would leave fewer than two to train on
+    (4, 0.25, 2), (10, 0.5, 5),
+])
+def test_held_out_documents_are_never_one(count, fraction, held):
+    """One held-out document took its random segments B from a training document (scored as held out)."""
+    documents = [[[i]] for i in range(count)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train, evaluation = pretrain_module._held_out(documents, fraction, seed=0)
+    assert len(evaluation) == held and sorted(train + evaluation) == documents
+    assert [str(w.message) for w in caught] == ([] if held else [
+        f"eval_fraction={fraction} of the {count} document(s) holds out none (scores need two held-out documents, "
+        "and two left to train on): no before/after scores in metrics.json. Give more documents (a blank line ends "
+        "one), or another eval_fraction."])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pretrain_module._held_out(documents, 0, seed=0) == (documents, [])
+
+
+@pytest.mark.parametrize("count, batch_size, steps, scored, left", [
+    (95, 8, None, 88, 7), (92, 4, None, 92, 0), (95, 8, 5, 40, 0), (95, 8, 11, 88, 7), (95, 8, 100, 88, 7),
+])
+def test_the_held_out_instances_scored_are_counted_and_a_remainder_left_out_is_warned_of(count, batch_size, steps,
+                                                                                          scored, left):
+    """Scored in whole batches, 95 instances gave other scores at batch 8 (88 scored) than at 4 (92), unsaid."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert pretrain_module._scored(count, batch_size, steps) == scored
+    assert [str(w.message) for w in caught] == ([f"{left} of the {count} held-out instances are left unscored: the "
+                                                 f"scores are of whole batches of {batch_size} (one shape, as a TPU "
+                                                 "compiles it)."] if left else [])
 
 
 def test_the_command_line_steps_as_run_pretraining_py_without_adams_bias_correction(tiny_checkpoint, tmp_path,

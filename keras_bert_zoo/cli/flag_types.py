@@ -68,6 +68,14 @@ def fraction(text):
     return value
 
 
+def held_out_fraction(text):
+    """A fraction from 0 (none held out) to below 1."""
+    value = _number(text, float, "a fraction from 0 to below 1")
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction from 0 (none held out) to below 1; got {text}")
+    return value
+
+
 def probability(text):
     """A number from 0 to 1 inclusive (chances that may be never or always)."""
     value = _number(text, float, "a probability from 0 to 1")

@@ -15,6 +15,7 @@ from keras_bert_zoo.cli.flag_types import add_boolean_flag
 from keras_bert_zoo.cli.flag_types import add_flag
 from keras_bert_zoo.cli.flag_types import existing_file
 from keras_bert_zoo.cli.flag_types import file_patterns
+from keras_bert_zoo.cli.flag_types import held_out_fraction
 from keras_bert_zoo.cli.flag_types import non_negative_int
 from keras_bert_zoo.cli.flag_types import positive_float
 from keras_bert_zoo.cli.flag_types import positive_int
@@ -34,10 +35,13 @@ from keras_bert_zoo.utils.text_files import utf8_errors_named
 PRETRAIN = ("training.pretrain", "pretrain")
 FROM_RECORDS = ("training.pretrain", "pretrain_from_records")
 # Flags that make instances from text: they do not apply to records, which hold finished instances.
-TEXT_ONLY = ("corpus_format", "vocab_from_corpus", "dynamic_masking", "epochs", *INSTANCE_FLAGS)
+TEXT_ONLY = ("corpus_format", "vocab_from_corpus", "dynamic_masking", "epochs", "eval_fraction", *INSTANCE_FLAGS)
 RECORDS_ONLY = ("eval_input_file", "max_eval_steps", "vocab_file")
-TEXT_FLAGS = {"vocab_from_corpus": "--vocab_from_corpus", "dynamic_masking": "--dynamic_masking",
-              "epochs": "--num_train_epochs", "corpus_format": "--corpus_format"}
+# Where the records' run takes what a text-only flag gives (the others: create-pretraining-data's flags).
+RECORDS_INSTEAD = {"epochs": "--num_train_steps sets how long records train",
+                   "eval_fraction": "held-out records go in --eval_input_file",
+                   "vocab_from_corpus": "records hold the ids of the vocabulary they were written with (--vocab_file)",
+                   "dynamic_masking": "records hold their masks"}
 
 
 def add_parser(subparsers):
@@ -64,6 +68,9 @@ def add_parser(subparsers):
     parser.add_argument("--eval_input_file", type=file_patterns,
                         help="Records only: held-out TFRecords scored before and after training (masked-LM and "
                              "next-sentence accuracy in metrics.json).")
+    parser.add_argument("--eval_fraction", type=held_out_fraction,
+                        help=default_help("Text corpus: documents held out for the before/after scores (0: none; "
+                                          "two at least, where any).", *PRETRAIN, "eval_fraction"))
     parser.add_argument("--max_eval_steps", type=positive_int,
                         help=default_help("Records only: evaluation batches at most.", *FROM_RECORDS, "max_eval_steps"))
     add_output_arguments(parser, help="Output directory (model/, metrics.json, backup/, job.json).")
@@ -156,11 +163,13 @@ def _apply(flags):
 def _check_flags(args, records):
     names = args.flag_names
     if records:
-        wrong = [names.get(d, "--" + d) for d in TEXT_ONLY if getattr(args, d, None) is not None
+        given = [d for d in TEXT_ONLY if getattr(args, d, None) is not None
                  and d not in ("max_seq_length", "max_predictions_per_seq")]
-        if wrong:
-            raise UsageError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file hold "
-                             "finished instances (set them when running create-pretraining-data).")
+        if given:
+            wrong = [names.get(d, "--" + d) for d in given]
+            hints = dict.fromkeys(RECORDS_INSTEAD.get(d, "set it when running create-pretraining-data") for d in given)
+            raise UsageError(f"{', '.join(wrong)} {_apply(wrong)} only to a text corpus: the TFRecords of --input_file "
+                             f"hold finished instances ({'; '.join(hints)}).")
         if args.config and not args.vocab_file:
             raise UsageError("A fresh model (--config) on records needs the vocabulary they were written with: "
                              "pass --vocab_file.")
@@ -251,4 +260,4 @@ def _from_text(args, files, config, strategy):
         vocabulary = learn_vocabulary(files, args.vocab_from_corpus, **lowercase)
     data_config = given(args, *INSTANCE_FLAGS)  # the library fits the rest to the model (a small one's positions)
     return pretrain(args.output, files, config=config, vocabulary=vocabulary, data_config=data_config,
-                    **_common(args, strategy), **given(args, "corpus_format", "epochs", dynamic_masking="dynamic"))
+                    **_common(args, strategy), **given(args, "corpus_format", "epochs", "eval_fraction", dynamic_masking="dynamic"))

@@ -105,9 +105,17 @@ def _unigram_baseline(train, held):
 
 
 def _held_out(documents, fraction, seed):
+    """`(train, held out)`: `fraction` of the documents, at random by `seed`. Never one: its random segments B
+    would come from itself (wrong next-sentence labels) or from the training text (scored as held out); two, where
+    a fraction rounds to one and two leave two to train on. Where none is held out, a warning says why."""
     order = list(range(len(documents)))
     random.Random(seed).shuffle(order)
-    count = int(round(len(documents) * fraction)) if len(documents) > 1 else 0
+    count = int(round(len(documents) * fraction))
+    count = max(count, 2) if count and len(documents) - max(count, 2) >= 2 else 0
+    if fraction and not count:
+        warnings.warn(f"eval_fraction={fraction} of the {len(documents)} document(s) holds out none (scores need two "
+                      "held-out documents, and two left to train on): no before/after scores in metrics.json. Give "
+                      "more documents (a blank line ends one), or another eval_fraction.", stacklevel=3)
     held = set(order[:count])
     return [d for i, d in enumerate(documents) if i not in held], [d for i, d in enumerate(documents) if i in held]
 
@@ -279,17 +287,28 @@ def _pretrain(output_dir, corpus, preset, config, vocabulary, lowercase, corpus_
         return pretraining_batches_by_pass(train, batch_size, data_config.random_seed, step, remask)
 
     eval_ds = baseline = None
+    metrics = {"train_instances": int(len(train["token_ids"]))}
     if eval_documents:
         eval_config = PretrainingDataConfig(**{**data_config.__dict__, "dupe_factor": 1})
-        # Random next segments need a second document to come from.
-        eval_source = eval_documents if len(eval_documents) > 1 else eval_documents + train_documents[:1]
-        held = create_pretraining_instances(eval_source, tokenizer, eval_config)
-        eval_ds = pretraining_batches(held, _eval_batch_size(batch_size, len(held["token_ids"]), strategy))
+        held = create_pretraining_instances(eval_documents, tokenizer, eval_config)
+        eval_batch = _eval_batch_size(batch_size, len(held["token_ids"]), strategy)
+        eval_ds = pretraining_batches(held, eval_batch)
         baseline = _unigram_baseline(train, held)
+        metrics["eval_instances"] = _scored(len(held["token_ids"]), eval_batch)
     return _fit(output_dir, lambda dtype: _model(preset, config, tokenizer, dtype), train_from, total_steps,
                 checkpoint_every or steps, eval_ds, baseline, strategy, learning_rate, warmup_steps, mixed_precision,
-                verbose, {"train_instances": int(len(train["token_ids"]))}, keep_state=num_train_steps is not None,
-                bias_correction=bias_correction)
+                verbose, metrics, keep_state=num_train_steps is not None, bias_correction=bias_correction)
+
+
+def _scored(count, batch_size, steps=None):
+    """How many of the `count` held-out instances the scores are of: whole batches of `batch_size` (one shape, as
+    a TPU compiles it), `steps` of them at most. A remainder left out is warned of (it changed the scores with the
+    batch size, in silence)."""
+    whole = count // batch_size
+    if count > whole * batch_size and (steps is None or steps >= whole):
+        warnings.warn(f"{count - whole * batch_size} of the {count} held-out instances are left unscored: the scores "
+                      f"are of whole batches of {batch_size} (one shape, as a TPU compiles it).", stacklevel=3)
+    return min(whole, steps or whole) * batch_size
 
 
 def _check_length_of_training(epochs, num_train_steps, checkpoint_every, required=False):
@@ -486,6 +505,7 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
     check_first_records(records, files)
     train_ds = pretraining_batches(records, batch_size, shuffle_buffer=shuffle_buffer, seed=seed, repeat=True)
     eval_ds, eval_steps = None, max_eval_steps
+    metrics = {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions}
     if eval_files:
         held = read_pretraining_records(eval_files, length, predictions, vocabulary_size=tokenizer.vocabulary_size())
         check_first_records(held, eval_files)
@@ -497,6 +517,7 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
         eval_ds = pretraining_batches(held, eval_batch)
         # No more steps than the records fill: Keras would warn that the input ran out.
         eval_steps = min(max_eval_steps or count, count // eval_batch)
+        metrics["eval_instances"] = _scored(count, eval_batch, eval_steps)
 
     def make_model(dtype):
         model = _model(preset, config, tokenizer, dtype)
@@ -508,6 +529,5 @@ def _pretrain_from_records(output_dir, files, eval_files, num_train_steps, prese
 
     with record_errors_named(files + eval_files):  # a record past the first ones checked
         return _fit(output_dir, make_model, train_ds, num_train_steps, checkpoint_every or num_train_steps,
-                    eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose,
-                    {"train_files": len(files), "max_seq_length": length, "max_predictions_per_seq": predictions},
+                    eval_ds, None, strategy, learning_rate, warmup_steps, mixed_precision, verbose, metrics,
                     eval_steps=eval_steps, keep_state=True, bias_correction=bias_correction)
