@@ -319,11 +319,13 @@ def test_a_dead_runs_reused_id_or_unreaped_process_is_no_running_job(tmp_path):
 def test_a_rerun_says_whether_it_resumes_a_backup_or_starts_over(tmp_path, capsys):
     from keras_bert_zoo.utils.job_record import running_job
 
-    out, owned = str(tmp_path / "run"), (("model",), ("backup",))
+    out, owned = str(tmp_path / "run"), (("model",), ("backup", "logs"))
 
     def run(backup_files):
         with pytest.raises(KeyboardInterrupt), running_job(out, "pretrain", {"steps": 40}, owned=owned):
             os.makedirs(os.path.join(out, "backup"), exist_ok=True)  # as fit's backup callback does at its start
+            # TensorBoard's logs are written from the first step: they are no backup (it said "from its backup").
+            os.makedirs(os.path.join(out, "logs", "train"), exist_ok=True)
             for name in backup_files:
                 open(os.path.join(out, "backup", name), "w").close()
             raise KeyboardInterrupt  # Ctrl-C

@@ -218,7 +218,7 @@ def _claim(output_dir, command, fingerprint, args=None, owned=(), overwrite=Fals
         fingerprint: dict of what decides the result, keyed by flag name.
         args: the full arguments to record (JSON-able dict).
         owned: (finished, in_progress) entry names the job writes, e.g.
-            (("model", "metrics.json"), ("backup",)).
+            (("model", "metrics.json"), ("backup", "logs")): the first in progress is its backup.
         overwrite: clear the job's entries (and job.json) instead of refusing.
         overwrite_flag: how the caller spells the overwrite option, for messages.
         added_items: fingerprint items earlier versions did not record (see `fingerprint_difference`).
@@ -423,10 +423,9 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
                "it stopped before its first backup, so training starts from the beginning."), file=sys.stderr)
     elif resume:
         written = sorted(written_results(output_dir))
-        # A run stopped before its first backup leaves the backup directory empty: "from its backup" there told
-        # the user a restart was a resume.
-        backed_up = any(os.listdir(path) for name in (owned[1] if owned else ())
-                        if os.path.isdir(path := os.path.join(output_dir, name)))
+        # A run stopped before its first backup leaves the backup directory empty (and its logs not): "from its
+        # backup" there told the user a restart was a resume.
+        backed_up = _state_kept(output_dir, training_state or (owned[1][0] if owned and owned[1] else None))
         print(f"Resuming the same {command} job in {output_dir}: " +
               (f"{', '.join(written)} written whole before it stopped, not written again." if written else
                "from its backup." if backed_up else
