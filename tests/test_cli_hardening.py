@@ -153,7 +153,28 @@ def test_bad_numbers_are_usage_errors(argv, words, files, capsys, no_model):
     assert not os.path.exists(os.path.join(files["tmp"], "o"))  # nothing written
 
 
-def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, capsys, no_model):
+def test_tensorflows_failure_to_reach_a_url_is_one_line_and_other_failures_keep_their_traceback(
+        tiny_checkpoint, files, capsys, monkeypatch):
+    """--input_file gs://... with the bucket out of reach printed 15 frames of stack ending in TensorFlow's error."""
+    import tensorflow as tf
+
+    from keras_bert_zoo.cli import pretrain_command
+
+    argv = ["pretrain", "--preset", tiny_checkpoint, "--input_file", "gs://bucket/*.tfrecord", "--output_dir",
+            os.path.join(files["tmp"], "p")]
+    failures = []
+    monkeypatch.setattr(pretrain_command, "run", lambda args: (_ for _ in ()).throw(failures[-1]))
+    failures.append(tf.errors.FailedPreconditionError(
+        None, None, "{{function_node __wrapped__MatchingFiles_device_/job:localhost}} Error executing an HTTP "
+                    "request: Could not resolve host: www.googleapis.com\n\t when reading gs://bucket/"))
+    _refused(capsys, argv, "keras-bert-zoo pretrain: error: Error executing an HTTP request: Could not resolve host: "
+             "www.googleapis.com when reading gs://bucket/ (FailedPreconditionError)")
+    failures.append(tf.errors.InvalidArgumentError(None, None, "Incompatible shapes: [4,16] vs. [4,8]"))
+    with pytest.raises(tf.errors.InvalidArgumentError):  # a failure of ours: its traceback stays
+        main(argv)
+
+
+def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, capsys, no_model, monkeypatch):
     tmp, missing = files["tmp"], os.path.join(files["tmp"], "glue", "MRPC", "train.tsv")
     _refused(capsys, ["finetune", "--task", "classify", "--train", missing, "--output", tmp + "/o"],
              "--train", f"no such file: '{missing}'")
@@ -165,6 +186,13 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
              "--output", "is a file")
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output", ""],
              "argument --output_dir: empty: pass a directory")
+    # A bucket's URL: the job was recorded (and its model saved) in a local folder 'gs:', its logs in the bucket.
+    monkeypatch.chdir(tmp)
+    _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--corpus", files["corpus"], "--output_dir",
+                      "gs://bucket/runs/bio"], "argument --output_dir: gs://bucket/runs/bio is a URL: outputs are "
+             "written through the local file system (atomically), which would make a local folder 'gs:'. Mount the "
+             "bucket (gcsfuse for GCS) and pass its local path")
+    assert not os.path.exists(os.path.join(tmp, "gs:"))
     # Under a file: "[Errno 20] Not a directory" as the job claimed it, naming no flag.
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output",
                       os.path.join(files["file"], "o")], "--output", f"{files['file']} is a file, so the directory "

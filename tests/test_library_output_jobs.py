@@ -316,6 +316,22 @@ def test_a_dead_runs_reused_id_or_unreaped_process_is_no_running_job(tmp_path):
             process.wait()
 
 
+def test_an_output_directory_given_as_a_url_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    """gs://bucket/run was claimed as a local folder 'gs:' (job.json, backup and model there; logs in the bucket)."""
+    from keras_bert_zoo.utils.job_record import OutputDirectoryError
+    from keras_bert_zoo.utils.job_record import running_job
+
+    monkeypatch.chdir(tmp_path)
+    for chief in (True, False):
+        with pytest.raises(OutputDirectoryError, match=r"^gs://bucket/run is a URL: outputs are written through the "
+                                                       r"local file system \(atomically\), which would make a local "
+                                                       r"folder 'gs:'\. Mount the bucket"):
+            with running_job("gs://bucket/run", "pretrain", {"steps": 4}, owned=(("model",), ("backup",)),
+                             chief=chief):
+                pass
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_rerun_says_whether_it_resumes_a_backup_or_starts_over(tmp_path, capsys):
     from keras_bert_zoo.utils.job_record import running_job
 

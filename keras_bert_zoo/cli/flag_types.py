@@ -10,6 +10,7 @@ import math
 import os
 
 from keras_bert_zoo.utils.atomic import check_file_can_be_written
+from keras_bert_zoo.utils.path_arguments import remote_output_error
 
 
 def _number(text, kind, what):
@@ -135,11 +136,13 @@ def output_directory(text):
         raise argparse.ArgumentTypeError("empty: pass a directory (it gets model/, metrics.json ...)")
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"'{text}' is a file; pass a directory (it gets model/, metrics.json ...)")
-    if "://" not in text:  # remote directories are left for TensorFlow's file system
-        try:
-            check_file_can_be_written(os.path.join(text, "job.json"))
-        except OSError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+    remote = remote_output_error(text)
+    if remote:
+        raise argparse.ArgumentTypeError(remote)
+    try:
+        check_file_can_be_written(os.path.join(text, "job.json"))
+    except OSError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return text
 
 

@@ -288,6 +288,19 @@ def _main(argv):
         line = usage_line(prog, _one_line(e)) if isinstance(e, UsageError) else f"{prog}: error: {_one_line(e)}"
         print(line, file=sys.stderr)
         return 2
+    except Exception as e:
+        if args.verbose or not _remote_file_error(e):
+            raise
+        # A bucket unreachable, or its credentials or name wrong: TensorFlow's error, without its stack.
+        message = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", e.message) + f" ({type(e).__name__})"
+        print(f"keras-bert-zoo {args.command}: error: {_one_line(message)}", file=sys.stderr)
+        return 2
+
+
+def _remote_file_error(error):
+    """Whether `error` is TensorFlow's failure to reach a file named by a URL (gs://...)."""
+    tf = sys.modules.get("tensorflow")
+    return tf is not None and isinstance(error, tf.errors.OpError) and "://" in str(error)
 
 
 if __name__ == "__main__":

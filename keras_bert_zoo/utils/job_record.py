@@ -26,6 +26,7 @@ import numpy as np
 from keras_bert_zoo.utils.atomic import atomic_file
 from keras_bert_zoo.utils.atomic import ensure_writable_directory
 from keras_bert_zoo.utils.atomic import process_is_alive
+from keras_bert_zoo.utils.path_arguments import remote_output_error
 from keras_bert_zoo.utils.text_files import read_json_object
 from keras_bert_zoo.version import __version__
 
@@ -408,6 +409,9 @@ def running_job(output_dir, command, fingerprint, args=None, owned=(), overwrite
     Yields:
         True when the job resumes its own backup.
     """
+    remote = remote_output_error(output_dir)
+    if remote:
+        raise OutputDirectoryError(remote)
     if not chief:
         yield False
         return

@@ -33,3 +33,15 @@ def path_list(paths, argument):
             f"a list holding a {next(type(i).__name__ for i in items if not isinstance(i, (str, os.PathLike)))}"
         raise TypeError(f"{argument} takes a path (a str or pathlib.Path) or a list of them; got {got}.")
     return [os.fspath(item) for item in items]
+
+
+def remote_output_error(path):
+    """Why the output directory `path` cannot be a URL (`gs://bucket/run`), or None for a local path. Outputs are
+    written with atomic renames through the local file system, where a URL names a local folder `gs:` (only
+    TensorFlow's own writers, TensorBoard's, reached the bucket)."""
+    scheme, separator, _ = os.fspath(path).partition("://")
+    if not separator:
+        return None
+    return (f"{os.fspath(path)} is a URL: outputs are written through the local file system (atomically), which "
+            f"would make a local folder '{scheme}:'. Mount the bucket (gcsfuse for GCS) and pass its local path, or "
+            "write locally and copy the directory when the job ends.")
