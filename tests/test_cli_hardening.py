@@ -192,6 +192,9 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
                       "gs://bucket/runs/bio"], "argument --output_dir: gs://bucket/runs/bio is a URL: outputs are "
              "written through the local file system (atomically), which would make a local folder 'gs:'. Mount the "
              "bucket (gcsfuse for GCS) and pass its local path")
+    _refused(capsys, ["create-pretraining-data", "--preset", tiny_checkpoint, "--input_file", files["corpus"],
+                      "--output_file", "gs://bucket/data/records.tfrecord"],
+             "argument --output_file: gs://bucket/data/records.tfrecord is a URL")
     assert not os.path.exists(os.path.join(tmp, "gs:"))
     # Under a file: "[Errno 20] Not a directory" as the job claimed it, naming no flag.
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output",

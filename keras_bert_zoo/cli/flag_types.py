@@ -151,11 +151,13 @@ def output_file(text):
     file, or an unwritable directory, failed only when the work was done)."""
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"'{text}' is a directory; pass a file name")
-    if "://" not in text:  # remote files are left for TensorFlow's file system
-        try:
-            check_file_can_be_written(text)
-        except OSError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+    remote = remote_output_error(text)
+    if remote:
+        raise argparse.ArgumentTypeError(remote)
+    try:
+        check_file_can_be_written(text)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return text
 
 

@@ -36,7 +36,7 @@ def path_list(paths, argument):
 
 
 def remote_output_error(path):
-    """Why the output directory `path` cannot be a URL (`gs://bucket/run`), or None for a local path. Outputs are
+    """Why the output file or directory `path` cannot be a URL (`gs://bucket/run`), or None for a local path. Outputs are
     written with atomic renames through the local file system, where a URL names a local folder `gs:` (only
     TensorFlow's own writers, TensorBoard's, reached the bucket)."""
     scheme, separator, _ = os.fspath(path).partition("://")
@@ -44,4 +44,4 @@ def remote_output_error(path):
         return None
     return (f"{os.fspath(path)} is a URL: outputs are written through the local file system (atomically), which "
             f"would make a local folder '{scheme}:'. Mount the bucket (gcsfuse for GCS) and pass its local path, or "
-            "write locally and copy the directory when the job ends.")
+            "write locally and copy when the job ends.")
