@@ -174,6 +174,29 @@ def test_tensorflows_failure_to_reach_a_url_is_one_line_and_other_failures_keep_
         main(argv)
 
 
+def test_google_research_berts_flags_are_named_with_ours(tiny_checkpoint, files, capsys):
+    """run_pretraining.py's --bert_config_file / --init_checkpoint said only "one of the arguments --preset
+    --config is required"; run_classifier.py's --task_name was an unrecognized argument."""
+    out = os.path.join(files["tmp"], "g")
+    _refused(capsys, ["pretrain", "--bert_config_file", os.path.join(tiny_checkpoint, "bert_config.json"),
+                      "--init_checkpoint", os.path.join(tiny_checkpoint, "bert_model.ckpt"), "--do_train",
+                      "--input_file", files["corpus"], "--output_dir", out],
+             "keras-bert-zoo pretrain: error: --bert_config_file is google-research/bert's flag: pass the "
+             "checkpoint's directory as --preset (bert_config.json, vocab.txt and the checkpoint are read from there).")
+    _refused(capsys, ["finetune", "--task", "classify", "--train_file", files["train"], "--output_dir", out,
+                      "--task_name=MRPC"], "--task_name is google-research/bert's flag: pass --glue_task.")
+    _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--train_file", files["corpus"], "--output_dir", out],
+             "--train_file is google-research/bert's flag: pass --input_file.")
+    _refused(capsys, ["pretrain", "--config", os.path.join(tiny_checkpoint, "bert_config.json"), "--input_file",
+                      files["corpus"], "--output_dir", out, "--vocab_from_corpus", "100"],
+             "It is a bert_config.json (google-research/bert's or transformers' keys): to continue its checkpoint, "
+             "pass its directory as --preset; for a fresh model of its shape, name the keys as BertBackbone does ("
+             "num_hidden_layers -> num_layers, hidden_size -> hidden_dim, num_attention_heads -> num_heads, "
+             "intermediate_size -> intermediate_dim, max_position_embeddings -> max_sequence_length, "
+             "hidden_dropout_prob -> dropout).")
+    assert not os.path.exists(out)
+
+
 def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, capsys, no_model, monkeypatch):
     tmp, missing = files["tmp"], os.path.join(files["tmp"], "glue", "MRPC", "train.tsv")
     _refused(capsys, ["finetune", "--task", "classify", "--train", missing, "--output", tmp + "/o"],

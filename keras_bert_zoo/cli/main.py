@@ -145,6 +145,39 @@ def attach_negative_lists(argv):
     return out
 
 
+# google-research/bert's flags that have another name or form here (its scripts' users type them first).
+GOOGLE_FLAGS = {
+    "--bert_config_file": "pass the checkpoint's directory as --preset (bert_config.json, vocab.txt and the "
+                          "checkpoint are read from there)",
+    "--init_checkpoint": "pass the checkpoint's directory as --preset (bert_config.json, vocab.txt and the "
+                         "checkpoint are read from there)",
+    "--do_train": "the command trains; leave it out",
+    "--do_eval": "finetune scores --eval_file after training (evaluate scores a model); leave it out",
+    "--do_predict": "use the predict command",
+    "--task_name": "pass --glue_task",
+    "--data_dir": "pass --train_file (and --eval_file)",
+    "--use_tpu": "pass --strategy tpu",
+    "--tpu_name": "pass --tpu",
+    "--train_file": "pass --input_file",
+}
+
+
+def _google_flag_error(argv, parser):
+    """The error of the first google-research/bert flag in `argv` that the command does not take, naming ours; None
+    where there is none (argparse's own errors, a missing --preset first, said nothing of it)."""
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    try:
+        subparser = parser.choices_of(command)
+    except KeyError:
+        return None
+    taken = _option_strings(subparser)
+    for arg in argv:
+        name = arg.partition("=")[0]
+        if name in GOOGLE_FLAGS and name not in taken:
+            return subparser, f"{name} is google-research/bert's flag: {GOOGLE_FLAGS[name]}"
+    return None
+
+
 def parse_arguments(argv, parser):
     """`argv` parsed and checked as `main` runs it (a usage error exits with status 2); nothing runs.
 
@@ -152,6 +185,9 @@ def parse_arguments(argv, parser):
     with one whose path checks see placeholder files.
     """
     argv = attach_negative_lists(snake_case_flags(argv, parser))
+    google = _google_flag_error(argv, parser)
+    if google:
+        google[0].error(google[1] + ".")
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse names them under the top-level command, whose --help lists commands, not these flags.

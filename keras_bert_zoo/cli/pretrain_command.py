@@ -119,6 +119,12 @@ def add_parser(subparsers):
     parser.set_defaults(check=check, run=run, flag_names=flag_names(parser))
 
 
+# bert_config.json's keys -> BertBackbone's (for a --config written in google-research/bert's form).
+BERT_CONFIG_KEYS = {"num_hidden_layers": "num_layers", "hidden_size": "hidden_dim", "num_attention_heads": "num_heads",
+                    "intermediate_size": "intermediate_dim", "max_position_embeddings": "max_sequence_length",
+                    "hidden_dropout_prob": "dropout"}
+
+
 def read_config(path):
     """A --config file: a JSON object of BertBackbone arguments, keys checked."""
     from keras_bert_zoo.cli.library_defaults import backbone_arguments
@@ -130,8 +136,13 @@ def read_config(path):
     valid = backbone_arguments()
     unknown = sorted(set(config) - set(valid))
     if unknown:
+        theirs = {key: ours for key, ours in BERT_CONFIG_KEYS.items() if key in config}
+        hint = (" It is a bert_config.json (google-research/bert's or transformers' keys): to continue its "
+                "checkpoint, pass its directory as --preset; for a fresh model of its shape, name the keys as "
+                f"BertBackbone does ({', '.join(f'{key} -> {ours}' for key, ours in theirs.items())})."
+                if theirs else "")
         raise ValueError(f"--config {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                         f"valid keys: {', '.join(valid)}.")
+                         f"valid keys: {', '.join(valid)}.{hint}")
     return config
 
 
