@@ -497,7 +497,9 @@ def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):
     out = files["tmp"] + "/o"
     assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out]) == 130
     err = capsys.readouterr().err
-    assert err.strip().splitlines()[-1] == "keras-bert-zoo finetune: interrupted" and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        "keras-bert-zoo finetune: interrupted: run the same command again to resume it from its last backup in "
+        f"{os.path.join(out, 'backup')} (one stopped before its first backup starts over)") and "Traceback" not in err
     assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
 
 
@@ -517,7 +519,8 @@ def test_sigterm_is_an_interrupt_with_status_143_and_the_handler_is_put_back(fil
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out]) == 143
     err = capsys.readouterr().err
-    assert err.strip().splitlines()[-1] == "keras-bert-zoo finetune: interrupted by SIGTERM" and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("keras-bert-zoo finetune: interrupted by SIGTERM: run the same "
+                                                   "command again to resume it") and "Traceback" not in err
     assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # an in-process caller keeps no handler of ours
 

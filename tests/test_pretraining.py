@@ -170,7 +170,9 @@ def test_sigterm_is_recorded_as_an_interruption_and_the_same_command_resumes(tin
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143, err[-3000:]
-    assert err.strip().splitlines()[-1] == "keras-bert-zoo pretrain: interrupted by SIGTERM"
+    assert err.strip().splitlines()[-1] == (
+        "keras-bert-zoo pretrain: interrupted by SIGTERM: run the same command again to resume it from its last "
+        f"backup in {out / 'backup'} (one stopped before its first backup starts over)")
     assert json.load(open(out / "job.json"))["status"] == "interrupted"
     assert not (out / "model").exists()
     resumed = _cli(*command)

@@ -309,12 +309,12 @@ def _main(argv):
     except Terminated:
         if args.verbose:
             traceback.print_exc()
-        print(f"keras-bert-zoo {args.command}: interrupted by SIGTERM", file=sys.stderr)
+        print(f"keras-bert-zoo {args.command}: interrupted by SIGTERM{_resume_hint(args)}", file=sys.stderr)
         return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         if args.verbose:
             raise
-        print(f"keras-bert-zoo {args.command}: interrupted", file=sys.stderr)
+        print(f"keras-bert-zoo {args.command}: interrupted{_resume_hint(args)}", file=sys.stderr)
         return 130
     # PresetError and the other errors of bad input are ValueErrors; OSError covers paths.
     except (ValueError, TypeError, OSError, ImportError) as e:
@@ -331,6 +331,20 @@ def _main(argv):
         message = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", e.message) + f" ({type(e).__name__})"
         print(f"keras-bert-zoo {args.command}: error: {_one_line(message)}", file=sys.stderr)
         return 2
+
+
+def _resume_hint(args):
+    """How an interrupted job goes on, where it had claimed its --output_dir: the same command resumes it."""
+    from keras_bert_zoo.utils.job_record import JOB_FILE
+    from keras_bert_zoo.utils.job_record import read_job
+
+    output = getattr(args, "output", None)
+    if args.command not in ("finetune", "pretrain") or not output or not os.path.isfile(os.path.join(output, JOB_FILE)):
+        return ""
+    if (read_job(output) or {}).get("status") != "interrupted":
+        return ""
+    return (f": run the same command again to resume it from its last backup in {os.path.join(output, 'backup')} "
+            "(one stopped before its first backup starts over)")
 
 
 def _remote_file_error(error):
