@@ -3,6 +3,7 @@
 import hashlib
 import os
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -791,3 +792,27 @@ def test_max_predictions_per_seq_follows_a_length_other_than_128_unless_given():
                                          r"0.15 = 10: .* Set max_predictions_per_seq to 10"):
         assert PretrainingDataConfig.for_positions(None, max_seq_length=64,
                                                    max_predictions_per_seq=20).max_predictions_per_seq == 20
+
+
+def test_a_corpus_read_mostly_as_unknown_pieces_is_warned_of_and_a_tfrecord_name_is_named(tokenizer, tmp_path):
+    """A vocabulary not made for the corpus wrote instances of [UNK] (1 in nearly every position), in silence."""
+    english, javanese = tmp_path / "english.txt", tmp_path / "javanese.txt"
+    english.write_text("The cell divides.\nIt grows.\n\nThe gene binds.\n")
+    javanese.write_text("\ua9b2\ua98f\ua9c0\ua9b1\ua9ab \ua997\ua9ae.\n\n\ua9a7\ua9b1 \ua997\ua9ae.\n")  # Javanese script
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_documents(str(english), tokenizer)
+    with pytest.warns(UserWarning) as caught:
+        documents = read_documents(str(javanese), tokenizer)
+    pieces = [i for document in documents for sentence in document for i in sentence]
+    unknown = pieces.count(tokenizer.token_to_id("[UNK]"))
+    assert unknown > 0.1 * len(pieces)  # by hand: the count the warning reports
+    assert [str(w.message) for w in caught] == [
+        f"{unknown / len(pieces):.0%} of the {len(pieces)} word pieces of {javanese} are [UNK] (a vocabulary made for the "
+        "corpus leaves under 1%): is the vocabulary the corpus's language's? A fresh model can learn one "
+        "(--vocab_from_corpus)."]
+    named = tmp_path / "vectors.tfrecord"
+    named.write_bytes(b"\x93NUMPY\x01\x00")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(named))} is named as TFRecords but holds no pretraining "
+                                         r"records \(those create-pretraining-data writes\), nor UTF-8 text: "):
+        read_documents(str(named), tokenizer)

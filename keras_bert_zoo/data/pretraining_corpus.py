@@ -8,6 +8,7 @@ Documents never span files.
 """
 
 import re
+import warnings
 
 import tensorflow as tf
 
@@ -56,6 +57,10 @@ def _file_lines(text):
     return text.split("\r") if "\r" in text and "\n" not in text else text.split("\n")
 
 
+# The share of [UNK] pieces above which a corpus is read with a vocabulary not made for it.
+_MOSTLY_UNKNOWN = 0.1
+
+
 def read_documents(input_files, tokenizer, corpus_format="sentences", progress=False):
     """Tokenize corpus files into documents of sentences of word-piece ids.
 
@@ -91,8 +96,15 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
         if is_pretraining_records(path):  # else its bytes were reported as text in another encoding
             raise ValueError(f"{path} is a TFRecord file of pretraining instances, not corpus text: it is ready "
                              "to train on (keras-bert-zoo pretrain --input_file, or pretrain_from_records).")
-        with utf8_errors_named(path), tf.io.gfile.GFile(path, "r") as f:
-            lines = _as_sentence_lines(_file_lines(f.read()), corpus_format)
+        try:
+            with utf8_errors_named(path), tf.io.gfile.GFile(path, "r") as f:
+                lines = _as_sentence_lines(_file_lines(f.read()), corpus_format)
+        except ValueError as e:
+            if not path.lower().endswith((".tfrecord", ".tfrecords", ".record")):
+                raise
+            # Its bytes were reported as text in another encoding, as if the name said nothing.
+            raise ValueError(f"{path} is named as TFRecords but holds no pretraining records (those "
+                             f"create-pretraining-data writes), nor UTF-8 text: {e}") from None
         # A document boundary after each blank line (and at the end of a file).
         boundaries = {i for i, line in enumerate(lines) if not line}
         text_lines = [i for i, line in enumerate(lines) if line]
@@ -111,4 +123,18 @@ def read_documents(input_files, tokenizer, corpus_format="sentences", progress=F
                 document.append(pieces[i])
     if not documents:
         raise ValueError(f"No text in {files}: expected one sentence per line, blank lines between documents.")
+    _warn_of_unknown_pieces(documents, tokenizer, files)
     return documents
+
+
+def _warn_of_unknown_pieces(documents, tokenizer, files):
+    """Warn where the vocabulary reads much of the corpus as [UNK] (another language's, or a tiny one's): the
+    instances were written, and trained on, in silence."""
+    unknown_id = tokenizer.token_to_id(tokenizer.unknown_token)
+    pieces = sum(len(sentence) for document in documents for sentence in document)
+    unknown = sum(sentence.count(unknown_id) for document in documents for sentence in document)
+    if unknown > _MOSTLY_UNKNOWN * pieces:
+        warnings.warn(f"{unknown / pieces:.0%} of the {pieces} word pieces of {files[0]}{' ...' if len(files) > 1 else ''} "
+                      f"are {tokenizer.unknown_token} (a vocabulary made for the corpus leaves under 1%): is the "
+                      "vocabulary the corpus's language's? A fresh model can learn one (--vocab_from_corpus).",
+                      stacklevel=3)
