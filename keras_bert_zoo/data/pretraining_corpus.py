@@ -134,7 +134,8 @@ def _warn_of_unknown_pieces(documents, tokenizer, files):
     pieces = sum(len(sentence) for document in documents for sentence in document)
     unknown = sum(sentence.count(unknown_id) for document in documents for sentence in document)
     if unknown > _MOSTLY_UNKNOWN * pieces:
-        warnings.warn(f"{unknown / pieces:.0%} of the {pieces} word pieces of {files[0]}{' ...' if len(files) > 1 else ''} "
+        named = files[0] + (" ..." if len(files) > 1 else "")
+        warnings.warn(f"{unknown / pieces:.0%} of the {pieces} word pieces of {named} "
                       f"are {tokenizer.unknown_token} (a vocabulary made for the corpus leaves under 1%): is the "
                       "vocabulary the corpus's language's? A fresh model can learn one (--vocab_from_corpus).",
                       stacklevel=3)
