@@ -471,6 +471,9 @@ def test_a_saved_classifier_given_another_head_size_says_the_argument_is_why(tin
                             + "num_classes=3).") and "config.json" not in str(e.value)
     with pytest.raises(kbz.PresetError, match=re.escape(way_out + "label_names=['a', 'b', 'c'], num_classes=3).")):
         kbz.BertClassifier.from_preset(saved_dir, label_names=["a", "b", "c"])
+    with pytest.raises(kbz.PresetError) as e:  # a bad value is no other head: no advice to build one
+        kbz.BertClassifier.from_preset(saved_dir, problem_type="bogus")
+    assert "problem_type" in str(e.value) and "For a new head" not in str(e.value)
     # The way out, as the message gives it: the fine-tuned BERT under a new head of 3 classes.
     saved = kbz.BertClassifier.from_preset(saved_dir)
     fresh = kbz.BertClassifier(saved.backbone, saved.preprocessor, label_names=["a", "b", "c"], num_classes=3)

@@ -148,13 +148,29 @@ def test_constants_read_from_source_are_the_librarys(tiny_checkpoint, tmp_path):
     from keras_bert_zoo.presets.converters import hf_checkpoint
     from keras_bert_zoo.tasks.bert_pretrainer import BertPretrainer
 
-    assert library_constant(*finetune_command.HF_TASKS) == hf_checkpoint.HF_TASKS
+    assert not set(finetune_command.HF_PRETRAINED) & set(hf_checkpoint.HF_TASKS)
     BertPretrainer.from_preset(tiny_checkpoint).save_to_preset(str(tmp_path / "pretrained"))
     saved = json.loads((tmp_path / "pretrained" / preset_io.TASK_CONFIG_FILE).read_text())
     assert (saved["module"], saved["class_name"]) == finetune_command.PRETRAINER_CLASS
     # What from_preset reads as a registered name: not a directory, handle, URL or path.
     assert is_preset_name("bert_base_en_uncased") and is_preset_name("no_such_name")
     assert not any(is_preset_name(p) for p in (ROOT, "hf://org/name", "https://x/y.tar.gz", "a/b", "./x"))
+
+
+@pytest.mark.parametrize("config, holds", [
+    ({"architectures": ["BertModel"]}, "a transformers BertModel (its config.json's architectures), no task's head"),
+    ({"architectures": ["BertForPreTraining"], "model_type": "bert"}, "a transformers BertForPreTraining"),
+    # Left for the load to judge: another model type, a head with no task here, or none named.
+    ({"architectures": ["RobertaForSequenceClassification"], "model_type": "roberta"}, None),
+    ({"architectures": ["RobertaModel"], "model_type": "roberta"}, None),
+    ({"architectures": ["BertForMultipleChoice"]}, None),
+    ({"architectures": ["BertForSequenceClassification"]}, None),
+    ({}, None),
+])
+def test_only_berts_pretrained_classes_are_refused_as_fine_tuned_models_before_loading(tmp_path, config, holds):
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    found = finetune_command._pretrained_holds(str(tmp_path))
+    assert found == holds if holds is None else found.startswith(holds)
 
 
 def test_version(capsys):

@@ -187,6 +187,11 @@ def test_google_research_berts_flags_are_named_with_ours(tiny_checkpoint, files,
                       "--task_name=MRPC"], "--task_name is google-research/bert's flag: pass --glue_task.")
     _refused(capsys, ["pretrain", "--preset", tiny_checkpoint, "--train_file", files["corpus"], "--output_dir", out],
              "--train_file is google-research/bert's flag: pass --input_file.")
+    # Only where the hint holds: evaluate takes no --input_file (argparse's own error names the flag), and a value
+    # after "--" is no flag.
+    _refused(capsys, ["evaluate", "--model", files["tmp"], "--eval_file", files["train"], "--train_file", "x"],
+             "unrecognized arguments: --train_file x")
+    assert "google-research" not in capsys.readouterr().err
     _refused(capsys, ["pretrain", "--config", os.path.join(tiny_checkpoint, "bert_config.json"), "--input_file",
                       files["corpus"], "--output_dir", out, "--vocab_from_corpus", "100"],
              "It is a bert_config.json (google-research/bert's or transformers' keys): to continue its checkpoint, "
@@ -218,6 +223,8 @@ def test_missing_and_wrong_kind_of_paths_name_the_flag(tiny_checkpoint, files, c
     _refused(capsys, ["create-pretraining-data", "--preset", tiny_checkpoint, "--input_file", files["corpus"],
                       "--output_file", "gs://bucket/data/records.tfrecord"],
              "argument --output_file: gs://bucket/data/records.tfrecord is a URL")
+    _refused(capsys, ["export", "--model", tiny_checkpoint, "--output_dir", "gs://bucket/serving"],
+             "argument --output_dir: gs://bucket/serving is a URL")
     assert not os.path.exists(os.path.join(tmp, "gs:"))
     # Under a file: "[Errno 20] Not a directory" as the job claimed it, naming no flag.
     _refused(capsys, ["finetune", "--task", "classify", "--train", files["train"], "--output",
@@ -500,6 +507,11 @@ def test_interrupt_is_one_line_with_status_130(files, capsys, monkeypatch):
     assert err.strip().splitlines()[-1] == (
         "keras-bert-zoo finetune: interrupted: run the same command again to resume it from its last backup in "
         f"{os.path.join(out, 'backup')} (one stopped before its first backup starts over)") and "Traceback" not in err
+    # Run again as it was, --overwrite_output_dir would clear that backup.
+    assert main(["finetune", "--task", "classify", "--train", files["train"], "--output", out,
+                 "--overwrite_output_dir"]) == 130
+    assert ("interrupted: run the same command again without --overwrite_output_dir (which would clear the backup) "
+            "to resume it") in capsys.readouterr().err
     assert json.load(open(os.path.join(out, JOB_FILE)))["status"] == "interrupted"
 
 

@@ -750,7 +750,7 @@ def test_the_held_out_batch_is_shared_equally_by_the_replicas(batch_size, count,
 @pytest.mark.parametrize("count, fraction, held", [
     (30, 0.1, 3), (12, 0.1, 2), (6, 0.1, 2),  # a fraction rounding to one document holds out two
     (5, 0.1, 0), (3, 0.1, 0), (3, 0.5, 0), (1, 0.5, 0),  # two held out would leave fewer than two to train on
-    (4, 0.25, 2), (10, 0.5, 5),
+    (4, 0.25, 2), (10, 0.5, 5), (10, 0.9, 8), (4, 0.8, 2),  # and two left to train on
 ])
 def test_held_out_documents_are_never_one(count, fraction, held):
     """One held-out document took its random segments B from a training document (scored as held out)."""

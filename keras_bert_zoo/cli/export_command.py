@@ -3,6 +3,7 @@
 import os
 
 from keras_bert_zoo.cli.flag_types import add_flag
+from keras_bert_zoo.cli.flag_types import local_path
 from keras_bert_zoo.cli.flag_types import positive_int
 from keras_bert_zoo.cli.library_defaults import default_help
 from keras_bert_zoo.cli.library_defaults import given
@@ -23,7 +24,7 @@ def add_parser(subparsers):
                              "or any preset (exported as an embedding model; one fine-tuned with transformers, a "
                              "BertForSequenceClassification, ...ForTokenClassification or ...ForQuestionAnswering "
                              "directory or hf:// handle, as that task, with its head).")
-    add_flag(parser, "--output_dir", "--output", dest="output", required=True,
+    add_flag(parser, "--output_dir", "--output", dest="output", required=True, type=local_path,
              help="EXPORT_BASE: the directory TF Serving's --model_base_path points above.")
     parser.add_argument("--version", type=positive_int,
                         help="Version number (default: one above the highest present).")

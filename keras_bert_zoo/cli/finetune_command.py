@@ -55,7 +55,8 @@ MODEL_DIR = ("training.finetune", "MODEL_DIR")
 HF_WEIGHT_FILES = ("presets.converters.hf_checkpoint", "WEIGHT_FILES")
 GOOGLE_INDEX_GLOB = ("presets.converters.google_checkpoint", "CHECKPOINT_INDEX_GLOB")
 TASK_CONFIG_FILE = ("presets.preset_io", "TASK_CONFIG_FILE")
-HF_TASKS = ("presets.converters.hf_checkpoint", "HF_TASKS")
+# transformers' BERT classes with no head of a fine-tuned task (the others are left for the load to judge).
+HF_PRETRAINED = ("BertModel", "BertForPreTraining", "BertForMaskedLM", "BertLMHeadModel")
 # task.json's `module` and `class_name` of a `pretrain` model (Keras' serialization of the class).
 PRETRAINER_CLASS = ("keras_bert_zoo.tasks.bert_pretrainer", "BertPretrainer")
 MODEL_HELP = ("A fine-tuned model: a `finetune` --output_dir, or its model/; or one fine-tuned elsewhere: a "
@@ -594,7 +595,7 @@ def _fine_tuned_dir(path):
 def _pretrained_holds(path):
     """What `path` holds where its files name a pretrained BERT, read before TensorFlow loads: a `pretrain` model
     (task.json: BertPretrainer), or a transformers checkpoint whose config.json names a class with no head of a task
-    here (BertModel, BertForPreTraining); else None, and loading the model decides."""
+    here (BertModel, BertForPreTraining: `HF_PRETRAINED`); else None, and loading the model decides."""
     from keras_bert_zoo.utils.text_files import read_json_object
 
     task_json, config_json = os.path.join(path, library_constant(*TASK_CONFIG_FILE)), os.path.join(path, "config.json")
@@ -603,11 +604,12 @@ def _pretrained_holds(path):
             document = read_json_object(task_json)
             held = (document.get("module"), document.get("class_name"))
             return f"a {PRETRAINER_CLASS[1]!r}" if held == PRETRAINER_CLASS else None
-        architectures = read_json_object(config_json).get("architectures") if os.path.isfile(config_json) else None
+        config = read_json_object(config_json) if os.path.isfile(config_json) else {}
     except (OSError, ValueError):
         return None  # a damaged file is named by the load
-    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str) and \
-            architectures[0] not in library_constant(*HF_TASKS):
+    architectures = config.get("architectures")
+    if config.get("model_type", "bert") == "bert" and isinstance(architectures, list) and architectures and \
+            architectures[0] in HF_PRETRAINED:
         return f"a transformers {architectures[0]} (its config.json's architectures), no task's head"
     return None
 

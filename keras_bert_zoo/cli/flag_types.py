@@ -146,6 +146,14 @@ def output_directory(text):
     return text
 
 
+def local_path(text):
+    """A path to write under, not a URL (see `remote_output_error`); what it may hold is checked by its command."""
+    remote = remote_output_error(text)
+    if remote:
+        raise argparse.ArgumentTypeError(remote)
+    return text
+
+
 def output_file(text):
     """A file to write: absent or a file, not a directory, where it can be written (checked now: a path under a
     file, or an unwritable directory, failed only when the work was done)."""

@@ -146,19 +146,23 @@ def attach_negative_lists(argv):
 
 
 # google-research/bert's flags that have another name or form here (its scripts' users type them first).
+_CHECKPOINT_AS_PRESET = ("pass the checkpoint's directory as --preset (bert_config.json, vocab.txt and the "
+                         "checkpoint are read from there)")
+_TRAINING = ("finetune", "pretrain")
+# google-research/bert's flags that have another name or form here (its scripts' users type them first): the
+# commands where the hint holds, and the hint.
 GOOGLE_FLAGS = {
-    "--bert_config_file": "pass the checkpoint's directory as --preset (bert_config.json, vocab.txt and the "
-                          "checkpoint are read from there)",
-    "--init_checkpoint": "pass the checkpoint's directory as --preset (bert_config.json, vocab.txt and the "
-                         "checkpoint are read from there)",
-    "--do_train": "the command trains; leave it out",
-    "--do_eval": "finetune scores --eval_file after training (evaluate scores a model); leave it out",
-    "--do_predict": "use the predict command",
-    "--task_name": "pass --glue_task",
-    "--data_dir": "pass --train_file (and --eval_file)",
-    "--use_tpu": "pass --strategy tpu",
-    "--tpu_name": "pass --tpu",
-    "--train_file": "pass --input_file",
+    "--bert_config_file": (("finetune", "pretrain", "extract-features", "encode"), _CHECKPOINT_AS_PRESET),
+    "--init_checkpoint": (("finetune", "pretrain", "extract-features", "encode"), _CHECKPOINT_AS_PRESET),
+    "--do_train": (_TRAINING, "the command trains; leave it out"),
+    "--do_eval": (("finetune",), "finetune scores --eval_file after training (evaluate scores a model); leave it "
+                                 "out"),
+    "--do_predict": (_TRAINING, "predict is a command of its own (keras-bert-zoo predict --model OUTPUT_DIR)"),
+    "--task_name": (("finetune", "evaluate"), "pass --glue_task"),
+    "--data_dir": (("finetune",), "pass --train_file (and --eval_file)"),
+    "--use_tpu": (_TRAINING, "pass --strategy tpu"),
+    "--tpu_name": (_TRAINING, "pass --tpu"),
+    "--train_file": (("pretrain", "create-pretraining-data"), "pass --input_file"),
 }
 
 
@@ -171,10 +175,11 @@ def _google_flag_error(argv, parser):
     except KeyError:
         return None
     taken = _option_strings(subparser)
-    for arg in argv:
+    for arg in argv[:argv.index("--")] if "--" in argv else argv:
         name = arg.partition("=")[0]
-        if name in GOOGLE_FLAGS and name not in taken:
-            return subparser, f"{name} is google-research/bert's flag: {GOOGLE_FLAGS[name]}"
+        commands, hint = GOOGLE_FLAGS.get(name, ((), None))
+        if command in commands and name not in taken:
+            return subparser, f"{name} is google-research/bert's flag: {hint}"
     return None
 
 
@@ -343,7 +348,9 @@ def _resume_hint(args):
         return ""
     if (read_job(output) or {}).get("status") != "interrupted":
         return ""
-    return (f": run the same command again to resume it from its last backup in {os.path.join(output, 'backup')} "
+    again = "the same command again" if not getattr(args, "overwrite_output_dir", False) else \
+        "the same command again without --overwrite_output_dir (which would clear the backup)"
+    return (f": run {again} to resume it from its last backup in {os.path.join(output, 'backup')} "
             "(one stopped before its first backup starts over)")
 
 

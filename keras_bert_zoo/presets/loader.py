@@ -955,7 +955,7 @@ def _new_head_advice(resolved, cls, task_kwargs):
         task_kwargs = {**task_kwargs, "num_classes": len(task_kwargs["label_names"])}
     return (f" A saved task loads with its own head: leave those arguments out. For a new head on its fine-tuned "
             f"BERT: saved = {name}.from_preset({resolved.saved_dir!r}), then {name}(saved.backbone, "
-            f"saved.preprocessor, {_arguments(task_kwargs)}).")
+            f"saved.preprocessor, {', '.join(f'{key}={value!r}' for key, value in sorted(task_kwargs.items()))}).")
 
 
 def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone_kwargs, task_kwargs):
@@ -981,7 +981,8 @@ def _restore_task(resolved, cls, config, load_weights, sequence_length, backbone
         given = sorted(key for key in {**backbone_kwargs, **task_kwargs} if key in str(e))
         source = f"from_preset({given[0]}=...)" if given else path
         raise PresetError(f"{source} is not a valid {cls.__name__} config: {e}"
-                          + (_new_head_advice(resolved, cls, task_kwargs) if given else "")) from e
+                          + (_new_head_advice(resolved, cls, task_kwargs) if {"num_classes", "label_names"} & set(given)
+                             else "")) from e
     if load_weights:
         try:
             preset_io.load_weights_file(task, os.path.join(resolved.saved_dir, preset_io.TASK_WEIGHTS_FILE))

@@ -106,12 +106,12 @@ def _unigram_baseline(train, held):
 
 def _held_out(documents, fraction, seed):
     """`(train, held out)`: `fraction` of the documents, at random by `seed`. Never one: its random segments B
-    would come from itself (wrong next-sentence labels) or from the training text (scored as held out); two, where
-    a fraction rounds to one and two leave two to train on. Where none is held out, a warning says why."""
+    would come from itself (wrong next-sentence labels) or from the training text (scored as held out): two at
+    least, and two left to train on, where a fraction holds any. Where none is held out, a warning says why."""
     order = list(range(len(documents)))
     random.Random(seed).shuffle(order)
     count = int(round(len(documents) * fraction))
-    count = max(count, 2) if count and len(documents) - max(count, 2) >= 2 else 0
+    count = min(max(count, 2), len(documents) - 2) if count and len(documents) >= 4 else 0
     if fraction and not count:
         warnings.warn(f"eval_fraction={fraction} of the {len(documents)} document(s) holds out none (scores need two "
                       "held-out documents, and two left to train on): no before/after scores in metrics.json. Give "
